@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+func init() {
+	var in inputFlags
+	var to, typ, compress, compat string
+	var chunkSize int64
+	var densify, quiet bool
+	var wparams []string
+	cmd := &cobra.Command{
+		Use:   "convert [flags] INPUT... OUTPUT",
+		Short: "Convert a data set to another format, element type or compression",
+		Long: `convert reads the inputs as one data set and writes OUTPUT, streaming chunk by chunk in
+bounded memory. The output format comes from OUTPUT's extension (.idx, .idx.gz, .ctf, .cbf,
+.idv, .bsp.h5) or --to. The output file appears only when the conversion succeeds.
+
+Conversion is lossless or fails: --type refuses values the new type cannot hold exactly, and
+a format that cannot hold the data (sparse streams in IDX without --densify, text in IDX)
+is an error naming what cannot be carried. A progress bar is shown on a terminal.`,
+		Example: `  mlfeed convert t10k-images-idx3-ubyte.gz images-f32.idx --type float32
+  mlfeed convert t10k-images-idx3-ubyte images.idx.gz
+  mlfeed convert --input features:dense:784 --input labels:dense:10 train.ctf train.cbf
+  mlfeed convert --input x:sparse:100 in.ctf out.cbf --compat ctf2bin --chunk-size 10000`,
+		Args: atLeastArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			inputs, out := args[:len(args)-1], args[len(args)-1]
+			opts := &convert.Options{Densify: densify}
+			if to != "" {
+				ft, ok := format.Lookup(to)
+				if !ok {
+					return usageErr("unknown output format %q", to)
+				}
+				opts.Format = ft
+			} else if _, ok := format.ByExtension(out); !ok {
+				return usageErr("cannot tell the output format from %q; name it with --to", out)
+			}
+			if typ != "" {
+				t, err := mlfeed.ParseElemType(typ)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				opts.Type = t
+			}
+			p, err := parseParams(wparams, "--write-opt")
+			if err != nil {
+				return err
+			}
+			opts.Write = format.WriteOptions{Compress: compress, Compat: compat, ChunkSize: chunkSize, Params: p}
+			src, err := in.open(inputs)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			if !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
+				_, total := mlfeed.Totals(src.Chunks())
+				bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr),
+					progressbar.OptionSetDescription("converting"), progressbar.OptionShowCount(),
+					progressbar.OptionSetItsString("samples"), progressbar.OptionShowIts(),
+					progressbar.OptionThrottle(100_000_000), progressbar.OptionClearOnFinish())
+				opts.Progress = func(done, _ int64) { bar.Set64(done) }
+				defer bar.Finish()
+			}
+			return convert.File(cmd.Context(), src, out, opts)
+		},
+	}
+	in.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&to, "to", "", "output `FORMAT` (default: from OUTPUT's extension)")
+	f.StringVar(&typ, "type", "", "convert numeric streams to element `TYPE` (float32, uint8, ...)")
+	f.StringVar(&compress, "compress", "", "compression: gzip, deflate or none (default: the format's, or the name's)")
+	f.StringVar(&compat, "compat", "", "reproduce a reference tool's output byte for byte (ctf2bin)")
+	f.Int64Var(&chunkSize, "chunk-size", 0, "target chunk size in `BYTES` (default: the format's)")
+	f.BoolVar(&densify, "densify", false, "store sparse streams densely")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
+	f.StringArrayVarP(&wparams, "write-opt", "W", nil, "format-specific writer option `KEY=VALUE` (repeatable)")
+	rootCmd.AddCommand(cmd)
+}

@@ -1,0 +1,4 @@
+package main
+
+// The formats this build of mlfeed knows. Each import registers one with package format.
+import ()

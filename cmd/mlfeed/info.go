@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+func init() {
+	var in inputFlags
+	var asJSON, chunks bool
+	cmd := &cobra.Command{
+		Use:   "info [flags] FILE...",
+		Short: "Show the schema, counts and chunk table of a data set (without decoding data)",
+		Long: `info describes a data set: its format, streams (name, storage, element type, shape),
+number of sequences and samples, and chunks. Several files that hold one record set each
+(IDX images and labels) are combined into one data set.
+
+--json prints {"format", "streams": [{"name", "storage", "type", "dim", "shape"}],
+"sequences", "samples", "chunks"} plus format-specific "details".`,
+		Example: `  mlfeed info t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
+  mlfeed info --json data.cbf
+  mlfeed info --input features:dense:784 --input labels:dense:10 train.ctf`,
+		Args: atLeastArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := in.open(args)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			return writeInfo(cmd.OutOrStdout(), in.formatOf(args), src, asJSON, chunks)
+		},
+	}
+	in.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&chunks, "chunks", false, "list every chunk")
+	rootCmd.AddCommand(cmd)
+}
+
+type infoStream struct {
+	Name          string         `json:"name"`
+	Alias         string         `json:"alias,omitempty"`
+	Storage       string         `json:"storage"`
+	Type          string         `json:"type"`
+	Dim           int            `json:"dim"`
+	Shape         []int          `json:"shape"`
+	KeyCount      uint64         `json:"key_count,omitempty"`
+	DefinesMBSize bool           `json:"defines_mb_size,omitempty"`
+	Metadata      map[string]any `json:"metadata,omitempty"`
+}
+
+type infoDoc struct {
+	Format    string         `json:"format"`
+	Streams   []infoStream   `json:"streams"`
+	Sequences int64          `json:"sequences"`
+	Samples   int64          `json:"samples"`
+	Chunks    int            `json:"chunks"`
+	HasIDs    bool           `json:"has_ids,omitempty"`
+	ChunkList []chunkRow     `json:"chunk_table,omitempty"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+type chunkRow struct {
+	Sequences int   `json:"sequences"`
+	Samples   int64 `json:"samples"`
+}
+
+func writeInfo(w io.Writer, formatName string, src mlfeed.Source, asJSON, listChunks bool) error {
+	sc := src.Schema()
+	table := src.Chunks()
+	doc := infoDoc{Format: formatName, Chunks: len(table), HasIDs: sc.HasIDs}
+	doc.Sequences, doc.Samples = mlfeed.Totals(table)
+	for _, st := range sc.Streams {
+		is := infoStream{Name: st.Name, Alias: st.Alias, Storage: st.Storage.String(), Type: st.Type.String(),
+			Dim: st.Dim, Shape: st.SampleShape(), KeyCount: st.KeyCount, DefinesMBSize: st.DefinesMBSize}
+		for _, a := range st.Metadata {
+			if is.Metadata == nil {
+				is.Metadata = map[string]any{}
+			}
+			is.Metadata[a.Name] = annotationValue(&a)
+		}
+		doc.Streams = append(doc.Streams, is)
+	}
+	if listChunks {
+		for _, c := range table {
+			doc.ChunkList = append(doc.ChunkList, chunkRow{c.Sequences, c.Samples})
+		}
+	}
+	if d, ok := src.(mlfeed.Detailer); ok {
+		doc.Details = d.Details()
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	fmt.Fprintf(w, "format:    %s\n", doc.Format)
+	fmt.Fprintf(w, "sequences: %d\nsamples:   %d\nchunks:    %d\n", doc.Sequences, doc.Samples, doc.Chunks)
+	if doc.HasIDs {
+		fmt.Fprintln(w, "ids:       yes")
+	}
+	fmt.Fprintln(w, "streams:")
+	for i, st := range sc.Streams {
+		fmt.Fprintf(w, "  %s\n", st)
+		keys := sortedKeys(doc.Streams[i].Metadata)
+		for _, k := range keys {
+			fmt.Fprintf(w, "    %s: %s\n", k, compactJSON(doc.Streams[i].Metadata[k]))
+		}
+	}
+	if len(doc.Details) > 0 {
+		fmt.Fprintln(w, "details:")
+		for _, k := range sortedKeys(doc.Details) {
+			fmt.Fprintf(w, "  %s: %s\n", k, compactJSON(doc.Details[k]))
+		}
+	}
+	for i, c := range doc.ChunkList {
+		fmt.Fprintf(w, "chunk %d: %d sequences, %d samples\n", i, c.Sequences, c.Samples)
+	}
+	return nil
+}
+
+// annotationValue renders a metadata item as JSON-ready data: its one sample.
+func annotationValue(a *mlfeed.Annotation) any {
+	if len(a.Data.SeqStart) < 2 || a.Data.Samples() == 0 {
+		return nil
+	}
+	return sampleJSON(&a.Desc, &a.Data, 0)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	const max = 200
+	if len(b) > max {
+		return string(b[:max]) + "..."
+	}
+	return string(b)
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+// inputFlags are the flags every command that reads data takes.
+type inputFlags struct {
+	inputs []string
+	config string
+	params []string
+	format string
+}
+
+func (f *inputFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.inputs, "input", nil, "declare a stream `NAME:dense|sparse:DIM[:ALIAS[:TYPE]]` (CTF; repeatable)")
+	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
+	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
+	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+}
+
+func (f *inputFlags) options() (*format.Options, error) {
+	o := &format.Options{Config: f.config, Log: os.Stderr}
+	for _, in := range f.inputs {
+		st, err := format.ParseInput(in)
+		if err != nil {
+			return nil, err
+		}
+		o.Inputs = append(o.Inputs, st)
+	}
+	p, err := parseParams(f.params, "--opt")
+	o.Params = p
+	return o, err
+}
+
+func parseParams(kvs []string, flag string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageErr("%s %q: want KEY=VALUE", flag, kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// open opens the named files as one source.
+func (f *inputFlags) open(names []string) (mlfeed.Source, error) {
+	o, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	src, err := format.Open(names, f.format, o)
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// formatOf names the format of the first input, for reports.
+func (f *inputFlags) formatOf(names []string) string {
+	if f.format != "" {
+		return f.format
+	}
+	var fs []string
+	for _, n := range names {
+		if ft, err := format.Detect(n); err == nil {
+			fs = append(fs, ft.Name)
+		}
+	}
+	if len(fs) > 1 && allSame(fs) {
+		return fs[0]
+	}
+	return strings.Join(fs, "+")
+}
+
+func allSame(s []string) bool {
+	for _, v := range s {
+		if v != s[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func shapeString(st *mlfeed.Stream) string {
+	if st.Dim == 0 && st.Shape == nil {
+		return "variable"
+	}
+	var d []string
+	for _, v := range st.SampleShape() {
+		d = append(d, fmt.Sprint(v))
+	}
+	return strings.Join(d, "x")
+}

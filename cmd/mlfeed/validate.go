@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+func init() {
+	var in inputFlags
+	var maxReport int
+	cmd := &cobra.Command{
+		Use:   "validate [flags] FILE...",
+		Short: "Check files strictly; exit 1 with the reasons if any is invalid",
+		Long: `validate checks each file strictly against its format and reports every problem found, up
+to --max problems per file, each naming the file and the position (line:column for text,
+byte offset for binary data). It prints "FILE: ok" for a valid file. The exit status is 0 when
+every file is valid and 1 otherwise.`,
+		Example: `  mlfeed validate t10k-images-idx3-ubyte.gz
+  mlfeed validate --input features:dense:5 --input labels:dense:3 data.ctf`,
+		Args: atLeastArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := in.options()
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, name := range args {
+				n, err := validateFile(cmd.Context(), name, in.format, opts, maxReport, func(e error) {
+					fmt.Fprintln(cmd.ErrOrStderr(), e)
+				})
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", name)
+				} else {
+					bad++
+				}
+			}
+			if bad > 0 {
+				return fmt.Errorf("%d of %d file(s) invalid", bad, len(args))
+			}
+			return nil
+		},
+	}
+	in.register(cmd)
+	cmd.Flags().IntVar(&maxReport, "max", 100, "report at most `N` problems per file")
+	rootCmd.AddCommand(cmd)
+}
+
+// validateFile checks one file and returns the number of problems reported. The error is
+// non-nil only when the check could not run (unknown format, bad options).
+func validateFile(ctx context.Context, name, formatName string, opts *format.Options, max int, report func(error)) (int, error) {
+	var ft *format.Format
+	var err error
+	if formatName != "" {
+		var ok bool
+		if ft, ok = format.Lookup(formatName); !ok {
+			return 0, usageErr("unknown format %q", formatName)
+		}
+	} else if ft, err = format.Detect(name); err != nil {
+		return 0, err
+	}
+	n := 0
+	add := func(e error) bool {
+		n++
+		if n <= max {
+			report(e)
+		}
+		return n < max
+	}
+	if ft.Validate != nil {
+		if err := ft.Validate(name, opts, add); err != nil {
+			if isUsage(err) {
+				return n, err
+			}
+			add(err)
+		}
+		return n, nil
+	}
+	if err := readAll(ctx, ft, name, opts); err != nil {
+		if isUsage(err) {
+			return n, err
+		}
+		add(err)
+	}
+	return n, nil
+}
+
+// readAll opens a file and decodes and checks every chunk: the strict check of formats whose
+// reader validates everything it reads.
+func readAll(ctx context.Context, ft *format.Format, name string, opts *format.Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	src, err := ft.Open(name, opts)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	sc := src.Schema()
+	if err := sc.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	table := src.Chunks()
+	for i, info := range table {
+		c, err := src.ReadChunk(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := c.Validate(&sc); err != nil {
+			return fmt.Errorf("%s: chunk %d: %w", name, i, err)
+		}
+		if c.Sequences != info.Sequences {
+			return fmt.Errorf("%s: chunk %d: %w: holds %d sequences, the chunk table says %d", name, i, mlfeed.ErrFormat, c.Sequences, info.Sequences)
+		}
+	}
+	return nil
+}
+
+func isUsage(err error) bool { return exitCode(err) == exitUsage }

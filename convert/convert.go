@@ -1,0 +1,181 @@
+// Package convert moves a data set from a mlfeed.Source into a format's writer: streaming
+// chunk by chunk (reading the next chunk while the current one is written), converting element
+// types and densifying sparse streams on request, and committing the output file atomically.
+package convert
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/atomicfile"
+)
+
+// Options control a conversion. The zero value converts losslessly to the format named by the
+// output file's extension with the format's default write options.
+type Options struct {
+	// Format is the output format. Nil selects it from the output name's extension.
+	Format *format.Format
+	// Write holds the writer's options. Sequences is filled in from the source.
+	Write format.WriteOptions
+	// Type, when not Invalid, converts every numeric stream to this element type. Values that
+	// the type cannot hold exactly are an error (mlfeed.ErrRange), never rounded.
+	Type mlfeed.ElemType
+	// Densify stores sparse streams densely (needed for formats without sparse storage).
+	Densify bool
+	// Progress, if set, is called after each chunk with the samples written so far and the
+	// total.
+	Progress func(done, total int64)
+}
+
+// File converts src into the file out. The file appears only when the conversion succeeds.
+func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) error {
+	if opts == nil {
+		opts = &Options{}
+	}
+	ft := opts.Format
+	if ft == nil {
+		var ok bool
+		if ft, ok = format.ByExtension(out); !ok {
+			return fmt.Errorf("%w: cannot tell the output format from %q; name it with --to", mlfeed.ErrUnknownFormat, out)
+		}
+	}
+	schema, err := TargetSchema(src.Schema(), opts)
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := opts.Write
+	w.Sequences, _ = mlfeed.Totals(src.Chunks())
+	sink, err := ft.Create(f.File, schema, &w)
+	if err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if err := Copy(ctx, sink, src, opts); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	return f.Commit()
+}
+
+// TargetSchema returns the schema a conversion with opts produces from s.
+func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
+	out := s
+	out.Streams = append([]mlfeed.Stream(nil), s.Streams...)
+	for i := range out.Streams {
+		st := &out.Streams[i]
+		if opts.Densify && st.Storage == mlfeed.Sparse {
+			if st.Dim == 0 {
+				return out, fmt.Errorf("%w: sparse stream %q has no dimension and cannot be densified", mlfeed.ErrUnsupported, st.Name)
+			}
+			st.Storage = mlfeed.Dense
+		}
+		if opts.Type != mlfeed.Invalid && st.Type != opts.Type {
+			if !st.Type.IsNumeric() || !opts.Type.IsNumeric() {
+				return out, fmt.Errorf("%w: stream %q holds %s, which cannot become %s", mlfeed.ErrUnsupported, st.Name, st.Type, opts.Type)
+			}
+			st.Type = opts.Type
+		}
+	}
+	return out, nil
+}
+
+// Copy streams every chunk of src into sink, applying opts.Type and opts.Densify (the sink
+// must have been created with TargetSchema). The next chunk is decoded while the current one
+// is written. It does not close the sink.
+func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) error {
+	if opts == nil {
+		opts = &Options{}
+	}
+	in := src.Schema()
+	outSchema, err := TargetSchema(in, opts)
+	if err != nil {
+		return err
+	}
+	chunks := src.Chunks()
+	_, total := mlfeed.Totals(chunks)
+	type result struct {
+		c   *mlfeed.Chunk
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan result, 1)
+	go func() {
+		defer close(ch)
+		for i := range chunks {
+			c, err := src.ReadChunk(ctx, i)
+			select {
+			case ch <- result{c, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var done int64
+	i := 0
+	for r := range ch {
+		if r.err != nil {
+			return r.err
+		}
+		c, err := Transform(&in, &outSchema, r.c)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", i, err)
+		}
+		if err := sink.WriteChunk(c); err != nil {
+			return err
+		}
+		done += chunks[i].Samples
+		i++
+		if opts.Progress != nil {
+			opts.Progress(done, total)
+		}
+	}
+	return ctx.Err()
+}
+
+// Transform converts a chunk of schema in into schema out, which differs from in only by
+// element types and by sparse streams made dense (see TargetSchema). Streams that do not change
+// are shared, not copied.
+func Transform(in, out *mlfeed.Schema, c *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	res := *c
+	res.Streams = append([]mlfeed.StreamData(nil), c.Streams...)
+	for i := range res.Streams {
+		a, b := &in.Streams[i], &out.Streams[i]
+		d := &res.Streams[i]
+		if a.Storage == mlfeed.Sparse && b.Storage == mlfeed.Dense {
+			*d = densify(a, d)
+		}
+		if d.Values.Type != b.Type {
+			v, err := mlfeed.ConvertBuffer(d.Values, b.Type)
+			if err != nil {
+				return nil, fmt.Errorf("stream %q: %w", a.Name, err)
+			}
+			d.Values = v
+		}
+	}
+	return &res, nil
+}
+
+func densify(st *mlfeed.Stream, d *mlfeed.StreamData) mlfeed.StreamData {
+	n := d.Samples()
+	out := mlfeed.StreamData{SeqStart: d.SeqStart, Values: mlfeed.NewBuffer(st.Type, int(n)*st.Dim)}
+	sz := st.Type.Size()
+	for s := int64(0); s < n; s++ {
+		for k := d.SampleStart[s]; k < d.SampleStart[s+1]; k++ {
+			dst := (int(s)*st.Dim + int(d.Indices[k])) * sz
+			copy(out.Values.Bytes[dst:dst+sz], d.Values.Bytes[int(k)*sz:int(k+1)*sz])
+		}
+	}
+	return out
+}

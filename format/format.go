@@ -1,0 +1,302 @@
+// Package format is the registry of mlfeed's file formats. Each format package (format/idx,
+// format/ctf, ...) registers itself in an init function, as image/png does with package
+// image; a program imports the formats it wants for their side effect:
+//
+//	import _ "github.com/mlfeed/mlfeed/format/idx"
+//
+// The registry detects a file's format from its first bytes (magic numbers) first and its name
+// second, opens sources, and creates sinks. It is what the CLI and package convert build on.
+package format
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// ErrUsage is wrapped by errors that come from wrong options or arguments rather than bad
+// data: an unknown parameter, a malformed --input declaration. The CLI exits with status 2.
+var ErrUsage = errors.New("invalid usage")
+
+// Options are the reader options every format receives. A format ignores what it has no use
+// for, but rejects Params it does not know with an error wrapping ErrUsage.
+type Options struct {
+	// Inputs declares streams for formats that do not describe their own (CTF): name, alias,
+	// storage, dimension, type, DefinesMBSize. Nil lets such a format infer them.
+	Inputs []mlfeed.Stream
+	// Config is the path of a CNTK configuration file whose reader section declares the
+	// streams and options, for formats that use one.
+	Config string
+	// Params holds format-specific options as key=value pairs (CLI: --opt key=value), for
+	// example "precision=double" for CTF. Each format documents its keys.
+	Params map[string]string
+	// Log receives warnings and information (CNTK's traceLevel output). Nil discards them.
+	Log io.Writer
+}
+
+// WriteOptions are the writer options every format receives.
+type WriteOptions struct {
+	// Compress selects compression where the format has a choice: "gzip" (IDX), "deflate",
+	// "none". Empty means the format's default (or what the output name implies, .idx.gz).
+	Compress string
+	// Compat names a reference implementation whose exact output to reproduce, quirks
+	// included: "ctf2bin" for CBF. Empty means mlfeed's own, sane behaviour.
+	Compat string
+	// ChunkSize is the target chunk or block size in bytes for formats that cut chunks (CBF).
+	// Zero means the format's default.
+	ChunkSize int64
+	// Sequences is the total number of sequences that will be written, when the caller knows
+	// it (a source's chunk table does). Zero means unknown. Formats whose header states the
+	// count (IDX) use it to stream without seeking back.
+	Sequences int64
+	// Params holds format-specific options as key=value pairs; see Options.Params.
+	Params map[string]string
+}
+
+// Format describes one registered file format.
+type Format struct {
+	// Name is the short name used by --to and shown by info ("idx", "ctf", ...).
+	Name string
+	// Extensions are the file name endings that select the format for output and, when no
+	// magic matches, for input (".idx", ".idx.gz"). Longest match wins.
+	Extensions []string
+	// Match reports whether a file starting with head (up to 512 bytes) is in this format.
+	// Nil for formats without magic bytes (CTF).
+	Match func(head []byte) bool
+	// Open opens a file as a source. name may carry a format-specific suffix
+	// (Binsparse: "file.bsp.h5:/group").
+	Open func(name string, opts *Options) (mlfeed.Source, error)
+	// Create returns a sink writing to f, an open, empty, seekable temporary file that the
+	// caller renames into place after the sink's Close (see package convert). Formats that
+	// write through a library may reopen f.Name() instead of writing through f.
+	Create func(f *os.File, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// Validate, if set, checks a file more strictly than reading does and reports every
+	// problem found to report, stopping when report returns false. It returns an error only
+	// when it cannot check at all. Nil means: open the file and read every chunk.
+	Validate func(name string, opts *Options, report func(error) bool) error
+}
+
+var formats []*Format
+
+// Register makes a format available. It panics if the name is taken.
+func Register(f Format) {
+	if _, ok := Lookup(f.Name); ok {
+		panic("format: " + f.Name + " registered twice")
+	}
+	formats = append(formats, &f)
+	sort.Slice(formats, func(i, j int) bool { return formats[i].Name < formats[j].Name })
+}
+
+// All returns the registered formats, sorted by name.
+func All() []*Format { return formats }
+
+// Lookup returns the format called name.
+func Lookup(name string) (*Format, bool) {
+	for _, f := range formats {
+		if f.Name == strings.ToLower(name) {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// ByExtension returns the format whose extension ends path, preferring the longest.
+func ByExtension(path string) (*Format, bool) {
+	var best *Format
+	bestLen := 0
+	lower := strings.ToLower(path)
+	for _, f := range formats {
+		for _, e := range f.Extensions {
+			if strings.HasSuffix(lower, e) && len(e) > bestLen {
+				best, bestLen = f, len(e)
+			}
+		}
+	}
+	return best, best != nil
+}
+
+// SplitPath separates a format-specific suffix such as ":/group/name" from a file name when
+// name itself does not exist but the part before the last ":/" does.
+func SplitPath(name string) (file, inner string) {
+	if _, err := os.Stat(name); err == nil {
+		return name, ""
+	}
+	if i := strings.LastIndex(name, ":/"); i > 0 {
+		if _, err := os.Stat(name[:i]); err == nil {
+			return name[:i], name[i+1:]
+		}
+	}
+	return name, ""
+}
+
+// Detect returns the format of the named file: from its first bytes when a format's magic
+// matches, else from its name.
+func Detect(name string) (*Format, error) {
+	file, _ := SplitPath(name)
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	f.Close()
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	head = head[:n]
+	for _, ft := range formats {
+		if ft.Match != nil && ft.Match(head) {
+			return ft, nil
+		}
+	}
+	if ft, ok := ByExtension(file); ok {
+		return ft, nil
+	}
+	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+		return nil, fmt.Errorf("%s: %w: gzip data of no format mlfeed knows", file, mlfeed.ErrUnknownFormat)
+	}
+	return nil, fmt.Errorf("%s: %w (known: %s)", file, mlfeed.ErrUnknownFormat, strings.Join(Names(), ", "))
+}
+
+// Names returns the registered format names.
+func Names() []string {
+	var n []string
+	for _, f := range formats {
+		n = append(n, f.Name)
+	}
+	return n
+}
+
+// Open opens one or more files as a single source. Each file's format is detected (or forced
+// by formatName when not empty). Several files are combined with mlfeed.Zip; stream names
+// that repeat across files get a suffix ("features_2").
+func Open(names []string, formatName string, opts *Options) (mlfeed.Source, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	var srcs []mlfeed.Source
+	closeAll := func() {
+		for _, s := range srcs {
+			s.Close()
+		}
+	}
+	for _, name := range names {
+		var ft *Format
+		var err error
+		if formatName != "" {
+			var ok bool
+			if ft, ok = Lookup(formatName); !ok {
+				return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
+			}
+		} else if ft, err = Detect(name); err != nil {
+			closeAll()
+			return nil, err
+		}
+		s, err := ft.Open(name, opts)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	if len(srcs) > 1 {
+		srcs = uniqueNames(srcs)
+	}
+	z, err := mlfeed.Zip(srcs...)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return z, nil
+}
+
+// uniqueNames renames streams whose names repeat an earlier source's.
+func uniqueNames(srcs []mlfeed.Source) []mlfeed.Source {
+	seen := map[string]int{}
+	out := make([]mlfeed.Source, len(srcs))
+	for i, s := range srcs {
+		sc := s.Schema()
+		renamed := false
+		for j := range sc.Streams {
+			n := sc.Streams[j].Name
+			seen[n]++
+			if seen[n] > 1 {
+				if !renamed {
+					sc.Streams = append([]mlfeed.Stream(nil), sc.Streams...)
+					renamed = true
+				}
+				sc.Streams[j].Name = n + "_" + strconv.Itoa(seen[n])
+			}
+		}
+		out[i] = s
+		if renamed {
+			out[i] = renamedSource{s, sc}
+		}
+	}
+	return out
+}
+
+type renamedSource struct {
+	mlfeed.Source
+	schema mlfeed.Schema
+}
+
+func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
+
+// ParseInput parses a stream declaration NAME:dense|sparse:DIM[:ALIAS[:TYPE]] as given to
+// --input, for example "features:dense:784" or "labels:sparse:10:L". TYPE is an element type
+// name (default float32).
+func ParseInput(s string) (mlfeed.Stream, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 3 || len(parts) > 5 || parts[0] == "" {
+		return mlfeed.Stream{}, fmt.Errorf("%w: --input %q: want NAME:dense|sparse:DIM[:ALIAS[:TYPE]]", ErrUsage, s)
+	}
+	st := mlfeed.Stream{Name: parts[0], Type: mlfeed.Float32}
+	switch strings.ToLower(parts[1]) {
+	case "dense":
+		st.Storage = mlfeed.Dense
+	case "sparse":
+		st.Storage = mlfeed.Sparse
+	default:
+		return st, fmt.Errorf("%w: --input %q: storage must be dense or sparse, not %q", ErrUsage, s, parts[1])
+	}
+	dim, err := strconv.Atoi(parts[2])
+	if err != nil || dim <= 0 {
+		return st, fmt.Errorf("%w: --input %q: dimension must be a positive integer, not %q", ErrUsage, s, parts[2])
+	}
+	st.Dim = dim
+	if len(parts) > 3 && parts[3] != "" && parts[3] != parts[0] {
+		st.Alias = parts[3]
+	}
+	if len(parts) > 4 {
+		if st.Type, err = mlfeed.ParseElemType(parts[4]); err != nil {
+			return st, fmt.Errorf("%w: --input %q: %v", ErrUsage, s, err)
+		}
+	}
+	return st, nil
+}
+
+// CheckParams returns an error wrapping ErrUsage if params holds a key not in known. Formats
+// call it on Options.Params and WriteOptions.Params.
+func CheckParams(format string, params map[string]string, known ...string) error {
+	for k := range params {
+		ok := false
+		for _, n := range known {
+			ok = ok || k == n
+		}
+		if !ok {
+			if len(known) == 0 {
+				return fmt.Errorf("%w: %s takes no --opt parameters, got %q", ErrUsage, format, k)
+			}
+			return fmt.Errorf("%w: %s does not know --opt %q (known: %s)", ErrUsage, format, k, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}

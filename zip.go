@@ -1,0 +1,152 @@
+package mlfeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Zip combines sources that hold the same number of sequences (IDX images and IDX labels, say)
+// into one source whose streams are all of theirs, in order. Stream names must be unique
+// across the sources. The chunk boundaries are the first source's; the others are read and
+// sliced to match. A chunk's sample count is exact when every source but the first has one
+// sample per sequence (a table); otherwise it is the first source's count.
+//
+// Closing the zipped source closes every source.
+func Zip(sources ...Source) (Source, error) {
+	if len(sources) == 0 {
+		return nil, errors.New("mlfeed: Zip of no sources")
+	}
+	if len(sources) == 1 {
+		return sources[0], nil
+	}
+	z := &zipSource{srcs: sources, chunks: sources[0].Chunks()}
+	n0, _ := Totals(z.chunks)
+	for i, s := range sources {
+		sc := s.Schema()
+		if sc.HasIDs && !z.schema.HasIDs {
+			z.schema.HasIDs = true
+			z.idSource = i
+		}
+		z.schema.Streams = append(z.schema.Streams, sc.Streams...)
+		n, _ := Totals(s.Chunks())
+		if n != n0 {
+			return nil, fmt.Errorf("%w: sources to combine hold different numbers of sequences: %d in source 1, %d in source %d", ErrFormat, n0, n, i+1)
+		}
+		z.starts = append(z.starts, chunkStarts(s.Chunks()))
+	}
+	if err := z.schema.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: cannot combine sources: %v", ErrFormat, err)
+	}
+	return z, nil
+}
+
+type zipSource struct {
+	srcs     []Source
+	schema   Schema
+	chunks   []ChunkInfo
+	starts   [][]int64 // per source: first sequence of each chunk, plus the total
+	idSource int
+}
+
+func chunkStarts(chunks []ChunkInfo) []int64 {
+	s := make([]int64, len(chunks)+1)
+	for i, c := range chunks {
+		s[i+1] = s[i] + int64(c.Sequences)
+	}
+	return s
+}
+
+func (z *zipSource) Schema() Schema      { return z.schema }
+func (z *zipSource) Chunks() []ChunkInfo { return z.chunks }
+
+func (z *zipSource) Close() error {
+	var errs []error
+	for _, s := range z.srcs {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (z *zipSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
+	from, to := z.starts[0][i], z.starts[0][i+1]
+	out := &Chunk{Sequences: int(to - from)}
+	for k, s := range z.srcs {
+		c, err := readRange(ctx, s, z.starts[k], from, to)
+		if err != nil {
+			return nil, err
+		}
+		if k == z.idSource && z.schema.HasIDs {
+			out.IDs = c.IDs
+		}
+		out.Streams = append(out.Streams, c.Streams...)
+	}
+	return out, nil
+}
+
+// readRange reads sequences [from, to) of s, whose chunks start at starts.
+func readRange(ctx context.Context, s Source, starts []int64, from, to int64) (*Chunk, error) {
+	first := sort.Search(len(starts), func(j int) bool { return starts[j] > from }) - 1
+	var parts []*Chunk
+	for j := first; j < len(starts)-1 && starts[j] < to; j++ {
+		c, err := s.ReadChunk(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		a := max(from, starts[j]) - starts[j]
+		b := min(to, starts[j+1]) - starts[j]
+		if a == 0 && int(b) == c.Sequences {
+			parts = append(parts, c)
+		} else {
+			parts = append(parts, c.Slice(int(a), int(b)))
+		}
+	}
+	return ConcatChunks(parts), nil
+}
+
+// ConcatChunks joins chunks of the same schema into one. A single chunk is returned as is.
+func ConcatChunks(parts []*Chunk) *Chunk {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := &Chunk{}
+	if len(parts) == 0 {
+		return out
+	}
+	out.Streams = make([]StreamData, len(parts[0].Streams))
+	hasIDs := parts[0].IDs != nil
+	for _, p := range parts {
+		out.Sequences += p.Sequences
+		if hasIDs {
+			out.IDs = append(out.IDs, p.IDs...)
+		}
+	}
+	for i := range out.Streams {
+		d := &out.Streams[i]
+		d.SeqStart = []int64{0}
+		d.Values = Buffer{Type: parts[0].Streams[i].Values.Type}
+		sparse := parts[0].Streams[i].SampleStart != nil
+		if sparse {
+			d.SampleStart = []int64{0}
+		}
+		for _, p := range parts {
+			s := &p.Streams[i]
+			base := d.SeqStart[len(d.SeqStart)-1]
+			for _, v := range s.SeqStart[1:] {
+				d.SeqStart = append(d.SeqStart, base+v)
+			}
+			if sparse {
+				vb := d.SampleStart[len(d.SampleStart)-1]
+				for _, v := range s.SampleStart[1:] {
+					d.SampleStart = append(d.SampleStart, vb+v)
+				}
+			}
+			if s.Indices != nil {
+				d.Indices = append(d.Indices, s.Indices...)
+			}
+			d.Values.Append(s.Values)
+		}
+	}
+	return out
+}
