@@ -52,6 +52,7 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	defer f.Abort()
 	w := opts.Write
 	w.Sequences, _ = mlfeed.Totals(src.Chunks())
+	w.Name = out
 	sink, err := ft.Create(f.File, schema, &w)
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)

@@ -43,6 +43,9 @@ type Options struct {
 
 // WriteOptions are the writer options every format receives.
 type WriteOptions struct {
+	// Name is the output's final name (the file being written is a temporary beside it), for
+	// formats whose defaults follow the name: ".idx.gz" compresses.
+	Name string
 	// Compress selects compression where the format has a choice: "gzip" (IDX), "deflate",
 	// "none". Empty means the format's default (or what the output name implies, .idx.gz).
 	Compress string
