@@ -3,6 +3,7 @@ module github.com/mlfeed/mlfeed
 go 1.26.0
 
 require (
+	github.com/klauspost/compress v1.20.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/term v0.47.0

@@ -9,9 +9,10 @@ import (
 
 // Zip combines sources that hold the same number of sequences (IDX images and IDX labels, say)
 // into one source whose streams are all of theirs, in order. Stream names must be unique
-// across the sources. The chunk boundaries are the first source's; the others are read and
-// sliced to match. A chunk's sample count is exact when every source but the first has one
-// sample per sequence (a table); otherwise it is the first source's count.
+// across the sources. The chunk boundaries are those of the source with the most chunks (the
+// finest); the others are read and sliced to match. A chunk's sample count is exact when every
+// other source has one sample per sequence (a table); otherwise it is that source's count.
+// Details, when the sources have any, are listed per source under "sources".
 //
 // Closing the zipped source closes every source.
 func Zip(sources ...Source) (Source, error) {
@@ -21,7 +22,13 @@ func Zip(sources ...Source) (Source, error) {
 	if len(sources) == 1 {
 		return sources[0], nil
 	}
-	z := &zipSource{srcs: sources, chunks: sources[0].Chunks()}
+	z := &zipSource{srcs: sources}
+	for i, s := range sources {
+		if len(s.Chunks()) > len(sources[z.bound].Chunks()) {
+			z.bound = i
+		}
+	}
+	z.chunks = sources[z.bound].Chunks()
 	n0, _ := Totals(z.chunks)
 	for i, s := range sources {
 		sc := s.Schema()
@@ -32,7 +39,7 @@ func Zip(sources ...Source) (Source, error) {
 		z.schema.Streams = append(z.schema.Streams, sc.Streams...)
 		n, _ := Totals(s.Chunks())
 		if n != n0 {
-			return nil, fmt.Errorf("%w: sources to combine hold different numbers of sequences: %d in source 1, %d in source %d", ErrFormat, n0, n, i+1)
+			return nil, fmt.Errorf("%w: sources to combine hold different numbers of sequences: %d in source %d, %d in source %d", ErrFormat, n0, z.bound+1, n, i+1)
 		}
 		z.starts = append(z.starts, chunkStarts(s.Chunks()))
 	}
@@ -48,6 +55,7 @@ type zipSource struct {
 	chunks   []ChunkInfo
 	starts   [][]int64 // per source: first sequence of each chunk, plus the total
 	idSource int
+	bound    int // the source whose chunk boundaries are used
 }
 
 func chunkStarts(chunks []ChunkInfo) []int64 {
@@ -61,6 +69,23 @@ func chunkStarts(chunks []ChunkInfo) []int64 {
 func (z *zipSource) Schema() Schema      { return z.schema }
 func (z *zipSource) Chunks() []ChunkInfo { return z.chunks }
 
+func (z *zipSource) Details() map[string]any {
+	var per []any
+	found := false
+	for _, s := range z.srcs {
+		var d map[string]any
+		if dt, ok := s.(Detailer); ok {
+			d = dt.Details()
+			found = true
+		}
+		per = append(per, d)
+	}
+	if !found {
+		return nil
+	}
+	return map[string]any{"sources": per}
+}
+
 func (z *zipSource) Close() error {
 	var errs []error
 	for _, s := range z.srcs {
@@ -70,7 +95,7 @@ func (z *zipSource) Close() error {
 }
 
 func (z *zipSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
-	from, to := z.starts[0][i], z.starts[0][i+1]
+	from, to := z.starts[z.bound][i], z.starts[z.bound][i+1]
 	out := &Chunk{Sequences: int(to - from)}
 	for k, s := range z.srcs {
 		c, err := readRange(ctx, s, z.starts[k], from, to)

@@ -303,3 +303,8 @@ func CheckParams(format string, params map[string]string, known ...string) error
 	}
 	return nil
 }
+
+// UsageErrorf returns an error wrapping ErrUsage, for formats rejecting an option value.
+func UsageErrorf(f string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(f, args...))
+}

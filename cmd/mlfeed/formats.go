@@ -1,4 +1,6 @@
 package main
 
 // The formats this build of mlfeed knows. Each import registers one with package format.
-import ()
+import (
+	_ "github.com/mlfeed/mlfeed/format/idx"
+)

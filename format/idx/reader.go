@@ -1,0 +1,412 @@
+package idx
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+)
+
+// Default option values.
+const (
+	DefaultChunkSize = 4 << 20 // bytes of payload per chunk
+	DefaultMaxMemory = 1 << 30 // decompressed bytes kept in memory before spilling to disk
+)
+
+// Options control reading. The zero value is the documented default for every field.
+type Options struct {
+	// Name is the stream's name. Empty means "labels" for rank-1 files and "features" for
+	// higher ranks (so an image file and a label file combine into features + labels).
+	Name string
+	// ChunkSize is the target payload size of one chunk in bytes; a chunk holds whole records,
+	// at least one. Zero means DefaultChunkSize.
+	ChunkSize int
+	// MaxMemory bounds the decompressed bytes of a gzip file kept in memory; a larger payload
+	// is decompressed into an unlinked temporary file that is memory-mapped. Zero means
+	// DefaultMaxMemory.
+	MaxMemory int64
+	// NoMmap reads uncompressed files with ReadAt instead of mapping them.
+	NoMmap bool
+}
+
+// Reader reads an IDX file. It implements mlfeed.Source with one stream. Its methods are safe
+// for concurrent use.
+type Reader struct {
+	name   string
+	header Header
+	stream mlfeed.Stream
+	chunks []mlfeed.ChunkInfo
+	perChk int // records per chunk
+
+	// The payload (big-endian elements, after the header) is in mem when mapped or held in
+	// memory, else read through ra at base.
+	mem  []byte
+	ra   io.ReaderAt
+	base int64
+
+	gz        bool
+	load      func() error // decompresses a gzip payload on first use
+	loadOnce  sync.Once
+	loadErr   error
+	closers   []func() error
+	mapped    bool
+	maxMemory int64
+}
+
+// NewReader returns a reader of the IDX data in r, which holds size bytes. The header is
+// checked against size before anything else is done; r must not be gzip-compressed (use Open
+// or NewGzipReader for that).
+func NewReader(r io.ReaderAt, size int64, name string, opts *Options) (*Reader, error) {
+	h, err := ReadHeader(io.NewSectionReader(r, 0, size), name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPayload(h, size-h.Size(), name, false); err != nil {
+		return nil, err
+	}
+	rd := newReader(h, name, opts)
+	rd.ra, rd.base = r, h.Size()
+	return rd, nil
+}
+
+// NewGzipReader returns a reader of gzip-compressed IDX data read from r. The header is
+// decoded at once; the payload is decompressed on the first ReadChunk (into memory, or into a
+// temporary file beyond Options.MaxMemory), so Schema and Chunks are cheap. The payload must
+// hold exactly the bytes the header announces. open, when not nil, reopens r from its start
+// for that later decompression; otherwise r is consumed where it stands.
+func NewGzipReader(r io.Reader, name string, opts *Options, reopen func() (io.ReadCloser, error)) (*Reader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, mlfeed.OffsetError(name, 0, "gzip header", fmt.Errorf("%w: %v", ErrFormat, err))
+	}
+	h, err := ReadHeader(zr, name)
+	if err != nil {
+		zr.Close()
+		return nil, err
+	}
+	rd := newReader(h, name, opts)
+	rd.gz = true
+	rd.load = func() error {
+		src := io.Reader(zr)
+		if reopen != nil {
+			zr.Close()
+			f, err := reopen()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			z2, err := gzip.NewReader(f)
+			if err != nil {
+				return mlfeed.OffsetError(name, 0, "gzip header", fmt.Errorf("%w: %v", ErrFormat, err))
+			}
+			defer z2.Close()
+			if _, err := io.CopyN(io.Discard, z2, h.Size()); err != nil {
+				return err
+			}
+			src = z2
+		} else {
+			defer zr.Close()
+		}
+		return rd.decompress(src)
+	}
+	return rd, nil
+}
+
+// Open opens the named IDX file, plain or gzip-compressed (detected by its magic bytes).
+// Plain files are memory-mapped unless Options.NoMmap is set.
+func Open(name string, opts *Options) (*Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	var magic [2]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
+		rd, err := NewGzipReader(f, name, opts, func() (io.ReadCloser, error) { return os.Open(name) })
+		f.Close()
+		return rd, err
+	}
+	rd, err := NewReader(f, st.Size(), name, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rd.closers = append(rd.closers, f.Close)
+	if opts == nil || !opts.NoMmap {
+		if reg, err := mmap.Map(f, st.Size()); err == nil {
+			rd.mem = reg.Bytes()[rd.base:]
+			rd.mapped = true
+			rd.closers = append(rd.closers, reg.Close)
+		}
+	}
+	return rd, nil
+}
+
+func newReader(h Header, name string, opts *Options) *Reader {
+	if opts == nil {
+		opts = &Options{}
+	}
+	rd := &Reader{name: name, header: h, maxMemory: opts.MaxMemory}
+	if rd.maxMemory <= 0 {
+		rd.maxMemory = DefaultMaxMemory
+	}
+	st := mlfeed.Stream{Name: opts.Name, Storage: mlfeed.Dense, Type: h.Type, Dim: h.RecordElems()}
+	if st.Name == "" {
+		st.Name = "features"
+		if len(h.Dims) == 1 {
+			st.Name = "labels"
+		}
+	}
+	if len(h.Dims) > 2 {
+		st.Shape = append([]int(nil), h.Dims[1:]...)
+	}
+	rd.stream = st
+	chunk := opts.ChunkSize
+	if chunk <= 0 {
+		chunk = DefaultChunkSize
+	}
+	rb := h.RecordBytes()
+	rd.perChk = 1
+	if rb > 0 && chunk/rb > 1 {
+		rd.perChk = chunk / rb
+	} else if rb == 0 {
+		rd.perChk = max(h.Records(), 1)
+	}
+	for left := h.Records(); left > 0; left -= rd.perChk {
+		n := min(left, rd.perChk)
+		rd.chunks = append(rd.chunks, mlfeed.ChunkInfo{Sequences: n, Samples: int64(n)})
+	}
+	return rd
+}
+
+// checkPayload compares the bytes after the header with what the header announces.
+func checkPayload(h Header, have int64, name string, decompressed bool) error {
+	want, _ := h.PayloadSize()
+	field := "payload"
+	if decompressed {
+		field = "payload (decompressed)"
+	}
+	switch {
+	case have < want:
+		return mlfeed.OffsetError(name, h.Size()+have, field, fmt.Errorf("%w: header %v of %s announces %d data bytes, file has %d", ErrTruncated, h.Dims, h.Type, want, have))
+	case have > want:
+		return mlfeed.OffsetError(name, h.Size()+want, field, fmt.Errorf("%w: %d bytes of trailing data after the %d data bytes that header %v of %s announces", ErrFormat, have-want, want, h.Dims, h.Type))
+	}
+	return nil
+}
+
+// decompress reads the rest of a gzip payload into memory or, past maxMemory, into a mapped
+// temporary file. Memory grows with the bytes actually decompressed, never with the header's
+// claim alone.
+func (rd *Reader) decompress(src io.Reader) error {
+	want, _ := rd.header.PayloadSize()
+	if want <= rd.maxMemory {
+		var buf bytes.Buffer
+		buf.Grow(int(min(want, 64<<20)) + 1)
+		if n, err := buf.ReadFrom(io.LimitReader(src, want+1)); err != nil {
+			return rd.gzipError(n, err)
+		}
+		if err := checkPayload(rd.header, int64(buf.Len()), rd.name, true); err != nil {
+			return err
+		}
+		if err := drain(src); err != nil {
+			return rd.gzipError(want, err)
+		}
+		rd.mem = buf.Bytes()
+		return nil
+	}
+	tmp, err := os.CreateTemp("", "mlfeed-idx-*")
+	if err != nil {
+		return err
+	}
+	os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(src, want+1))
+	if err != nil {
+		tmp.Close()
+		return rd.gzipError(n, err)
+	}
+	if err := checkPayload(rd.header, n, rd.name, true); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := drain(src); err != nil {
+		tmp.Close()
+		return rd.gzipError(want, err)
+	}
+	reg, err := mmap.Map(tmp, n)
+	if err != nil {
+		rd.ra, rd.base = tmp, 0
+		rd.closers = append(rd.closers, tmp.Close)
+		return nil
+	}
+	rd.mem = reg.Bytes()
+	rd.closers = append(rd.closers, reg.Close, tmp.Close)
+	return nil
+}
+
+// drain reads to the end of the gzip stream, so that its checksum is verified and a corrupt
+// or non-gzip tail is reported.
+func drain(src io.Reader) error {
+	n, err := io.Copy(io.Discard, src)
+	if err == nil && n > 0 {
+		return fmt.Errorf("%w: trailing data after the payload", ErrFormat)
+	}
+	return err
+}
+
+func (rd *Reader) gzipError(off int64, err error) error {
+	if errors.Is(err, mlfeed.ErrFormat) {
+		return mlfeed.OffsetError(rd.name, rd.header.Size()+off, "payload (decompressed)", err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return mlfeed.OffsetError(rd.name, rd.header.Size()+off, "payload (decompressed)", fmt.Errorf("%w: the gzip stream ends early", ErrTruncated))
+	}
+	return mlfeed.OffsetError(rd.name, rd.header.Size()+off, "payload (decompressed)", fmt.Errorf("%w: gzip: %v", ErrFormat, err))
+}
+
+// Header returns the file's header.
+func (rd *Reader) Header() Header { return rd.header }
+
+// Schema returns the one stream: Dim is the record's element count, Shape the record's
+// dimensions when there are several.
+func (rd *Reader) Schema() mlfeed.Schema { return mlfeed.Schema{Streams: []mlfeed.Stream{rd.stream}} }
+
+// Chunks returns the chunk table: whole records, about Options.ChunkSize bytes each.
+func (rd *Reader) Chunks() []mlfeed.ChunkInfo { return rd.chunks }
+
+// Details reports the type code, dimensions, compression and access method.
+func (rd *Reader) Details() map[string]any {
+	code, _ := typeCode(rd.header.Type)
+	d := map[string]any{
+		"idx_type":    fmt.Sprintf("0x%02X %s", code, rd.header.Type),
+		"dims":        rd.header.Dims,
+		"compression": "none",
+		"mmap":        rd.mapped,
+	}
+	if rd.gz {
+		d["compression"] = "gzip"
+	}
+	return d
+}
+
+// Payload returns the big-endian element bytes of records [from, to), without copying when the
+// file is mapped or decompressed in memory.
+func (rd *Reader) Payload(from, to int) ([]byte, error) {
+	if from < 0 || to > rd.header.Records() || from > to {
+		return nil, fmt.Errorf("idx: records [%d, %d) outside [0, %d)", from, to, rd.header.Records())
+	}
+	if rd.load != nil {
+		rd.loadOnce.Do(func() { rd.loadErr = rd.load() })
+		if rd.loadErr != nil {
+			return nil, rd.loadErr
+		}
+	}
+	rb := int64(rd.header.RecordBytes())
+	a, b := int64(from)*rb, int64(to)*rb
+	if rd.mem != nil {
+		return rd.mem[a:b], nil
+	}
+	buf := mlfeed.NewBuffer(mlfeed.Uint8, int(b-a)).Bytes
+	if n, err := rd.ra.ReadAt(buf, rd.base+a); n < len(buf) {
+		if err == nil || err == io.EOF {
+			err = fmt.Errorf("%w: file shrank while reading", ErrTruncated)
+		}
+		return nil, mlfeed.OffsetError(rd.name, rd.base+a+int64(n), "payload", err)
+	}
+	return buf, nil
+}
+
+// ReadChunk decodes chunk i into little-endian values. uint8 and int8 values of mapped or
+// in-memory files are not copied.
+func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("idx: chunk %d outside [0, %d)", i, len(rd.chunks))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	from := i * rd.perChk
+	n := rd.chunks[i].Sequences
+	raw, err := rd.Payload(from, from+n)
+	if err != nil {
+		return nil, err
+	}
+	values := mlfeed.Buffer{Type: rd.header.Type, Bytes: raw}
+	if sz := rd.header.Type.Size(); sz > 1 {
+		values = mlfeed.NewBuffer(rd.header.Type, len(raw)/sz)
+		swapInto(values.Bytes, raw, sz)
+	}
+	seq := make([]int64, n+1)
+	for k := range seq {
+		seq[k] = int64(k)
+	}
+	return &mlfeed.Chunk{Sequences: n, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: values}}}, nil
+}
+
+// swapInto copies src to dst reversing the byte order of each sz-byte element.
+func swapInto(dst, src []byte, sz int) {
+	switch sz {
+	case 2:
+		for k := 0; k+2 <= len(src); k += 2 {
+			binary.LittleEndian.PutUint16(dst[k:], binary.BigEndian.Uint16(src[k:]))
+		}
+	case 4:
+		for k := 0; k+4 <= len(src); k += 4 {
+			binary.LittleEndian.PutUint32(dst[k:], binary.BigEndian.Uint32(src[k:]))
+		}
+	case 8:
+		for k := 0; k+8 <= len(src); k += 8 {
+			binary.LittleEndian.PutUint64(dst[k:], binary.BigEndian.Uint64(src[k:]))
+		}
+	}
+}
+
+// Close releases the mapping and the file.
+func (rd *Reader) Close() error {
+	var errs []error
+	for i := len(rd.closers) - 1; i >= 0; i-- {
+		errs = append(errs, rd.closers[i]())
+	}
+	rd.closers = nil
+	return errors.Join(errs...)
+}
+
+// parseOptions reads the CLI's --opt parameters.
+func parseOptions(params map[string]string) (*Options, error) {
+	o := &Options{}
+	for k, v := range params {
+		var err error
+		switch k {
+		case "name":
+			o.Name = v
+		case "chunkSize":
+			o.ChunkSize, err = strconv.Atoi(v)
+		case "maxMemory":
+			o.MaxMemory, err = strconv.ParseInt(v, 10, 64)
+		case "mmap":
+			var b bool
+			b, err = strconv.ParseBool(v)
+			o.NoMmap = !b
+		}
+		if err != nil {
+			return nil, format.UsageErrorf("idx: --opt %s=%s: %v", k, v, err)
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,40 @@
+package idx
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+func init() {
+	format.Register(format.Format{
+		Name:       "idx",
+		Extensions: []string{".idx", ".idx.gz", "-ubyte", "-ubyte.gz"},
+		Match:      Match,
+		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
+			if err := format.CheckParams("idx", o.Params, "name", "chunkSize", "maxMemory", "mmap"); err != nil {
+				return nil, err
+			}
+			opts, err := parseOptions(o.Params)
+			if err != nil {
+				return nil, err
+			}
+			return Open(name, opts)
+		},
+		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+			if err := format.CheckParams("idx", w.Params, "level"); err != nil {
+				return nil, err
+			}
+			level := 0
+			if v, ok := w.Params["level"]; ok {
+				var err error
+				if level, err = strconv.Atoi(v); err != nil || level < 1 || level > 9 {
+					return nil, format.UsageErrorf("idx: --write-opt level=%s: want 1..9", v)
+				}
+			}
+			return newFileSink(f, schema, w.Name, w.Compress, level, w.Sequences)
+		},
+	})
+}
