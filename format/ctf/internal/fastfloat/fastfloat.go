@@ -1,0 +1,180 @@
+// Package fastfloat scans the real numbers of the CNTK Text Format and converts them to
+// float64 with correct rounding: the result is bit-identical to strconv.ParseFloat(token, 64).
+//
+// The token syntax is the one CNTK's text reader accepts:
+//
+//	[+-]? digit+ ( "." digit* )? ( [eE] [+-]? digit+ )?
+//
+// A number ends at the first byte that cannot continue it. Common numbers (at most 19
+// significant digits whose integer value is below 2^53, and a decimal exponent within ±22) are
+// converted exactly with one float64 multiplication or division, which is correctly rounded
+// because both operands are exact (Clinger's fast path). Everything else falls back to
+// strconv.ParseFloat.
+package fastfloat
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// Status says how a scan ended.
+type Status uint8
+
+// Scan results. For the Bad* results the returned length is the offset of the offending byte.
+const (
+	// OK: a number was read; it ends before the returned length's byte, or at the end of input.
+	OK Status = iota
+	// BadStart: the first byte is neither a digit nor a sign.
+	BadStart
+	// BadAfterSign: a sign is not followed by a digit.
+	BadAfterSign
+	// BadAfterE: an exponent letter is followed by neither a digit nor a sign.
+	BadAfterE
+	// BadAfterExpSign: an exponent sign is not followed by a digit.
+	BadAfterExpSign
+	// BadEnd: the input ended after a sign, an exponent letter or an exponent sign.
+	BadEnd
+)
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// Scan reads a number at the start of b. It returns the value, the number of bytes the number
+// occupies (or, when st is not OK, the offset of the byte that broke it) and the status. When
+// the number runs to the end of b, n == len(b) and st is OK or BadEnd.
+func Scan(b []byte) (v float64, n int, st Status) {
+	i := 0
+	if len(b) == 0 {
+		return 0, 0, BadEnd
+	}
+	neg := false
+	c := b[0]
+	if c == '-' || c == '+' {
+		neg = c == '-'
+		i = 1
+		if i == len(b) {
+			return 0, i, BadEnd
+		}
+		if d := b[i] - '0'; d > 9 {
+			return 0, i, BadAfterSign
+		}
+	} else if c-'0' > 9 {
+		return 0, 0, BadStart
+	}
+	// Significant digits: mant holds up to 19 of them; digits beyond are dropped (the value
+	// then goes to strconv) but still scanned.
+	var mant uint64
+	nd := 0      // significant digits taken into mant
+	exp := 0     // decimal exponent correction from dropped integer digits and fraction digits
+	many := false
+	for ; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		if nd < 19 {
+			mant = mant*10 + uint64(d)
+			if mant != 0 {
+				nd++
+			}
+		} else {
+			many = true
+			exp++
+		}
+	}
+	fracDigits := true // an exponent may follow: no '.', or digits after it
+	if i < len(b) && b[i] == '.' {
+		i++
+		fracDigits = i < len(b) && b[i]-'0' <= 9
+		for ; i < len(b); i++ {
+			d := b[i] - '0'
+			if d > 9 {
+				break
+			}
+			if nd < 19 {
+				mant = mant*10 + uint64(d)
+				exp--
+				if mant != 0 {
+					nd++
+				}
+			} else {
+				many = true
+			}
+		}
+	}
+	if fracDigits && i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i == len(b) {
+			return 0, i, BadEnd
+		}
+		eneg := false
+		if c := b[i]; c == '-' || c == '+' {
+			eneg = c == '-'
+			i++
+			if i == len(b) {
+				return 0, i, BadEnd
+			}
+			if b[i]-'0' > 9 {
+				return 0, i, BadAfterExpSign
+			}
+		} else if c-'0' > 9 {
+			return 0, i, BadAfterE
+		}
+		e := 0
+		for ; i < len(b); i++ {
+			d := b[i] - '0'
+			if d > 9 {
+				break
+			}
+			if e < 1e8 {
+				e = e*10 + int(d)
+			}
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if !many {
+		if mant == 0 {
+			if neg {
+				return negZero(), i, OK
+			}
+			return 0, i, OK
+		}
+		if mant <= 1<<53 && exp >= -22 && exp <= 22 {
+			f := float64(mant)
+			if exp < 0 {
+				f = f / pow10[-exp]
+			} else {
+				f = f * pow10[exp]
+			}
+			if neg {
+				f = -f
+			}
+			return f, i, OK
+		}
+	}
+	return slow(b[:i]), i, OK
+}
+
+func negZero() float64 {
+	var z float64
+	return -z
+}
+
+// slow converts a token the fast path cannot handle exactly.
+func slow(tok []byte) float64 {
+	// The token is a syntactically valid Go float; the only possible error is ErrRange, with
+	// ±Inf or ±0 as the correctly rounded result, which is what is wanted.
+	f, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(tok), len(tok)), 64)
+	return f
+}
+
+// Parse converts a complete token to float64 as strconv.ParseFloat would, or reports false when
+// b is not exactly one CTF number.
+func Parse(b []byte) (float64, bool) {
+	v, n, st := Scan(b)
+	return v, st == OK && n == len(b)
+}

@@ -1,0 +1,123 @@
+package fastfloat
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// grammar is CNTK's number syntax, anchored at the start; the longest match is the token.
+// A '.' without fraction digits ends the number: "1.e5" is the number "1." and then "e5".
+var grammar = regexp.MustCompile(`^[+-]?[0-9]+(\.([0-9]+([eE][+-]?[0-9]+)?)?|[eE][+-]?[0-9]+)?`)
+
+// check compares Scan with the reference: the regexp for the token's extent and
+// strconv.ParseFloat for its value, bit for bit.
+func check(t *testing.T, s string) {
+	t.Helper()
+	v, n, st := Scan([]byte(s))
+	tok := grammar.FindString(s)
+	if tok == "" || st != OK {
+		// No number, or a broken exponent: the reference grammar may still match a prefix
+		// ("1e" matches "1"), but CNTK rejects the whole number then.
+		if st == OK {
+			t.Fatalf("Scan(%q) = OK, grammar finds no number", s)
+		}
+		if tok != "" {
+			rest := s[len(tok):]
+			if len(tok) > 0 && len(rest) > 0 && (rest[0] == 'e' || rest[0] == 'E') && tok[len(tok)-1] != '.' {
+				return // "1e", "1e+", "1ex": rejected by CNTK, as Scan does
+			}
+			t.Fatalf("Scan(%q) = %v at %d, grammar accepts %q", s, st, n, tok)
+		}
+		return
+	}
+	if n != len(tok) {
+		t.Fatalf("Scan(%q) consumed %d bytes, want %d (%q)", s, n, len(tok), tok)
+	}
+	want, err := strconv.ParseFloat(tok, 64)
+	if err != nil && !isRange(err) {
+		t.Fatalf("ParseFloat(%q): %v", tok, err)
+	}
+	if math.Float64bits(v) != math.Float64bits(want) {
+		t.Fatalf("Scan(%q) = %v (%#x), strconv gives %v (%#x)", s, v, math.Float64bits(v), want, math.Float64bits(want))
+	}
+}
+
+func isRange(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+var cases = []string{
+	"5", "+5", "-5", "05", "5.", "5.25", "1e5", "1E+05", "-1.5e-3", "6.4265e+020", "-1.15459e-009",
+	"0", "-0", "+0.0", "0.1", "0.3", "123456789012345678", "12345678901234567890123",
+	"9007199254740993", "9007199254740992", "1e22", "1e23", "1e-22", "1e-23", "4.9e-324", "2e-324",
+	"1.7976931348623157e308", "1.8e308", "1e999999999999", "1e-999999999999",
+	"0.000000000000000000000000000001", "00000000000000000000000000001.5",
+	"3.14159265358979323846264338327950288", "1.e5", ".5", "-.5", "inf", "nan", "2,0", "2:0", "2#0",
+	"2.0f", "1e", "1e+", "+", "-", "e5", "1ex", "1e+x", "1.5 ", "7|", "-0.0e-0",
+	"0.2500000000000000000000000000000000001", "179769313486231570000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+}
+
+func TestScan(t *testing.T) {
+	for _, s := range cases {
+		check(t, s)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		n  int
+		st Status
+	}{
+		{"x", 0, BadStart}, {".5", 0, BadStart}, {"-x", 1, BadAfterSign}, {"-", 1, BadEnd},
+		{"1ex", 2, BadAfterE}, {"1e+x", 3, BadAfterExpSign}, {"1e", 2, BadEnd}, {"1e-", 3, BadEnd},
+		{"1.e5", 2, OK}, {"12 ", 2, OK}, {"12", 2, OK}, {"2:0", 1, OK},
+	} {
+		_, n, st := Scan([]byte(tc.s))
+		if n != tc.n || st != tc.st {
+			t.Errorf("Scan(%q) = %d, %v; want %d, %v", tc.s, n, st, tc.n, tc.st)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	if v, ok := Parse([]byte("2.5")); !ok || v != 2.5 {
+		t.Fatalf("Parse(2.5) = %v, %v", v, ok)
+	}
+	if _, ok := Parse([]byte("2.5x")); ok {
+		t.Fatal("Parse(2.5x) accepted")
+	}
+}
+
+// FuzzScan proves the fast path bit-identical to strconv.ParseFloat on every token it accepts,
+// and its token extent equal to CNTK's grammar.
+func FuzzScan(f *testing.F) {
+	for _, s := range cases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		check(t, s)
+	})
+}
+
+// FuzzDigits builds numbers from random mantissas and exponents, which random strings rarely
+// reach, and checks them against strconv.
+func FuzzDigits(f *testing.F) {
+	f.Add(uint64(123456), int8(-3), uint8(2), false)
+	f.Add(uint64(9007199254740993), int8(5), uint8(0), true)
+	f.Add(uint64(1<<63), int8(-30), uint8(19), false)
+	f.Fuzz(func(t *testing.T, mant uint64, exp int8, frac uint8, neg bool) {
+		s := strconv.FormatUint(mant, 10)
+		if k := int(frac % 25); k > 0 && k < len(s) {
+			s = s[:len(s)-k] + "." + s[len(s)-k:]
+		}
+		if neg {
+			s = "-" + s
+		}
+		s += "e" + strconv.Itoa(int(exp))
+		check(t, s)
+	})
+}
