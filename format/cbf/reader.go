@@ -1,0 +1,620 @@
+package cbf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+)
+
+// Options control reading. The zero value is the documented default for every field.
+type Options struct {
+	// FileName names the data in error messages. Open sets it to the file's path when empty.
+	FileName string
+	// Alias renames streams, as CNTK's `input = [ newName = [ alias = "nameInFile" ] ]` does:
+	// each key is the name to expose, its value the stream's name in the file, which the
+	// exposed stream keeps as its Alias. Streams not named keep their file names. Nil renames
+	// nothing.
+	Alias map[string]string
+	// KeepDataInMemory keeps every decoded chunk for the reader's lifetime, so each chunk is
+	// decoded once (CNTK's keepDataInMemory). Memory use grows to the whole data set.
+	KeepDataInMemory bool
+	// NoMmap makes Open read chunks with ReadAt instead of memory-mapping the file.
+	NoMmap bool
+
+	// strict turns the checks that reading leaves out on: bytes between or after structures,
+	// the order of sparse indices. Validate sets it.
+	strict bool
+	// inputs are streams declared through format.Options.Inputs, checked against the file.
+	inputs []mlfeed.Stream
+}
+
+// Reader reads a CBF file. It implements mlfeed.Source and mlfeed.Detailer; its methods are
+// safe for concurrent use.
+type Reader struct {
+	name    string
+	size    int64
+	header  Header
+	schema  mlfeed.Schema
+	chunks  []mlfeed.ChunkInfo
+	ends    []int64 // end offset of each chunk (the next chunk's offset, or the header's)
+	ra      io.ReaderAt
+	mem     []byte // the whole file, when mapped
+	mapped  bool
+	strict  bool
+	cache   []cached // per chunk, with KeepDataInMemory
+	closers []func() error
+}
+
+type cached struct {
+	once sync.Once
+	c    *mlfeed.Chunk
+	err  error
+}
+
+// NewReader returns a reader of the CBF data in r, which holds size bytes. It reads and checks
+// the prefix, the trailer, the header and the chunk table; chunk data is read by ReadChunk.
+func NewReader(r io.ReaderAt, size int64, opts *Options) (*Reader, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	rd := &Reader{name: opts.FileName, size: size, ra: r, strict: opts.strict}
+	if err := rd.readHeader(); err != nil {
+		return nil, err
+	}
+	if err := rd.buildSchema(opts.Alias); err != nil {
+		return nil, err
+	}
+	if err := rd.checkInputs(opts.inputs); err != nil {
+		return nil, err
+	}
+	if opts.KeepDataInMemory {
+		rd.cache = make([]cached, len(rd.chunks))
+	}
+	return rd, nil
+}
+
+// Open opens the named CBF file. The file is memory-mapped, unless Options.NoMmap is set or
+// the platform cannot map files, in which case chunks are read with ReadAt.
+func Open(name string, opts *Options) (*Reader, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.FileName == "" {
+		o.FileName = name
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rd, err := NewReader(f, st.Size(), &o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rd.closers = append(rd.closers, f.Close)
+	if !o.NoMmap {
+		if reg, err := mmap.Map(f, st.Size()); err == nil {
+			rd.mem = reg.Bytes()
+			rd.mapped = true
+			rd.closers = append(rd.closers, reg.Close)
+		}
+	}
+	return rd, nil
+}
+
+// posErr returns a positional error at byte offset off, naming field, that wraps kind.
+func (rd *Reader) posErr(off int64, field string, kind error, format string, args ...any) error {
+	return mlfeed.OffsetError(rd.name, off, field, fmt.Errorf("%w: %s", kind, fmt.Sprintf(format, args...)))
+}
+
+// readAt reads n bytes at off; a short read is ErrTruncated at the first missing byte.
+func (rd *Reader) readAt(off int64, n int, field string) ([]byte, error) {
+	buf := mlfeed.NewBuffer(mlfeed.Uint8, n).Bytes
+	got, err := rd.ra.ReadAt(buf, off)
+	if got == n {
+		return buf, nil
+	}
+	if err == nil || err == io.EOF {
+		return nil, rd.posErr(off+int64(got), field, ErrTruncated, "the data ends (it has %d bytes)", rd.size)
+	}
+	return nil, mlfeed.OffsetError(rd.name, off+int64(got), field, err)
+}
+
+func (rd *Reader) readHeader() error {
+	h := &rd.header
+	// Prefix.
+	pre, err := rd.readAt(0, int(min(prefixSize, rd.size)), "magic")
+	if err != nil {
+		return err
+	}
+	magic := le.AppendUint64(nil, Magic)
+	if n := len(pre); n < 8 {
+		if string(pre) == string(magic[:n]) {
+			return rd.posErr(rd.size, "magic", ErrTruncated, "the data ends after %d bytes", rd.size)
+		}
+		return rd.posErr(0, "magic", ErrFormat, "not a CNTK binary format file")
+	}
+	if m := le.Uint64(pre); m != Magic {
+		return rd.posErr(0, "magic", ErrFormat, "not a CNTK binary format file (magic %#016x, want %#016x)", m, Magic)
+	}
+	if len(pre) < prefixSize {
+		return rd.posErr(rd.size, "version", ErrTruncated, "the data ends after %d bytes", rd.size)
+	}
+	if h.Version = le.Uint32(pre[8:]); h.Version != Version {
+		return rd.posErr(8, "version", ErrUnsupported, "version %d; only version %d is supported", h.Version, Version)
+	}
+
+	// Trailer: the header offset.
+	if rd.size < prefixSize+headerFixed+trailerSize {
+		return rd.posErr(rd.size, "header", ErrTruncated, "the data ends after %d bytes, before a header and trailer", rd.size)
+	}
+	tr, err := rd.readAt(rd.size-trailerSize, trailerSize, "header offset")
+	if err != nil {
+		return err
+	}
+	hoff := int64(le.Uint64(tr))
+	maxOff := rd.size - trailerSize - headerFixed
+	if hoff < prefixSize || hoff > maxOff {
+		return rd.posErr(rd.size-trailerSize, "header offset", ErrFormat, "header offset %d outside [%d, %d]", hoff, prefixSize, maxOff)
+	}
+	h.Offset = hoff
+	hb, err := rd.readAt(hoff, int(rd.size-trailerSize-hoff), "header")
+	if err != nil {
+		return err
+	}
+	at := func(p int) int64 { return hoff + int64(p) }
+
+	if m := le.Uint64(hb); m != Magic {
+		return rd.posErr(hoff, "header magic", ErrFormat, "magic %#016x at the header offset, want %#016x", m, Magic)
+	}
+	numChunks := le.Uint32(hb[8:])
+	numStreams := le.Uint32(hb[12:])
+	p := headerFixed
+	if numStreams == 0 {
+		return rd.posErr(at(12), "numStreams", ErrFormat, "the file declares no streams")
+	}
+	if uint64(numStreams) > uint64(len(hb)-p)/minStreamDesc {
+		return rd.posErr(at(12), "numStreams", ErrTooLarge, "%d streams need at least %d bytes, the header has %d left", numStreams, uint64(numStreams)*minStreamDesc, len(hb)-p)
+	}
+	h.Streams = make([]StreamHeader, numStreams)
+	seen := make(map[string]bool, numStreams)
+	for k := range h.Streams {
+		s := &h.Streams[k]
+		field := func(f string) string { return fmt.Sprintf("stream %d %s", k, f) }
+		if len(hb)-p < 5 {
+			return rd.posErr(at(len(hb)), field("encoding"), ErrTruncated, "the header ends")
+		}
+		switch hb[p] {
+		case encDense:
+			s.Storage = mlfeed.Dense
+		case encSparse:
+			s.Storage = mlfeed.Sparse
+		default:
+			return rd.posErr(at(p), field("encoding"), ErrFormat, "unknown encoding %d (want 0 dense or 1 sparse)", hb[p])
+		}
+		n := le.Uint32(hb[p+1:])
+		if int64(n) > int64(len(hb)-p-10) {
+			return rd.posErr(at(p+1), field("name length"), ErrTooLarge, "name length %d, the header has %d bytes left", n, len(hb)-p-5)
+		}
+		p += 5
+		name := hb[p : p+int(n)]
+		if err := checkName(name); err != nil {
+			return rd.posErr(at(p), field("name"), ErrFormat, "%v", err)
+		}
+		s.Name = string(name)
+		if seen[s.Name] {
+			return rd.posErr(at(p), field("name"), ErrFormat, "stream name %q used twice", s.Name)
+		}
+		seen[s.Name] = true
+		p += int(n)
+		switch hb[p] {
+		case elemFloat:
+			s.Type = mlfeed.Float32
+		case elemDouble:
+			s.Type = mlfeed.Float64
+		default:
+			return rd.posErr(at(p), field("element type"), ErrFormat, "unknown element type %d (want 0 float or 1 double)", hb[p])
+		}
+		dim := le.Uint32(hb[p+1:])
+		switch {
+		case dim == 0:
+			return rd.posErr(at(p+1), field("dim"), ErrFormat, "dimension 0")
+		case s.Storage == mlfeed.Sparse && dim > math.MaxInt32:
+			return rd.posErr(at(p+1), field("dim"), ErrFormat, "sparse dimension %d does not fit int32", dim)
+		}
+		s.Dim = int(dim)
+		p += 5
+	}
+
+	if uint64(numChunks) > uint64(len(hb)-p)/chunkEntrySize {
+		return rd.posErr(at(8), "numChunks", ErrTooLarge, "%d chunks need a %d-byte table, the header has %d bytes left", numChunks, uint64(numChunks)*chunkEntrySize, len(hb)-p)
+	}
+	table := p
+	h.Chunks = make([]ChunkEntry, numChunks)
+	for k := range h.Chunks {
+		c := &h.Chunks[k]
+		c.Offset = int64(le.Uint64(hb[p:]))
+		c.Sequences = le.Uint32(hb[p+8:])
+		c.Samples = le.Uint32(hb[p+12:])
+		field := fmt.Sprintf("chunk table entry %d", k)
+		switch {
+		case c.Offset < prefixSize || c.Offset > hoff:
+			return rd.posErr(at(p), field, ErrFormat, "chunk offset %d outside the data section [%d, %d]", c.Offset, prefixSize, hoff)
+		case k > 0 && c.Offset < h.Chunks[k-1].Offset:
+			return rd.posErr(at(p), field, ErrFormat, "chunk offset %d is before chunk %d's offset %d", c.Offset, k-1, h.Chunks[k-1].Offset)
+		case k == 0 && rd.strict && c.Offset != prefixSize:
+			return rd.posErr(at(p), field, ErrFormat, "%d bytes between the prefix and the first chunk", c.Offset-prefixSize)
+		}
+		p += chunkEntrySize
+	}
+	if rd.strict && p != len(hb) {
+		return rd.posErr(at(p), "trailer", ErrFormat, "%d bytes between the chunk table and the trailer", len(hb)-p)
+	}
+	if rd.strict && numChunks == 0 && hoff != prefixSize {
+		return rd.posErr(prefixSize, "data", ErrFormat, "%d bytes of data, but no chunks", hoff-prefixSize)
+	}
+
+	// Each chunk's counts against its size: every sequence has a length and, per stream, at
+	// least a sample count (dense) or a sample count and an nnz (sparse); every sample of a
+	// sequence's longest stream takes at least 4 bytes.
+	perSeq := int64(4)
+	for _, s := range h.Streams {
+		perSeq += 4
+		if s.Storage == mlfeed.Sparse {
+			perSeq += 4
+		}
+	}
+	rd.ends = make([]int64, len(h.Chunks))
+	rd.chunks = make([]mlfeed.ChunkInfo, len(h.Chunks))
+	for k, c := range h.Chunks {
+		end := hoff
+		if k+1 < len(h.Chunks) {
+			end = h.Chunks[k+1].Offset
+		}
+		rd.ends[k] = end
+		size := end - c.Offset
+		entry := at(table + k*chunkEntrySize)
+		switch {
+		case int64(c.Sequences) > size/perSeq:
+			return rd.posErr(entry+8, fmt.Sprintf("chunk table entry %d numSequences", k), ErrTooLarge,
+				"%d sequences need at least %d bytes each, the chunk has %d bytes", c.Sequences, perSeq, size)
+		case int64(c.Samples) > size/4:
+			return rd.posErr(entry+12, fmt.Sprintf("chunk table entry %d numSamples", k), ErrTooLarge,
+				"%d samples need at least 4 bytes each, the chunk has %d bytes", c.Samples, size)
+		case c.Sequences == 0 && c.Samples != 0:
+			return rd.posErr(entry+12, fmt.Sprintf("chunk table entry %d numSamples", k), ErrFormat,
+				"%d samples in a chunk of no sequences", c.Samples)
+		}
+		rd.chunks[k] = mlfeed.ChunkInfo{Sequences: int(c.Sequences), Samples: int64(c.Samples)}
+	}
+	return nil
+}
+
+// checkName accepts non-empty, printable UTF-8 stream names.
+func checkName(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("empty stream name")
+	}
+	if !utf8.Valid(b) {
+		return fmt.Errorf("stream name %q is not UTF-8", b)
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return fmt.Errorf("stream name %q holds a non-printable character", b)
+		}
+	}
+	return nil
+}
+
+func (rd *Reader) buildSchema(alias map[string]string) error {
+	rd.schema.Streams = make([]mlfeed.Stream, len(rd.header.Streams))
+	for k, s := range rd.header.Streams {
+		rd.schema.Streams[k] = mlfeed.Stream{Name: s.Name, Storage: s.Storage, Type: s.Type, Dim: s.Dim}
+	}
+	renamed := map[string]string{} // name in file -> new name
+	for newName, inFile := range alias {
+		if prev, ok := renamed[inFile]; ok {
+			return fmt.Errorf("%w: streams %q and %q both alias %q", format.ErrUsage, prev, newName, inFile)
+		}
+		renamed[inFile] = newName
+		k := rd.fileIndex(inFile)
+		if k < 0 {
+			return fmt.Errorf("%w: alias %q of %q: %s has no stream %q (streams: %s)", format.ErrUsage, inFile, newName, rd.displayName(), inFile, rd.fileNames())
+		}
+		st := &rd.schema.Streams[k]
+		st.Name = newName
+		if newName != inFile {
+			st.Alias = inFile
+		}
+	}
+	if err := rd.schema.Validate(); err != nil {
+		return fmt.Errorf("%w: %s: renaming streams: %v", format.ErrUsage, rd.displayName(), err)
+	}
+	return nil
+}
+
+func (rd *Reader) fileIndex(name string) int {
+	for k, s := range rd.header.Streams {
+		if s.Name == name {
+			return k
+		}
+	}
+	return -1
+}
+
+func (rd *Reader) fileNames() string {
+	s := ""
+	for k, st := range rd.header.Streams {
+		if k > 0 {
+			s += ", "
+		}
+		s += st.Name
+	}
+	return s
+}
+
+func (rd *Reader) displayName() string {
+	if rd.name == "" {
+		return "<input>"
+	}
+	return rd.name
+}
+
+// Header returns the file's header and chunk table.
+func (rd *Reader) Header() Header { return rd.header }
+
+// Schema returns the streams in file order, renamed as Options.Alias says.
+func (rd *Reader) Schema() mlfeed.Schema { return rd.schema }
+
+// Chunks returns the chunk table: the file's chunks, with their sequence and sample counts.
+func (rd *Reader) Chunks() []mlfeed.ChunkInfo { return rd.chunks }
+
+// Details reports the version, where the header is and how chunks are read.
+func (rd *Reader) Details() map[string]any {
+	return map[string]any{
+		"version":             rd.header.Version,
+		"header_offset":       rd.header.Offset,
+		"header_bytes":        rd.size - rd.header.Offset,
+		"mmap":                rd.mapped,
+		"keep_data_in_memory": rd.cache != nil,
+	}
+}
+
+// ReadChunk decodes chunk i. Values of a chunk that holds one sequence are not copied: they
+// point into the mapped file (or the chunk's bytes), and stay valid until Close.
+func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("cbf: chunk %d outside [0, %d)", i, len(rd.chunks))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rd.cache != nil {
+		e := &rd.cache[i]
+		e.once.Do(func() { e.c, e.err = rd.load(i) })
+		return e.c, e.err
+	}
+	return rd.load(i)
+}
+
+func (rd *Reader) load(i int) (*mlfeed.Chunk, error) {
+	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
+	var b []byte
+	if rd.mem != nil {
+		b = rd.mem[off:end]
+	} else {
+		var err error
+		if b, err = rd.readAt(off, int(end-off), fmt.Sprintf("chunk %d", i)); err != nil {
+			return nil, err
+		}
+	}
+	d := decoder{rd: rd, chunk: i, b: b, base: off}
+	return d.decode()
+}
+
+// Close releases the mapping and the file. Chunks read before must not be used after it.
+func (rd *Reader) Close() error {
+	var errs []error
+	for k := len(rd.closers) - 1; k >= 0; k-- {
+		errs = append(errs, rd.closers[k]())
+	}
+	rd.closers = nil
+	rd.mem = nil
+	return errors.Join(errs...)
+}
+
+// decoder decodes the bytes b of one chunk, which start at file offset base.
+type decoder struct {
+	rd    *Reader
+	chunk int
+	b     []byte
+	base  int64
+}
+
+func (d *decoder) fail(p int, field string, kind error, format string, args ...any) error {
+	return d.rd.posErr(d.base+int64(p), fmt.Sprintf("chunk %d %s", d.chunk, field), kind, format, args...)
+}
+
+func (d *decoder) decode() (*mlfeed.Chunk, error) {
+	ent := d.rd.header.Chunks[d.chunk]
+	nseq := int(ent.Sequences)
+	var sum uint64
+	for q := 0; q < nseq; q++ {
+		sum += uint64(le.Uint32(d.b[4*q:]))
+	}
+	if sum != uint64(ent.Samples) {
+		return nil, d.fail(0, "sequence lengths", ErrFormat, "they add up to %d samples, the chunk table says %d", sum, ent.Samples)
+	}
+	c := &mlfeed.Chunk{Sequences: nseq, Streams: make([]mlfeed.StreamData, len(d.rd.header.Streams))}
+	p := 4 * nseq
+	for k := range d.rd.header.Streams {
+		var err error
+		if d.rd.header.Streams[k].Storage == mlfeed.Dense {
+			p, err = d.dense(k, p, nseq, &c.Streams[k])
+		} else {
+			p, err = d.sparse(k, p, nseq, &c.Streams[k])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for q := 0; q < nseq; q++ {
+		var longest int64
+		for k := range c.Streams {
+			longest = max(longest, c.Streams[k].SeqStart[q+1]-c.Streams[k].SeqStart[q])
+		}
+		if l := int64(le.Uint32(d.b[4*q:])); l != longest {
+			return nil, d.fail(4*q, fmt.Sprintf("sequence %d length", q), ErrFormat, "the length table says %d samples, the longest stream has %d", l, longest)
+		}
+	}
+	if d.rd.strict && p != len(d.b) {
+		return nil, d.fail(p, "end", ErrFormat, "%d bytes after the last stream's data", len(d.b)-p)
+	}
+	return c, nil
+}
+
+// dense decodes stream k's sequences starting at p and returns the offset after them.
+func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
+	st := &d.rd.header.Streams[k]
+	per := int64(st.Dim) * int64(st.Type.Size()) // bytes per sample
+	start, total := p, int64(0)
+	for q := 0; q < nseq; q++ {
+		if len(d.b)-p < 4 {
+			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
+		}
+		n := int64(le.Uint32(d.b[p:]))
+		if left := int64(len(d.b) - p - 4); n > left/per {
+			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d samples of %d bytes each, the chunk has %d bytes left", n, per, left)
+		}
+		total += n
+		p += 4 + int(n*per)
+	}
+	out.SeqStart = make([]int64, nseq+1)
+	if nseq == 1 {
+		out.SeqStart[1] = total
+		out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.b[start+4 : p]}
+		return p, nil
+	}
+	out.Values = mlfeed.NewBuffer(st.Type, int(total)*st.Dim)
+	dst := out.Values.Bytes
+	p = start
+	for q := 0; q < nseq; q++ {
+		n := int64(le.Uint32(d.b[p:]))
+		out.SeqStart[q+1] = out.SeqStart[q] + n
+		p += 4
+		dst = dst[copy(dst, d.b[p:p+int(n*per)]):]
+		p += int(n * per)
+	}
+	return p, nil
+}
+
+// sparse decodes stream k's sequences starting at p and returns the offset after them.
+func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
+	st := &d.rd.header.Streams[k]
+	es := int64(st.Type.Size())
+	start := p
+	var samples, nnzs int64
+	for q := 0; q < nseq; q++ {
+		if len(d.b)-p < 8 {
+			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
+		}
+		n := int64(le.Uint32(d.b[p:]))
+		nnz := int64(int32(le.Uint32(d.b[p+4:])))
+		left := int64(len(d.b) - p - 8)
+		switch {
+		case nnz < 0:
+			return 0, d.fail(p+4, d.field(k, q, "nnz"), ErrFormat, "negative nnz %d", nnz)
+		case nnz > left/(es+4):
+			return 0, d.fail(p+4, d.field(k, q, "nnz"), ErrTooLarge, "%d values and indices of %d bytes each, the chunk has %d bytes left", nnz, es+4, left)
+		case n > (left-nnz*(es+4))/4:
+			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d per-sample counts after %d values and indices, the chunk has %d bytes left", n, nnz, left)
+		}
+		samples += n
+		nnzs += nnz
+		p += 8 + int(nnz*(es+4)+n*4)
+	}
+	out.SeqStart = make([]int64, nseq+1)
+	out.SampleStart = make([]int64, samples+1)
+	out.Indices = make([]int32, nnzs)
+	if nseq == 1 {
+		out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.b[start+8 : start+8+int(nnzs*es)]}
+	} else {
+		out.Values = mlfeed.NewBuffer(st.Type, int(nnzs))
+	}
+	dim := int32(st.Dim)
+	vals, idx := out.Values.Bytes, out.Indices
+	s := int64(0) // samples so far
+	p = start
+	for q := 0; q < nseq; q++ {
+		n := int(le.Uint32(d.b[p:]))
+		nnz := int(le.Uint32(d.b[p+4:]))
+		out.SeqStart[q+1] = out.SeqStart[q] + int64(n)
+		p += 8
+		if nseq > 1 {
+			vals = vals[copy(vals, d.b[p:p+nnz*int(es)]):]
+		}
+		p += nnz * int(es)
+		ib := d.b[p : p+4*nnz]
+		for j := range nnz {
+			ix := int32(le.Uint32(ib[4*j:]))
+			if ix < 0 || ix >= dim {
+				return 0, d.fail(p+4*j, d.field(k, q, "index"), ErrFormat, "index %d outside [0, %d)", ix, dim)
+			}
+			idx[j] = ix
+		}
+		p += 4 * nnz
+		base := out.SampleStart[s]
+		acc := 0
+		for j := range n {
+			c := int(int32(le.Uint32(d.b[p+4*j:])))
+			if c < 0 || c > nnz-acc {
+				return 0, d.fail(p+4*j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j, c, nnz-acc, nnz)
+			}
+			if d.rd.strict {
+				if err := d.checkSorted(idx[acc:acc+c], p-4*nnz+4*acc, k, q); err != nil {
+					return 0, err
+				}
+			}
+			acc += c
+			out.SampleStart[s+1] = base + int64(acc)
+			s++
+		}
+		if acc != nnz {
+			return 0, d.fail(p, d.field(k, q, "sample nnz"), ErrFormat, "the per-sample counts add up to %d, nnz is %d", acc, nnz)
+		}
+		idx = idx[nnz:]
+		p += 4 * n
+	}
+	return p, nil
+}
+
+// checkSorted reports indices of one sample that do not increase; CNTK's reader assumes they
+// do. p is the file position of ix[0] within the chunk.
+func (d *decoder) checkSorted(ix []int32, p, k, q int) error {
+	for j := 1; j < len(ix); j++ {
+		if ix[j] <= ix[j-1] {
+			return d.fail(p+4*j, d.field(k, q, "index"), ErrFormat, "index %d follows %d in the same sample; indices must increase", ix[j], ix[j-1])
+		}
+	}
+	return nil
+}
+
+func (d *decoder) field(k, q int, f string) string {
+	return fmt.Sprintf("stream %q sequence %d %s", d.rd.header.Streams[k].Name, q, f)
+}

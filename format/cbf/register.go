@@ -1,0 +1,162 @@
+package cbf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+func init() {
+	format.Register(format.Format{
+		Name:       "cbf",
+		Extensions: []string{".cbf", ".bin"},
+		Match:      Match,
+		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
+			opts, err := ParseOptions(o)
+			if err != nil {
+				return nil, err
+			}
+			return Open(name, opts)
+		},
+		Create: func(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+			if err := format.CheckParams("cbf", o.Params); err != nil {
+				return nil, err
+			}
+			switch {
+			case o.Compat != "" && o.Compat != CompatCTF2Bin:
+				return nil, format.UsageErrorf("cbf: unknown --compat %q (known: %s)", o.Compat, CompatCTF2Bin)
+			case o.Compress != "" && o.Compress != "none":
+				return nil, format.UsageErrorf("cbf: no compression is defined for CBF (--compress %s)", o.Compress)
+			case o.ChunkSize < 0:
+				return nil, format.UsageErrorf("cbf: --chunk-size %d: want a positive size in bytes", o.ChunkSize)
+			}
+			return NewWriter(f, schema, &WriterOptions{ChunkSize: o.ChunkSize, Compat: o.Compat})
+		},
+		Validate: func(name string, o *format.Options, report func(error) bool) error {
+			opts, err := ParseOptions(o)
+			if err != nil {
+				return err
+			}
+			return Validate(name, opts, report)
+		},
+	})
+}
+
+// ParseOptions turns the registry's reader options into Options. It understands these
+// Params (CLI: --opt KEY=VALUE), named as in CNTK's reader configuration:
+//
+//	keepDataInMemory=BOOL    Options.KeepDataInMemory (default false)
+//	input.NAME.alias=STREAM  expose the file's stream STREAM as NAME (Options.Alias)
+//	mmap=BOOL                false reads with ReadAt instead of mapping (default true)
+//
+// Streams declared in o.Inputs (CLI: --input NAME:dense|sparse:DIM[:ALIAS]) rename the file's
+// stream ALIAS (or NAME) to NAME too; their storage and dimension must match the file's.
+// Unknown keys and bad values are errors wrapping format.ErrUsage.
+func ParseOptions(o *format.Options) (*Options, error) {
+	opts := &Options{}
+	if o == nil {
+		return opts, nil
+	}
+	for k, v := range o.Params {
+		switch {
+		case k == "keepDataInMemory":
+			b, err := parseBool(v)
+			if err != nil {
+				return nil, format.UsageErrorf("cbf: --opt %s=%s: %v", k, v, err)
+			}
+			opts.KeepDataInMemory = b
+		case k == "mmap":
+			b, err := parseBool(v)
+			if err != nil {
+				return nil, format.UsageErrorf("cbf: --opt %s=%s: %v", k, v, err)
+			}
+			opts.NoMmap = !b
+		case strings.HasPrefix(k, "input.") && strings.HasSuffix(k, ".alias") && len(k) > len("input..alias"):
+			name := k[len("input.") : len(k)-len(".alias")]
+			if v == "" {
+				return nil, format.UsageErrorf("cbf: --opt %s: empty alias", k)
+			}
+			if err := addAlias(opts, name, v); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, format.UsageErrorf("cbf: unknown --opt %q (known: keepDataInMemory, input.NAME.alias, mmap)", k)
+		}
+	}
+	for _, in := range o.Inputs {
+		if err := addAlias(opts, in.Name, in.FileName()); err != nil {
+			return nil, err
+		}
+		opts.inputs = append(opts.inputs, in)
+	}
+	return opts, nil
+}
+
+func addAlias(opts *Options, name, inFile string) error {
+	if opts.Alias == nil {
+		opts.Alias = map[string]string{}
+	}
+	if prev, ok := opts.Alias[name]; ok && prev != inFile {
+		return format.UsageErrorf("cbf: stream %q declared as the alias of both %q and %q", name, prev, inFile)
+	}
+	opts.Alias[name] = inFile
+	return nil
+}
+
+// parseBool accepts CNTK's boolean spellings: 1, t, true, T, True, TRUE and 0, f, false, F,
+// False, FALSE, and the empty string for false.
+func parseBool(s string) (bool, error) {
+	if s == "" {
+		return false, nil
+	}
+	return strconv.ParseBool(s)
+}
+
+// Validate checks the named file more strictly than reading does and reports each problem
+// found to report, stopping when report returns false. Besides every check reading makes, it
+// reports bytes that no structure accounts for (between the prefix and the first chunk,
+// after a chunk's data, between the chunk table and the trailer) and sparse indices that do
+// not increase within a sample, which CNTK's reader assumes. It returns an error only when it
+// cannot check at all (the file cannot be opened, wrong options).
+func Validate(name string, opts *Options, report func(error) bool) error {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.strict = true
+	rd, err := Open(name, &o)
+	if err != nil {
+		var pe *mlfeed.PosError
+		if errors.As(err, &pe) {
+			report(err)
+			return nil
+		}
+		return err
+	}
+	defer rd.Close()
+	for i := range rd.Chunks() {
+		if _, err := rd.ReadChunk(context.Background(), i); err != nil && !report(err) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// checkInputs compares streams declared with format.Options.Inputs with the file's.
+func (rd *Reader) checkInputs(inputs []mlfeed.Stream) error {
+	for _, in := range inputs {
+		k := rd.schema.Index(in.Name)
+		st := &rd.schema.Streams[k]
+		if st.Storage != in.Storage || st.Dim != in.Dim {
+			return fmt.Errorf("%w: --input %s: %s stores %q as %s with dimension %d, not %s with %d",
+				format.ErrUsage, in.Name, rd.displayName(), in.FileName(), st.Storage, st.Dim, in.Storage, in.Dim)
+		}
+	}
+	return nil
+}

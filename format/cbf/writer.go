@@ -1,0 +1,307 @@
+package cbf
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// WriterOptions control writing. The zero value is the documented default for every field.
+type WriterOptions struct {
+	// ChunkSize is the target size of a chunk in bytes. A chunk holds whole sequences: a
+	// sequence that would take the chunk past ChunkSize starts the next one, and a sequence
+	// larger than ChunkSize gets a chunk of its own. With Compat "ctf2bin" it is the
+	// threshold of ctf2bin.py's estimate instead (its --chunk_size). Zero means
+	// DefaultChunkSize.
+	ChunkSize int64
+	// Compat names a reference implementation whose output to reproduce byte for byte:
+	// CompatCTF2Bin ("ctf2bin") or empty for mlfeed's own chunking.
+	Compat string
+}
+
+// Writer writes a CBF file. It implements mlfeed.Sink. It buffers one chunk (about ChunkSize
+// bytes) and the chunk table, and writes the header when closed.
+type Writer struct {
+	w         *bufio.Writer
+	schema    mlfeed.Schema
+	header    Header
+	chunkSize int64
+	compat    bool
+	pos       int64 // bytes written so far
+	err       error // sticky
+	closed    bool
+
+	// The chunk being built: its length table and each stream's encoded sequences.
+	lengths []byte
+	data    [][]byte
+	nseq    uint32
+	nsamp   uint32
+	size    int64 // len(lengths) + the data's
+
+	estimate int64 // ctf2bin.py's running estimate, never reset
+
+	// The sequence waiting to be encoded (the last one seen: with Compat, a later sequence
+	// may continue it).
+	stage   []staged
+	staging bool
+	stageID string
+
+	sortBuf []int // a permutation for sorting one sparse sample
+}
+
+// staged holds one stream's samples of the waiting sequence.
+type staged struct {
+	n     int     // samples
+	vals  []byte  // little-endian values
+	idx   []int32 // sparse: indices, parallel to vals
+	sizes []int32 // sparse: nnz per sample
+}
+
+// NewWriter returns a writer of a CBF file with the given schema to w. Every stream must hold
+// float32 or float64 values; dense streams need a dimension. A sparse stream without a
+// dimension (Dim 0) is written with the largest index seen plus one. The prefix is written
+// at once, the rest by WriteChunk and Close.
+func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer, error) {
+	if opts == nil {
+		opts = &WriterOptions{}
+	}
+	if err := schema.Validate(); err != nil {
+		return nil, fmt.Errorf("cbf: %w", err)
+	}
+	cw := &Writer{w: bufio.NewWriterSize(w, 1<<20), schema: schema, chunkSize: opts.ChunkSize}
+	switch opts.Compat {
+	case "":
+	case CompatCTF2Bin:
+		cw.compat = true
+	default:
+		return nil, fmt.Errorf("%w: unknown compat mode %q (known: %s)", ErrUnsupported, opts.Compat, CompatCTF2Bin)
+	}
+	if cw.chunkSize <= 0 {
+		cw.chunkSize = DefaultChunkSize
+	}
+	if len(schema.Streams) == 0 {
+		return nil, fmt.Errorf("%w: a CBF file needs at least one stream", ErrUnsupported)
+	}
+	for _, st := range schema.Streams {
+		if _, ok := elemCode(st.Type); !ok {
+			return nil, fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64 (convert with --type float32)", ErrUnsupported, st.Name, st.Type)
+		}
+		switch {
+		case st.Storage == mlfeed.Dense && st.Dim == 0:
+			return nil, fmt.Errorf("%w: stream %q has samples of varying size; CBF needs a fixed dimension", ErrUnsupported, st.Name)
+		case st.Storage == mlfeed.Dense && int64(st.Dim) > math.MaxUint32, st.Storage == mlfeed.Sparse && st.Dim > math.MaxInt32:
+			return nil, fmt.Errorf("%w: stream %q has dimension %d, beyond CBF's limit", ErrTooLarge, st.Name, st.Dim)
+		case int64(len(st.Name)) > math.MaxUint32:
+			return nil, fmt.Errorf("%w: stream name of %d bytes", ErrTooLarge, len(st.Name))
+		}
+		cw.header.Streams = append(cw.header.Streams, StreamHeader{Name: st.Name, Storage: st.Storage, Type: st.Type, Dim: st.Dim})
+	}
+	cw.data = make([][]byte, len(schema.Streams))
+	cw.stage = make([]staged, len(schema.Streams))
+	cw.header.Version = Version
+	cw.write(prefix())
+	return cw, cw.err
+}
+
+func (w *Writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	_, w.err = w.w.Write(b)
+	w.pos += int64(len(b))
+}
+
+// WriteChunk adds the sequences of c, which must follow the writer's schema.
+func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
+	if w.closed {
+		return errors.New("cbf: WriteChunk after Close")
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := c.Validate(&w.schema); err != nil {
+		return fmt.Errorf("cbf: chunk does not match the schema: %w", err)
+	}
+	for q := 0; q < c.Sequences; q++ {
+		id := ""
+		if c.IDs != nil {
+			id = c.IDs[q]
+		}
+		if !w.continues(id) {
+			if w.staging {
+				if err := w.commit(); err != nil {
+					return err
+				}
+			}
+			w.staging, w.stageID = true, id
+		}
+		w.add(c, q)
+	}
+	return w.err
+}
+
+// continues reports whether a sequence with the given id continues the waiting one, as
+// ctf2bin.py joins lines: only with Compat and when the source has ids.
+func (w *Writer) continues(id string) bool {
+	if !w.compat || !w.staging || !w.schema.HasIDs {
+		return false
+	}
+	return id == "" && w.stageID != "" || id != "" && id == w.stageID
+}
+
+// add appends sequence q of c to the waiting sequence.
+func (w *Writer) add(c *mlfeed.Chunk, q int) {
+	for k := range w.stage {
+		st, d, sg := &w.schema.Streams[k], &c.Streams[k], &w.stage[k]
+		s0, s1 := d.SeqStart[q], d.SeqStart[q+1]
+		sz := st.Type.Size()
+		if st.Storage == mlfeed.Dense {
+			sg.vals = append(sg.vals, d.Values.Bytes[int(s0)*st.Dim*sz:int(s1)*st.Dim*sz]...)
+			sg.n += int(s1 - s0)
+			continue
+		}
+		for s := s0; s < s1; s++ {
+			a, b := int(d.SampleStart[s]), int(d.SampleStart[s+1])
+			if a == b && w.compat {
+				continue // ctf2bin.py drops an input without values
+			}
+			ix := d.Indices[a:b]
+			if slices.IsSorted(ix) {
+				sg.idx = append(sg.idx, ix...)
+				sg.vals = append(sg.vals, d.Values.Bytes[a*sz:b*sz]...)
+			} else {
+				perm := w.sortBuf[:0]
+				for j := range ix {
+					perm = append(perm, j)
+				}
+				slices.SortStableFunc(perm, func(x, y int) int { return int(ix[x]) - int(ix[y]) })
+				for _, j := range perm {
+					sg.idx = append(sg.idx, ix[j])
+					sg.vals = append(sg.vals, d.Values.Bytes[(a+j)*sz:(a+j+1)*sz]...)
+				}
+				w.sortBuf = perm
+			}
+			sg.sizes = append(sg.sizes, int32(b-a))
+			sg.n++
+		}
+	}
+}
+
+// commit encodes the waiting sequence into the current chunk, first closing the chunk when
+// the sequence does not belong in it.
+func (w *Writer) commit() error {
+	var length int
+	// est is ctf2bin.py's estimate of the sequence: its values, sparse indices and
+	// per-sample counts (the encoded size without the length and per-stream counts).
+	var est int64
+	for k := range w.stage {
+		st, sg := &w.schema.Streams[k], &w.stage[k]
+		length = max(length, sg.n)
+		est += int64(len(sg.vals))
+		if st.Storage == mlfeed.Sparse {
+			est += 4*int64(len(sg.idx)) + 4*int64(sg.n)
+			if len(sg.idx) > math.MaxInt32 {
+				return fmt.Errorf("%w: a sequence of stream %q has %d values; CBF holds at most %d", ErrTooLarge, st.Name, len(sg.idx), math.MaxInt32)
+			}
+		}
+		if int64(sg.n) > math.MaxUint32 {
+			return fmt.Errorf("%w: a sequence of stream %q has %d samples; CBF holds at most %d", ErrTooLarge, st.Name, sg.n, uint32(math.MaxUint32))
+		}
+	}
+	enc := 4 + est
+	for k := range w.stage {
+		enc += 4
+		if w.schema.Streams[k].Storage == mlfeed.Sparse {
+			enc += 4
+		}
+	}
+	full := uint64(w.nsamp)+uint64(length) > math.MaxUint32 || w.nseq == math.MaxUint32
+	if w.compat {
+		full = full || w.estimate >= w.chunkSize
+	} else {
+		full = full || w.size+enc > w.chunkSize
+	}
+	if w.nseq > 0 && full {
+		w.flush()
+	}
+	w.estimate += est
+	w.lengths = le.AppendUint32(w.lengths, uint32(length))
+	for k := range w.stage {
+		sg := &w.stage[k]
+		b := le.AppendUint32(w.data[k], uint32(sg.n))
+		if w.schema.Streams[k].Storage == mlfeed.Sparse {
+			b = le.AppendUint32(b, uint32(len(sg.idx)))
+			b = append(b, sg.vals...)
+			for _, ix := range sg.idx {
+				b = le.AppendUint32(b, uint32(ix))
+			}
+			for _, n := range sg.sizes {
+				b = le.AppendUint32(b, uint32(n))
+			}
+			if w.schema.Streams[k].Dim == 0 {
+				for _, ix := range sg.idx {
+					w.header.Streams[k].Dim = max(w.header.Streams[k].Dim, int(ix)+1)
+				}
+			}
+		} else {
+			b = append(b, sg.vals...)
+		}
+		w.data[k] = b
+		*sg = staged{vals: sg.vals[:0], idx: sg.idx[:0], sizes: sg.sizes[:0]}
+	}
+	w.nseq++
+	w.nsamp += uint32(length)
+	w.size += enc
+	w.staging = false
+	return nil
+}
+
+// flush writes the current chunk and starts the next.
+func (w *Writer) flush() {
+	w.header.Chunks = append(w.header.Chunks, ChunkEntry{Offset: w.pos, Sequences: w.nseq, Samples: w.nsamp})
+	w.write(w.lengths)
+	for k := range w.data {
+		w.write(w.data[k])
+		w.data[k] = w.data[k][:0]
+	}
+	w.lengths = w.lengths[:0]
+	w.nseq, w.nsamp, w.size = 0, 0, 0
+}
+
+// Close writes the last chunk, the header and the trailer, and flushes. It does not close
+// the underlying writer.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	if w.staging {
+		if err := w.commit(); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	// ctf2bin.py writes its last chunk even when it is empty.
+	if w.nseq > 0 || w.compat && len(w.header.Chunks) == 0 {
+		w.flush()
+	}
+	for k := range w.header.Streams {
+		if w.header.Streams[k].Dim == 0 {
+			w.header.Streams[k].Dim = 1
+		}
+	}
+	w.header.Offset = w.pos
+	w.write(appendHeader(nil, &w.header))
+	if w.err == nil {
+		w.err = w.w.Flush()
+	}
+	return w.err
+}
