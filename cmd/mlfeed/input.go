@@ -29,6 +29,9 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 
 func (f *inputFlags) options() (*format.Options, error) {
 	o := &format.Options{Config: f.config, Log: os.Stderr}
+	if err := f.applyConfig(o); err != nil {
+		return nil, err
+	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)
 		if err != nil {
@@ -37,7 +40,7 @@ func (f *inputFlags) options() (*format.Options, error) {
 		o.Inputs = append(o.Inputs, st)
 	}
 	p, err := parseParams(f.params, "--opt")
-	o.Params = p
+	o.Params = mergeParams(o.Params, p)
 	return o, err
 }
 

@@ -1,0 +1,42 @@
+package cntkconfig_test
+
+import (
+	"fmt"
+
+	"github.com/mlfeed/mlfeed/cntkconfig"
+)
+
+func Example() {
+	text := `
+train = [
+    precision = "float"
+    reader = [
+        readerType = "CNTKTextFormatReader"
+        file = "$DataDir$/Train-28x28_cntk_text.txt"
+        randomize = true
+        input = [
+            features = [ dim = 784 ; format = "dense" ; alias = "x" ]
+            labels = [ dim = 10 ; format = "dense" ; alias = "y" ]
+        ]
+    ]
+]`
+	cfg, err := cntkconfig.Parse("mnist.cntk", []byte(text), "DataDir=/data")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := cfg.Reader("train")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d := r.Deserializers[0]
+	fmt.Println(d.Format, d.File, r.Randomize, r.RandomizationWindow)
+	for _, in := range d.Options.Inputs {
+		fmt.Println(in)
+	}
+	// Output:
+	// ctf /data/Train-28x28_cntk_text.txt true 128
+	// features (alias x) dense float32 784
+	// labels (alias y) dense float32 10
+}
