@@ -125,7 +125,7 @@ func (d *StreamData) validate(st *Stream, nseq int) error {
 	}
 	n := d.Samples()
 	nv := int64(d.Values.Len())
-	if st.Storage == Dense && st.Dim > 0 {
+	if st.Storage == Dense && (st.Dim > 0 || st.Shape != nil) {
 		if d.SampleStart != nil {
 			return fmt.Errorf("fixed-size dense stream has SampleStart")
 		}

@@ -17,8 +17,9 @@ type Stream struct {
 	// Type is the element type of the values.
 	Type ElemType
 	// Dim is the number of values in one dense sample, or the index bound of a sparse one.
-	// Zero means variable: dense samples of different lengths (IDV variable-size vectors) or
-	// a sparse stream with no declared bound.
+	// Zero with a nil Shape means variable: dense samples of different lengths (IDV
+	// variable-size vectors) or a sparse stream with no declared bound. (A fixed size of zero
+	// has a Shape with a zero in it.)
 	Dim int
 	// Shape is the sample's shape when it has more than one axis (an IDX image is [28 28],
 	// an IDV vector type may have several dimensions). Nil means [Dim]. When set, the product

@@ -34,6 +34,9 @@ var (
 	ErrFormat = fmt.Errorf("idx: %w", mlfeed.ErrFormat)
 	// ErrTruncated is wrapped by errors for files that end before their header says.
 	ErrTruncated = fmt.Errorf("idx: %w", mlfeed.ErrTruncated)
+	// ErrTooLarge is wrapped by errors for headers that announce more data than the input
+	// can hold.
+	ErrTooLarge = fmt.Errorf("idx: %w", mlfeed.ErrTooLarge)
 	// ErrUnsupported is wrapped by errors for data IDX cannot hold (several streams, sparse
 	// or text values, sequences of several samples).
 	ErrUnsupported = fmt.Errorf("idx: %w", mlfeed.ErrUnsupported)
@@ -60,16 +63,16 @@ type Header struct {
 }
 
 // Size returns the header's size in bytes: 4 + 4 × rank.
-func (h *Header) Size() int64 { return 4 + 4*int64(len(h.Dims)) }
+func (h Header) Size() int64 { return 4 + 4*int64(len(h.Dims)) }
 
 // Records returns the number of records, Dims[0].
-func (h *Header) Records() int { return h.Dims[0] }
+func (h Header) Records() int { return h.Dims[0] }
 
 // RecordShape returns the shape of one record, Dims[1:].
-func (h *Header) RecordShape() []int { return h.Dims[1:] }
+func (h Header) RecordShape() []int { return h.Dims[1:] }
 
 // RecordElems returns the number of elements in one record.
-func (h *Header) RecordElems() int {
+func (h Header) RecordElems() int {
 	n := 1
 	for _, d := range h.Dims[1:] {
 		n *= d
@@ -78,11 +81,11 @@ func (h *Header) RecordElems() int {
 }
 
 // RecordBytes returns the size of one record in bytes.
-func (h *Header) RecordBytes() int { return h.RecordElems() * h.Type.Size() }
+func (h Header) RecordBytes() int { return h.RecordElems() * h.Type.Size() }
 
 // PayloadSize returns the number of data bytes the header announces, or ok == false when
 // that number overflows int64.
-func (h *Header) PayloadSize() (n int64, ok bool) {
+func (h Header) PayloadSize() (n int64, ok bool) {
 	p := uint64(h.Type.Size())
 	for _, d := range h.Dims {
 		hi, lo := bits.Mul64(p, uint64(d))

@@ -24,6 +24,9 @@ const (
 	DefaultMaxMemory = 1 << 30 // decompressed bytes kept in memory before spilling to disk
 )
 
+// maxChunkRecords caps the records of one chunk.
+const maxChunkRecords = 1 << 20
+
 // Options control reading. The zero value is the documented default for every field.
 type Options struct {
 	// Name is the stream's name. Empty means "labels" for rank-1 files and "features" for
@@ -43,11 +46,12 @@ type Options struct {
 // Reader reads an IDX file. It implements mlfeed.Source with one stream. Its methods are safe
 // for concurrent use.
 type Reader struct {
-	name   string
-	header Header
-	stream mlfeed.Stream
-	chunks []mlfeed.ChunkInfo
-	perChk int // records per chunk
+	name     string
+	header   Header
+	stream   mlfeed.Stream
+	chunks   []mlfeed.ChunkInfo
+	perChk   int     // records per chunk
+	identity []int64 // 0, 1, ..., perChk: the SeqStart of every chunk
 
 	// The payload (big-endian elements, after the header) is in mem when mapped or held in
 	// memory, else read through ra at base.
@@ -75,23 +79,39 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *Options) (*Reader, 
 	if err := checkPayload(h, size-h.Size(), name, false); err != nil {
 		return nil, err
 	}
+	if err := checkEmptyRecords(h, name); err != nil {
+		return nil, err
+	}
 	rd := newReader(h, name, opts)
 	rd.ra, rd.base = r, h.Size()
 	return rd, nil
 }
 
-// NewGzipReader returns a reader of gzip-compressed IDX data read from r. The header is
-// decoded at once; the payload is decompressed on the first ReadChunk (into memory, or into a
-// temporary file beyond Options.MaxMemory), so Schema and Chunks are cheap. The payload must
-// hold exactly the bytes the header announces. open, when not nil, reopens r from its start
-// for that later decompression; otherwise r is consumed where it stands.
-func NewGzipReader(r io.Reader, name string, opts *Options, reopen func() (io.ReadCloser, error)) (*Reader, error) {
+// maxDeflateRatio bounds how much DEFLATE can expand its input (the format's limit is 1032:1).
+const maxDeflateRatio = 1032
+
+// NewGzipReader returns a reader of gzip-compressed IDX data read from r, which holds size
+// compressed bytes (negative if unknown). The header is decoded at once and rejected if it
+// announces more than DEFLATE could expand size bytes to; the payload is decompressed on the
+// first ReadChunk (into memory, or into a temporary file beyond Options.MaxMemory), so Schema
+// and Chunks are cheap. The payload must hold exactly the bytes the header announces. reopen,
+// when not nil, reopens r from its start for that later decompression; otherwise r is consumed
+// where it stands.
+func NewGzipReader(r io.Reader, size int64, name string, opts *Options, reopen func() (io.ReadCloser, error)) (*Reader, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, mlfeed.OffsetError(name, 0, "gzip header", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
 	h, err := ReadHeader(zr, name)
 	if err != nil {
+		zr.Close()
+		return nil, err
+	}
+	if want, _ := h.PayloadSize(); size >= 0 && want/maxDeflateRatio > size {
+		zr.Close()
+		return nil, mlfeed.OffsetError(name, h.Size(), "dimensions", fmt.Errorf("%w: header %v of %s announces %d bytes, more than %d compressed bytes can hold", ErrTooLarge, h.Dims, h.Type, want, size))
+	}
+	if err := checkEmptyRecords(h, name); err != nil {
 		zr.Close()
 		return nil, err
 	}
@@ -138,7 +158,7 @@ func Open(name string, opts *Options) (*Reader, error) {
 	var magic [2]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
-		rd, err := NewGzipReader(f, name, opts, func() (io.ReadCloser, error) { return os.Open(name) })
+		rd, err := NewGzipReader(f, st.Size(), name, opts, func() (io.ReadCloser, error) { return os.Open(name) })
 		f.Close()
 		return rd, err
 	}
@@ -173,7 +193,7 @@ func newReader(h Header, name string, opts *Options) *Reader {
 			st.Name = "labels"
 		}
 	}
-	if len(h.Dims) > 2 {
+	if len(h.Dims) > 2 || len(h.Dims) == 2 && h.Dims[1] == 0 {
 		st.Shape = append([]int(nil), h.Dims[1:]...)
 	}
 	rd.stream = st
@@ -181,18 +201,35 @@ func newReader(h Header, name string, opts *Options) *Reader {
 	if chunk <= 0 {
 		chunk = DefaultChunkSize
 	}
-	rb := h.RecordBytes()
-	rd.perChk = 1
-	if rb > 0 && chunk/rb > 1 {
-		rd.perChk = chunk / rb
-	} else if rb == 0 {
-		rd.perChk = max(h.Records(), 1)
+	// Whole records of about chunk bytes, at least one and at most maxChunkRecords, so that
+	// neither the chunk table nor a chunk's offsets outgrow the data.
+	rd.perChk = min(h.Records(), maxChunkRecords)
+	if rb := h.RecordBytes(); rb > 0 {
+		rd.perChk = min(max(chunk/rb, 1), rd.perChk)
+	}
+	// Every sequence is one sample, so every chunk's SeqStart is a prefix of 0, 1, 2, ...:
+	// one read-only slice serves them all.
+	rd.identity = make([]int64, rd.perChk+1)
+	for k := range rd.identity {
+		rd.identity[k] = int64(k)
 	}
 	for left := h.Records(); left > 0; left -= rd.perChk {
 		n := min(left, rd.perChk)
 		rd.chunks = append(rd.chunks, mlfeed.ChunkInfo{Sequences: n, Samples: int64(n)})
 	}
 	return rd
+}
+
+// MaxEmptyRecords is the most records of zero bytes (a zero among the record dimensions) a
+// file may announce: such records take no space in the file, so their number is bounded
+// here instead of by the file's size.
+const MaxEmptyRecords = 1 << 24
+
+func checkEmptyRecords(h Header, name string) error {
+	if h.RecordBytes() == 0 && h.Records() > MaxEmptyRecords {
+		return mlfeed.OffsetError(name, 4, "dimensions", fmt.Errorf("%w: %d records of zero bytes (dimensions %v); at most %d are accepted", ErrTooLarge, h.Records(), h.Dims, MaxEmptyRecords))
+	}
+	return nil
 }
 
 // checkPayload compares the bytes after the header with what the header announces.
@@ -352,10 +389,7 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 		values = mlfeed.NewBuffer(rd.header.Type, len(raw)/sz)
 		swapInto(values.Bytes, raw, sz)
 	}
-	seq := make([]int64, n+1)
-	for k := range seq {
-		seq[k] = int64(k)
-	}
+	seq := rd.identity[: n+1 : n+1]
 	return &mlfeed.Chunk{Sequences: n, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: values}}}, nil
 }
 

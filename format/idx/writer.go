@@ -112,7 +112,7 @@ func HeaderFor(st *mlfeed.Stream, records int) (Header, error) {
 	if !Supports(st.Type) {
 		return Header{}, fmt.Errorf("%w: stream %q holds %s; IDX holds uint8, int8, int16, int32, float32, float64 (convert with --type)", ErrUnsupported, st.Name, st.Type)
 	}
-	if st.Dim == 0 {
+	if st.Dim == 0 && st.Shape == nil {
 		return Header{}, fmt.Errorf("%w: stream %q has variable-size samples; IDX records have one size", ErrUnsupported, st.Name)
 	}
 	h := Header{Type: st.Type, Dims: []int{records}}
