@@ -1,0 +1,452 @@
+package idv
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// Writer defaults, as in ML.NET's BinarySaver.
+const (
+	// DefaultMaxRowsPerBlock is BinarySaver's default cap on rows per block.
+	DefaultMaxRowsPerBlock = 8192
+	// DefaultMaxBytesPerBlock is BinarySaver's default cap on the estimated bytes of the rows
+	// of one block (all columns together): 80 MiB.
+	DefaultMaxBytesPerBlock = 80 << 20
+	// DefaultLevel is the DEFLATE level: zlib's default, which .NET's DeflateStream uses.
+	DefaultLevel = 6
+)
+
+// WriterOptions control a Writer. The zero value is BinarySaver's default: DEFLATE, at most
+// 8192 rows and 80 MiB per block.
+type WriterOptions struct {
+	// Uncompressed stores blocks as they are (compression kind None) instead of DEFLATE.
+	Uncompressed bool
+	// Level is the DEFLATE level, 1 (fastest) to 9 (smallest). Zero means DefaultLevel.
+	Level int
+	// MaxRowsPerBlock caps the rows of a block. Zero means DefaultMaxRowsPerBlock; negative
+	// means no cap (MaxBytesPerBlock alone decides).
+	MaxRowsPerBlock int
+	// MaxBytesPerBlock caps the estimated size of a block's rows over all columns, as
+	// BinarySaver estimates it. Zero means DefaultMaxBytesPerBlock; negative means no cap.
+	MaxBytesPerBlock int64
+	// Workers is the number of blocks compressed at once. Zero means GOMAXPROCS.
+	Workers int
+}
+
+// Writer writes an IDV stream as BinarySaver does: a header (written last), the data blocks
+// in block-major order (block 0 of every column, then block 1, ...), the lookup tables, each
+// column's metadata blocks and metadata table, the column table of contents and the tail
+// signature. Every column has the same rows per block, chosen from the first rows with
+// BinarySaver's rule. It implements mlfeed.Sink; memory holds about one block of rows.
+type Writer struct {
+	w        io.WriteSeeker
+	bw       *bufio.Writer
+	start    int64 // position of the stream's first byte in w
+	pos      int64 // bytes written, relative to start
+	schema   mlfeed.Schema
+	codecs   []*codec
+	builders []*builder
+	opts     WriterOptions
+	maxRows  int64
+	maxBytes int64
+	rpb      int64 // 0 until decided
+	rows     int64
+	lookups  [][]blockEntry
+	queue    []*pending
+	sem      chan struct{}
+	err      error
+	closed   bool
+}
+
+type pending struct {
+	wg  sync.WaitGroup
+	raw [][]byte
+	out [][]byte
+	err error
+}
+
+// NewWriter returns a Writer of schema to w, starting at w's current position (offsets in
+// the stream are relative to it). w must be seekable: the header is written last. Streams
+// must hold one sample per sequence; complex element types cannot be stored.
+func NewWriter(w io.WriteSeeker, schema mlfeed.Schema, opts *WriterOptions) (*Writer, error) {
+	wr := &Writer{w: w, schema: schema}
+	if opts != nil {
+		wr.opts = *opts
+	}
+	o := &wr.opts
+	if o.Level == 0 {
+		o.Level = DefaultLevel
+	}
+	if o.Level < 1 || o.Level > 9 {
+		return nil, fmt.Errorf("idv: DEFLATE level %d outside 1..9", o.Level)
+	}
+	wr.maxRows, wr.maxBytes = int64(o.MaxRowsPerBlock), o.MaxBytesPerBlock
+	if wr.maxRows == 0 {
+		wr.maxRows = DefaultMaxRowsPerBlock
+	}
+	if wr.maxBytes == 0 {
+		wr.maxBytes = DefaultMaxBytesPerBlock
+	}
+	if wr.maxRows < 0 && wr.maxBytes < 0 {
+		return nil, errors.New("idv: rows per block and bytes per block cannot both be unlimited")
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	wr.sem = make(chan struct{}, o.Workers)
+	if err := schema.Validate(); err != nil {
+		return nil, fmt.Errorf("idv: %w", err)
+	}
+	for i := range schema.Streams {
+		st := &wr.schema.Streams[i]
+		if st.FileName() == "" {
+			return nil, fmt.Errorf("%w: stream %d has no name", ErrFormat, i)
+		}
+		c, err := codecFor(st)
+		if err != nil {
+			return nil, err
+		}
+		kinds := map[string]bool{}
+		for k := range st.Metadata {
+			a := &st.Metadata[k]
+			if a.Name == "" || kinds[a.Name] {
+				return nil, fmt.Errorf("%w: stream %q: metadata kind %q is empty or repeated", ErrFormat, st.Name, a.Name)
+			}
+			kinds[a.Name] = true
+			d := a.Desc
+			d.Name = st.Name + " metadata " + a.Name
+			if _, err := codecFor(&d); err != nil {
+				return nil, err
+			}
+		}
+		wr.codecs = append(wr.codecs, c)
+		wr.builders = append(wr.builders, newBuilder(st, c))
+	}
+	wr.lookups = make([][]blockEntry, len(schema.Streams))
+	start, err := w.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, fmt.Errorf("idv: the output must be seekable: %w", err)
+	}
+	wr.start = start
+	wr.bw = bufio.NewWriterSize(w, 1<<20)
+	wr.write(make([]byte, headerSize))
+	return wr, wr.err
+}
+
+func (w *Writer) write(p []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.bw.Write(p)
+	w.pos += int64(n)
+	w.err = err
+}
+
+// WriteChunk appends the rows of c: every stream must hold exactly one sample per sequence.
+// Sequence ids are not stored (IDV has no place for them).
+func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("idv: WriteChunk after Close")
+	}
+	if err := c.Validate(&w.schema); err != nil {
+		return err
+	}
+	for i := range c.Streams {
+		seq := c.Streams[i].SeqStart
+		for q := 0; q < c.Sequences; q++ {
+			if k := seq[q+1] - seq[q]; k != 1 {
+				return fmt.Errorf("%w: stream %q: sequence %d has %d samples; an IDV row holds exactly one value per column, so sequences of other lengths cannot be stored", ErrUnsupported, w.schema.Streams[i].Name, q, k)
+			}
+		}
+	}
+	s, n := 0, c.Sequences
+	for s < n && w.rpb == 0 {
+		// Rows per block not decided yet: add rows one at a time, as BinarySaver does.
+		marks := make([]mark, len(w.builders))
+		var est int64
+		for i, b := range w.builders {
+			marks[i] = b.mark()
+			if err := b.add(&c.Streams[i], s, s+1); err != nil {
+				return w.fail(err)
+			}
+			est += b.estimate()
+		}
+		rows := int64(w.builders[0].rows)
+		if w.maxBytes >= 0 && est > w.maxBytes && rows > 1 {
+			for i, b := range w.builders {
+				b.undo(marks[i])
+			}
+			w.rpb = rows - 1
+		} else {
+			s++
+			w.rows++
+			if w.maxBytes >= 0 && est > w.maxBytes || w.maxRows >= 0 && rows >= w.maxRows {
+				w.rpb = rows
+			}
+		}
+		if w.rpb > 0 {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(w.builders) == 0 {
+		w.rows += int64(n - s)
+		return nil
+	}
+	for s < n {
+		k := min(int64(n-s), w.rpb-int64(w.builders[0].rows))
+		for i, b := range w.builders {
+			if err := b.add(&c.Streams[i], s, s+int(k)); err != nil {
+				return w.fail(err)
+			}
+		}
+		s += int(k)
+		w.rows += k
+		if int64(w.builders[0].rows) == w.rpb {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+var deflaters sync.Map // level -> *sync.Pool of *flate.Writer
+
+func compress(p []byte, level int) ([]byte, error) {
+	pl, _ := deflaters.LoadOrStore(level, &sync.Pool{})
+	pool := pl.(*sync.Pool)
+	var buf bytes.Buffer
+	buf.Grow(len(p)/2 + 64)
+	fw, _ := pool.Get().(*flate.Writer)
+	if fw == nil {
+		var err error
+		if fw, err = flate.NewWriter(&buf, level); err != nil {
+			return nil, err
+		}
+	} else {
+		fw.Reset(&buf)
+	}
+	defer pool.Put(fw)
+	if _, err := fw.Write(p); err != nil {
+		return nil, err
+	}
+	if err := fw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// flush encodes the current block of every column and queues its compression.
+func (w *Writer) flush() error {
+	p := &pending{raw: make([][]byte, len(w.builders)), out: make([][]byte, len(w.builders))}
+	for i, b := range w.builders {
+		raw, err := b.encode()
+		if err != nil {
+			return w.fail(err)
+		}
+		p.raw[i] = raw
+		if w.opts.Uncompressed {
+			p.out[i] = raw
+			continue
+		}
+		p.wg.Add(1)
+		w.sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-w.sem; p.wg.Done() }()
+			out, err := compress(p.raw[i], w.opts.Level)
+			p.out[i] = out
+			if err != nil {
+				p.err = err
+			}
+		}(i)
+	}
+	w.queue = append(w.queue, p)
+	for len(w.queue) > w.opts.Workers {
+		if err := w.writeOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeOldest waits for the oldest queued block and writes it.
+func (w *Writer) writeOldest() error {
+	p := w.queue[0]
+	w.queue = w.queue[1:]
+	p.wg.Wait()
+	if p.err != nil {
+		return w.fail(p.err)
+	}
+	for i, out := range p.out {
+		w.lookups[i] = append(w.lookups[i], blockEntry{w.pos, int32(len(out)), int32(len(p.raw[i]))})
+		w.write(out)
+	}
+	return w.err
+}
+
+// Close writes the remaining rows, the lookup tables, metadata, table of contents, tail and
+// header, and flushes. It does not close the underlying writer.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.builders) > 0 && w.builders[0].rows > 0 {
+		if w.rpb == 0 {
+			w.rpb = int64(w.builders[0].rows)
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	for len(w.queue) > 0 {
+		if err := w.writeOldest(); err != nil {
+			return err
+		}
+	}
+	if w.rpb == 0 {
+		w.rpb = 1
+	}
+	le := binary.LittleEndian
+	lookupOffs := make([]int64, len(w.builders))
+	for i, entries := range w.lookups {
+		lookupOffs[i] = w.pos
+		p := make([]byte, 0, 16*len(entries))
+		for _, e := range entries {
+			p = le.AppendUint64(p, uint64(e.off))
+			p = le.AppendUint32(p, uint32(e.stored))
+			p = le.AppendUint32(p, uint32(e.inflated))
+		}
+		w.write(p)
+	}
+	metaOffs := make([]int64, len(w.builders))
+	for i := range w.schema.Streams {
+		off, err := w.writeMetadata(&w.schema.Streams[i])
+		if err != nil {
+			return w.fail(err)
+		}
+		metaOffs[i] = off
+	}
+	toc := w.pos
+	var p []byte
+	comp := byte(compDeflate)
+	if w.opts.Uncompressed {
+		comp = compNone
+	}
+	for i := range w.schema.Streams {
+		p = appendString(p, w.schema.Streams[i].FileName())
+		p = w.codecs[i].encode(p)
+		p = append(p, comp)
+		p = appendLEB(p, uint64(w.rpb))
+		p = le.AppendUint64(p, uint64(lookupOffs[i]))
+		p = le.AppendUint64(p, uint64(metaOffs[i]))
+	}
+	w.write(p)
+	tail := w.pos
+	w.write(le.AppendUint64(nil, tailSignature))
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	if w.err != nil {
+		return w.err
+	}
+	h := make([]byte, 0, headerSize)
+	h = le.AppendUint64(h, signature)
+	h = le.AppendUint64(h, WriterVersion)
+	h = le.AppendUint64(h, WriterVersion)
+	h = le.AppendUint64(h, uint64(toc))
+	h = le.AppendUint64(h, uint64(tail))
+	h = le.AppendUint64(h, uint64(w.rows))
+	h = le.AppendUint32(h, uint32(len(w.builders)))
+	h = h[:headerSize]
+	if _, err := w.w.Seek(w.start, io.SeekStart); err != nil {
+		return w.fail(err)
+	}
+	if _, err := w.w.Write(h); err != nil {
+		return w.fail(err)
+	}
+	if _, err := w.w.Seek(w.start+w.pos, io.SeekStart); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// writeMetadata writes a stream's metadata blocks and table and returns the table's offset,
+// or 0 when the stream has no metadata. Each value is stored uncompressed when that is not
+// larger than its DEFLATE form, as BinarySaver does.
+func (w *Writer) writeMetadata(st *mlfeed.Stream) (int64, error) {
+	if len(st.Metadata) == 0 {
+		return 0, nil
+	}
+	le := binary.LittleEndian
+	var toc []byte
+	toc = appendLEB(toc, uint64(len(st.Metadata)))
+	for k := range st.Metadata {
+		a := &st.Metadata[k]
+		d := a.Desc
+		d.Name = st.Name + " metadata " + a.Name
+		c, err := codecFor(&d)
+		if err != nil {
+			return 0, err
+		}
+		if n := a.Data.Samples(); n != 1 || len(a.Data.SeqStart) != 2 {
+			return 0, fmt.Errorf("%w: %s holds %d samples, want one", ErrFormat, d.Name, n)
+		}
+		ms := mlfeed.Schema{Streams: []mlfeed.Stream{d}}
+		if err := (&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{a.Data}}).Validate(&ms); err != nil {
+			return 0, fmt.Errorf("idv: %s: %w", d.Name, err)
+		}
+		b := newBuilder(&d, c)
+		if err := b.add(&a.Data, 0, 1); err != nil {
+			return 0, err
+		}
+		raw, err := b.encode()
+		if err != nil {
+			return 0, err
+		}
+		block, comp := raw, byte(compNone)
+		if !w.opts.Uncompressed {
+			z, err := compress(raw, w.opts.Level)
+			if err != nil {
+				return 0, err
+			}
+			if len(z) < len(raw) {
+				block, comp = z, compDeflate
+			}
+		}
+		toc = appendString(toc, a.Name)
+		toc = c.encode(toc)
+		toc = append(toc, comp)
+		toc = le.AppendUint64(toc, uint64(w.pos))
+		toc = appendLEB(toc, uint64(len(block)))
+		w.write(block)
+	}
+	off := w.pos
+	w.write(toc)
+	return off, w.err
+}
