@@ -24,6 +24,9 @@ type Options struct {
 	Type mlfeed.ElemType
 	// Densify stores sparse streams densely (needed for formats without sparse storage).
 	Densify bool
+	// Streams, when not empty, selects these streams (by name or alias), in this order, and
+	// drops the others.
+	Streams []string
 	// Progress, if set, is called after each chunk with the samples written so far and the
 	// total.
 	Progress func(done, total int64)
@@ -33,6 +36,13 @@ type Options struct {
 func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) error {
 	if opts == nil {
 		opts = &Options{}
+	}
+	if len(opts.Streams) > 0 {
+		sel, err := mlfeed.Select(src, opts.Streams...)
+		if err != nil {
+			return err
+		}
+		src = sel
 	}
 	ft := opts.Format
 	if ft == nil {
@@ -73,6 +83,9 @@ func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
 	for i := range out.Streams {
 		st := &out.Streams[i]
 		if opts.Densify && st.Storage == mlfeed.Sparse {
+			if st.Type == mlfeed.String {
+				return out, fmt.Errorf("%w: sparse text stream %q cannot be densified", mlfeed.ErrUnsupported, st.Name)
+			}
 			if st.Dim == 0 {
 				return out, fmt.Errorf("%w: sparse stream %q has no dimension and cannot be densified", mlfeed.ErrUnsupported, st.Name)
 			}

@@ -17,7 +17,7 @@ func init() {
 	var to, typ, compress, compat string
 	var chunkSize int64
 	var densify, quiet bool
-	var wparams []string
+	var wparams, streams []string
 	cmd := &cobra.Command{
 		Use:   "convert [flags] INPUT... OUTPUT",
 		Short: "Convert a data set to another format, element type or compression",
@@ -30,12 +30,13 @@ a format that cannot hold the data (sparse streams in IDX without --densify, tex
 is an error naming what cannot be carried. A progress bar is shown on a terminal.`,
 		Example: `  mlfeed convert t10k-images-idx3-ubyte.gz images-f32.idx --type float32
   mlfeed convert t10k-images-idx3-ubyte images.idx.gz
+  mlfeed convert images.idx labels.idx --streams labels only-labels.idx
   mlfeed convert --input features:dense:784 --input labels:dense:10 train.ctf train.cbf
   mlfeed convert --input x:sparse:100 in.ctf out.cbf --compat ctf2bin --chunk-size 10000`,
 		Args: atLeastArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
-			opts := &convert.Options{Densify: densify}
+			opts := &convert.Options{Densify: densify, Streams: streams}
 			if to != "" {
 				ft, ok := format.Lookup(to)
 				if !ok {
@@ -82,6 +83,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 	f.StringVar(&compat, "compat", "", "reproduce a reference tool's output byte for byte (ctf2bin)")
 	f.Int64Var(&chunkSize, "chunk-size", 0, "target chunk size in `BYTES` (default: the format's)")
 	f.BoolVar(&densify, "densify", false, "store sparse streams densely")
+	f.StringSliceVar(&streams, "streams", nil, "write only these streams, in this order (`NAME,...`)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	f.StringArrayVarP(&wparams, "write-opt", "W", nil, "format-specific writer option `KEY=VALUE` (repeatable)")
 	rootCmd.AddCommand(cmd)

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/render"
+)
+
+func init() {
+	var in inputFlags
+	var limit, cols, scale int
+	var stream, pngOut string
+	cmd := &cobra.Command{
+		Use:   "show [flags] FILE...",
+		Short: "Draw image samples (MNIST digits) as terminal art or a PNG grid",
+		Long: `show draws the first records of an image stream (a [H W] shape, or a square dimension
+such as 784) as text: '.' for 0, 'o' below 64, 'O' below 128, '@' otherwise, with the values of
+the other small streams (labels) beside each. --png writes the first N records as one grid
+image instead.`,
+		Example: `  mlfeed show -n 2 t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
+  mlfeed show --png digits.png -n 100 train-images-idx3-ubyte.gz`,
+		Args: atLeastArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := in.open(args)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			n := limit
+			if n < 0 {
+				n = 3
+				if pngOut != "" {
+					n = 100
+				}
+			}
+			return show(cmd.Context(), cmd.OutOrStdout(), src, stream, n, pngOut, cols, scale)
+		},
+	}
+	in.register(cmd)
+	f := cmd.Flags()
+	f.IntVarP(&limit, "lines", "n", -1, "number of records (default 3, or 100 with --png)")
+	f.StringVar(&stream, "stream", "", "the image stream `NAME` (default: the first that looks like images)")
+	f.StringVar(&pngOut, "png", "", "write a grid of the records to `FILE` as PNG")
+	f.IntVar(&cols, "cols", 10, "images per row in the PNG grid")
+	f.IntVar(&scale, "scale", 2, "pixel scale of the PNG grid")
+	rootCmd.AddCommand(cmd)
+}
+
+func show(ctx context.Context, w io.Writer, src mlfeed.Source, stream string, n int, pngOut string, cols, scale int) error {
+	sc := src.Schema()
+	idx := -1
+	var h, wd int
+	for i := range sc.Streams {
+		if stream != "" && sc.Streams[i].Name != stream {
+			continue
+		}
+		if hh, ww, ok := render.ImageShape(&sc.Streams[i]); ok {
+			idx, h, wd = i, hh, ww
+			break
+		}
+	}
+	if idx < 0 {
+		if stream != "" {
+			return usageErr("stream %q is not an image stream (dense, numeric, shape [H W] or a square dimension)", stream)
+		}
+		return usageErr("no stream looks like images (dense, numeric, shape [H W] or a square dimension)")
+	}
+	st := &sc.Streams[idx]
+	var imgs []render.Image
+	rec := 0
+	err := eachSequence(ctx, src, int64(n), func(c *mlfeed.Chunk, q int) error {
+		d := &c.Streams[idx]
+		for s := d.SeqStart[q]; s < d.SeqStart[q+1]; s++ {
+			img := render.ImageOf(st, d, s, h, wd)
+			if pngOut != "" {
+				imgs = append(imgs, img)
+				continue
+			}
+			fmt.Fprintf(w, "record %d%s\n%s\n", rec, labelText(&sc, c, q, idx), img.Art())
+		}
+		rec++
+		return nil
+	})
+	if err != nil || pngOut == "" {
+		return err
+	}
+	f, err := atomicfile.Create(pngOut)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := render.GridPNG(f, imgs, cols, scale); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %d images to %s\n", len(imgs), pngOut)
+	return nil
+}
+
+// labelText lists the small streams' values of sequence q: ", labels 7".
+func labelText(sc *mlfeed.Schema, c *mlfeed.Chunk, q, skip int) string {
+	var parts []string
+	for i := range sc.Streams {
+		st := &sc.Streams[i]
+		if i == skip || st.Storage != mlfeed.Dense || st.Dim == 0 || st.Dim > 10 {
+			continue
+		}
+		d := &c.Streams[i]
+		v := appendSamples(nil, st, d, q)
+		if st.Dim == 1 && d.SeqStart[q+1]-d.SeqStart[q] == 1 {
+			v = appendValue(nil, d.Values, int(d.SeqStart[q]))
+		}
+		parts = append(parts, st.Name+" "+string(v))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
