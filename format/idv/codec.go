@@ -208,7 +208,7 @@ func (r *bytesReader) str() (string, error) {
 	}
 	p, err := r.take(n)
 	if err != nil {
-		return "", fmt.Errorf("%w: string of %d bytes %v", ErrFormat, n, err)
+		return "", fmt.Errorf("%w: string of %d bytes: %w", ErrTruncated, n, err)
 	}
 	return validUTF8(p), nil
 }

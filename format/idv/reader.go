@@ -340,6 +340,7 @@ func (r *Reader) checkColumn(c *column) error {
 	if c.metaOff != 0 && (c.metaOff < headerSize || c.metaOff > h.TailOffset) {
 		return fmt.Errorf("%w: metadata offset %d outside [256, %d]", ErrFormat, c.metaOff, h.TailOffset)
 	}
+	r.rpb = c.rpb
 	if h.RowCount == 0 {
 		return nil
 	}
