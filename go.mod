@@ -7,6 +7,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/term v0.47.0
+	gonum.org/v1/hdf5 v0.0.0-20210714002203-8c5d23bc6946
 )
 
 require (

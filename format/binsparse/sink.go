@@ -1,0 +1,184 @@
+package binsparse
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// Sink writes an mlfeed data set as Binsparse matrices: each stream becomes one matrix whose
+// rows are the stream's samples in order, CSR for sparse streams and DMATR for dense ones
+// (WriteOptions.Format converts them). One stream is written to the root group (or Group);
+// several streams each to a group named after the stream. The stream's name (and a dense
+// sample's Shape) is kept in the user key "mlfeed". The data is gathered in memory and
+// written by Close.
+type Sink struct {
+	w      *Writer
+	schema mlfeed.Schema
+	group  string
+	acc    []*accum
+	closed bool
+}
+
+type accum struct {
+	st     mlfeed.Stream
+	rows   int64
+	ptr    []int64
+	idx    []int64
+	maxIdx int64
+	vals   mlfeed.Buffer
+}
+
+// NewSink creates the file name and returns a Sink writing schema's streams into it. group
+// ("" for the default) places a single stream's matrix. The file is NPZ when name ends in
+// ".npz", HDF5 otherwise.
+func NewSink(name string, schema mlfeed.Schema, group string, opts *WriteOptions) (*Sink, error) {
+	return newSink(name, strings.HasSuffix(strings.ToLower(name), ".npz"), schema, group, opts)
+}
+
+func newSink(name string, npz bool, schema mlfeed.Schema, group string, opts *WriteOptions) (*Sink, error) {
+	for _, st := range schema.Streams {
+		if !validValueType(st.Type) {
+			return nil, fmt.Errorf("%w: stream %q holds %s values, which Binsparse cannot store", ErrUnsupported, st.Name, st.Type)
+		}
+		if st.Storage == mlfeed.Dense && st.Dim == 0 {
+			return nil, fmt.Errorf("%w: stream %q has variable-size dense samples; a matrix needs rows of one length", ErrUnsupported, st.Name)
+		}
+	}
+	if len(schema.Streams) == 0 {
+		return nil, fmt.Errorf("%w: no streams to write", ErrUnsupported)
+	}
+	w, err := create(name, npz, opts)
+	if err != nil {
+		return nil, err
+	}
+	if w.npz != nil && len(schema.Streams) > 1 {
+		w.Close()
+		return nil, fmt.Errorf("%w: an NPZ file holds one matrix; the data set has %d streams", ErrUnsupported, len(schema.Streams))
+	}
+	s := &Sink{w: w, schema: schema, group: group}
+	for _, st := range schema.Streams {
+		s.acc = append(s.acc, &accum{st: st, ptr: []int64{0}, vals: mlfeed.Buffer{Type: st.Type}, maxIdx: -1})
+	}
+	return s, nil
+}
+
+// WriteChunk appends the chunk's samples as rows.
+func (s *Sink) WriteChunk(c *mlfeed.Chunk) error {
+	if err := c.Validate(&s.schema); err != nil {
+		return err
+	}
+	for i, a := range s.acc {
+		d := &c.Streams[i]
+		n := d.Samples()
+		a.rows += n
+		a.vals.Append(d.Values)
+		if a.st.Storage == mlfeed.Dense {
+			continue
+		}
+		base := a.ptr[len(a.ptr)-1]
+		for k := int64(1); k <= n; k++ {
+			a.ptr = append(a.ptr, base+d.SampleStart[k])
+		}
+		for _, ix := range d.Indices {
+			a.idx = append(a.idx, int64(ix))
+			a.maxIdx = max(a.maxIdx, int64(ix))
+		}
+	}
+	return nil
+}
+
+// matrix builds the stream's matrix.
+func (a *accum) matrix() (*Matrix, error) {
+	var m *Matrix
+	var err error
+	if a.st.Storage == mlfeed.Dense {
+		m, err = New(DMATR, []int64{a.rows, int64(a.st.Dim)}, map[string]mlfeed.Buffer{"values": a.vals}, false)
+	} else {
+		cols := int64(a.st.Dim)
+		if cols == 0 {
+			cols = a.maxIdx + 1
+		}
+		// Sort each row's indices: mlfeed samples need not be sorted, Binsparse rows must be.
+		if err := sortRows(a.ptr, a.idx, a.vals); err != nil {
+			return nil, fmt.Errorf("stream %q: %w", a.st.Name, err)
+		}
+		m, err = New(CSR, []int64{a.rows, cols}, map[string]mlfeed.Buffer{
+			"pointers_to_1": fromInt64s(a.ptr, MinIndexType(a.ptr[len(a.ptr)-1])),
+			"indices_1":     fromInt64s(a.idx, MinIndexType(max(cols, a.rows))),
+			"values":        a.vals,
+		}, false)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: %w", a.st.Name, err)
+	}
+	key := mlfeedKey{Stream: a.st.Name}
+	if len(a.st.Shape) > 1 {
+		key.Shape = a.st.Shape
+	}
+	js, _ := json.Marshal(key)
+	m.Descriptor.User = map[string]json.RawMessage{"mlfeed": js}
+	return m, nil
+}
+
+// sortRows sorts the indices (and values) of each row and rejects repeated indices.
+func sortRows(ptr, idx []int64, vals mlfeed.Buffer) error {
+	sz := vals.Type.Size()
+	tmp := make([]byte, sz)
+	for r := 0; r+1 < len(ptr); r++ {
+		lo, hi := ptr[r], ptr[r+1]
+		sorted := true
+		for k := lo + 1; k < hi; k++ {
+			if idx[k] < idx[k-1] {
+				sorted = false
+				break
+			}
+		}
+		if !sorted {
+			// insertion sort: rows are short
+			for k := lo + 1; k < hi; k++ {
+				x := idx[k]
+				copy(tmp, vals.Bytes[int(k)*sz:int(k+1)*sz])
+				j := k - 1
+				for ; j >= lo && idx[j] > x; j-- {
+					idx[j+1] = idx[j]
+					copy(vals.Bytes[int(j+1)*sz:int(j+2)*sz], vals.Bytes[int(j)*sz:int(j+1)*sz])
+				}
+				idx[j+1] = x
+				copy(vals.Bytes[int(j+1)*sz:int(j+2)*sz], tmp)
+			}
+		}
+		for k := lo + 1; k < hi; k++ {
+			if idx[k] == idx[k-1] {
+				return fmt.Errorf("%w: sample %d holds index %d twice", ErrFormat, r, idx[k])
+			}
+		}
+	}
+	return nil
+}
+
+// Close writes the matrices and finishes the file.
+func (s *Sink) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, a := range s.acc {
+		m, err := a.matrix()
+		if err != nil {
+			s.w.Close()
+			return err
+		}
+		g := s.group
+		if len(s.acc) > 1 {
+			g = "/" + a.st.Name
+		}
+		if err := s.w.WriteMatrix(g, m); err != nil {
+			s.w.Close()
+			return err
+		}
+	}
+	return s.w.Close()
+}

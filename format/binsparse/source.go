@@ -1,0 +1,359 @@
+package binsparse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"sync"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// SourceOptions control how a matrix becomes an mlfeed.Source. The zero value expands
+// symmetric structures and names the stream after the file's "mlfeed" user key, the group, or
+// "values".
+type SourceOptions struct {
+	// KeepStructure delivers only the stored triangle of a symmetric, hermitian or
+	// skew-symmetric matrix (the default delivers the logical matrix, both triangles).
+	KeepStructure bool
+	// Name, if set, names the stream.
+	Name string
+	// Log receives warnings (a fill value that sparse samples cannot carry). Nil discards them.
+	Log io.Writer
+}
+
+// valuesPerChunk is the number of stored values a chunk aims at.
+const valuesPerChunk = 1 << 20
+
+// Source delivers a matrix as an mlfeed.Source: each row is a sequence of one sample, sparse
+// for the sparse formats (indices are columns) and dense for the dense formats. A vector is one
+// row; a tensor of rank > 2 has shape[0] rows whose samples have the remaining dimensions as
+// their Shape. The matrix is read from the file on the first ReadChunk and held in memory,
+// row-major, until Close.
+type Source struct {
+	f      *File
+	ownsF  bool
+	group  string
+	desc   *Descriptor
+	opts   SourceOptions
+	schema mlfeed.Schema
+	chunks []mlfeed.ChunkInfo
+	starts []int64 // first row of each chunk, plus the total
+	ncols  int64
+
+	once sync.Once
+	err  error
+	ptr  []int64 // sparse: row pointers
+	idx  []int32 // sparse: column indices
+	vals mlfeed.Buffer
+}
+
+// Open opens the matrix at name ("file.bsp.h5", "file.bsp.h5:/group") as a Source. Only the
+// descriptor is read until the first ReadChunk.
+func Open(name string, opts *SourceOptions) (*Source, error) {
+	f, err := OpenFile(name)
+	if err != nil {
+		return nil, err
+	}
+	g, err := f.pick(name)
+	if err == nil {
+		var s *Source
+		if s, err = f.Source(g, opts); err == nil {
+			s.ownsF = true
+			return s, nil
+		}
+	}
+	f.Close()
+	return nil, err
+}
+
+// Source returns the matrix in group as a Source. Closing it does not close f.
+func (f *File) Source(group string, opts *SourceOptions) (*Source, error) {
+	d, err := f.Descriptor(group)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{f: f, group: group, desc: d}
+	if opts != nil {
+		s.opts = *opts
+	}
+	st := mlfeed.Stream{Name: s.streamName(), Type: d.ValueType().Type, Storage: mlfeed.Sparse}
+	if d.IsDense() {
+		st.Storage = mlfeed.Dense
+	}
+	rows := d.Rows()
+	var shape []int64
+	switch len(d.Shape) {
+	case 1:
+		shape = d.Shape
+	default:
+		shape = d.Shape[1:]
+	}
+	s.ncols = 1
+	for _, v := range shape {
+		if v != 0 && s.ncols > math.MaxInt32/v {
+			return nil, fmt.Errorf("%s: %w: rows of %v elements exceed mlfeed's 32-bit sample indices", f.where(group), ErrUnsupported, shape)
+		}
+		s.ncols *= v
+	}
+	st.Dim = int(s.ncols)
+	if len(shape) > 1 {
+		for _, v := range shape {
+			st.Shape = append(st.Shape, int(v))
+		}
+	} else if sh := s.userShape(); sh != nil && st.Storage == mlfeed.Dense {
+		st.Shape = sh
+	}
+	if st.Storage == mlfeed.Dense && st.Dim == 0 {
+		st.Storage = mlfeed.Sparse // a dense row of no values: keep samples well defined
+	}
+	s.schema = mlfeed.Schema{Streams: []mlfeed.Stream{st}}
+	nnz := d.NumberOfStoredValues
+	if nnz < 0 || st.Storage == mlfeed.Dense {
+		nnz = rows * s.ncols
+	}
+	per := rows
+	if nnz > 0 {
+		per = max(1, int64(float64(rows)*valuesPerChunk/float64(nnz)))
+	}
+	for r := int64(0); r < rows; r += per {
+		n := min(per, rows-r)
+		s.starts = append(s.starts, r)
+		s.chunks = append(s.chunks, mlfeed.ChunkInfo{Sequences: int(n), Samples: n})
+	}
+	s.starts = append(s.starts, rows)
+	if d.Fill && st.Storage == mlfeed.Sparse && s.opts.Log != nil && s.fillNonZero() {
+		fmt.Fprintf(s.opts.Log, "binsparse: %s: warning: the fill value does not carry over to sparse samples, whose missing entries are 0\n", f.where(group))
+	}
+	return s, nil
+}
+
+// fillNonZero reports whether the matrix has a fill value other than zero (reading the
+// one-element fill_value array).
+func (s *Source) fillNonZero() bool {
+	dt, ok := s.desc.DataTypes["fill_value"]
+	if !ok {
+		return false
+	}
+	b, err := s.f.readArray(s.group, "fill_value", dt)
+	if err != nil || b.Len() != 1 {
+		return true
+	}
+	for _, c := range b.Bytes {
+		if c != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mlfeedKey is the user key mlfeed writes: the stream's name and sample shape.
+type mlfeedKey struct {
+	Stream string `json:"stream,omitempty"`
+	Shape  []int  `json:"shape,omitempty"`
+}
+
+func (s *Source) userKey() mlfeedKey {
+	var k mlfeedKey
+	if raw, ok := s.desc.User["mlfeed"]; ok {
+		json.Unmarshal(raw, &k) // a foreign "mlfeed" key of another shape is ignored
+	}
+	return k
+}
+
+func (s *Source) userShape() []int {
+	sh := s.userKey().Shape
+	p := 1
+	for _, v := range sh {
+		if v <= 0 {
+			return nil
+		}
+		p *= v
+	}
+	if len(sh) < 2 || int64(p) != s.ncols {
+		return nil
+	}
+	return sh
+}
+
+func (s *Source) streamName() string {
+	switch {
+	case s.opts.Name != "":
+		return s.opts.Name
+	case s.userKey().Stream != "":
+		return s.userKey().Stream
+	case s.group != "" && s.group != "/":
+		return path.Base(s.group)
+	}
+	return "values"
+}
+
+// Schema describes the one stream.
+func (s *Source) Schema() mlfeed.Schema { return s.schema }
+
+// Chunks returns the chunk table, computed from the shape and number_of_stored_values.
+func (s *Source) Chunks() []mlfeed.ChunkInfo { return s.chunks }
+
+// Descriptor returns the matrix's descriptor.
+func (s *Source) Descriptor() *Descriptor { return s.desc }
+
+// Details returns the descriptor's facts and the arrays' storage for `mlfeed info`.
+func (s *Source) Details() map[string]any {
+	d := s.desc
+	m := map[string]any{"binsparse_format": string(d.Format), "shape": d.Shape,
+		"number_of_stored_values": d.NumberOfStoredValues, "container": "hdf5"}
+	if _, ok := s.f.c.(*npzContainer); ok {
+		m["container"] = "npz"
+	}
+	if d.Version != "" {
+		m["version"] = d.Version
+	}
+	if d.Unwrapped {
+		m["descriptor"] = "unwrapped"
+	}
+	types := map[string]string{}
+	arrays := map[string]string{}
+	for n, t := range d.DataTypes {
+		types[n] = t.String()
+		if in, ok, err := s.f.c.array(s.group, n); err == nil && ok {
+			arrays[n] = fmt.Sprintf("%s[%d] %s", in.Type, in.Len, in.Details)
+		}
+	}
+	m["data_types"], m["arrays"] = types, arrays
+	if d.Structure != General {
+		m["structure"] = string(d.Structure)
+	}
+	if d.Fill {
+		m["fill"] = true
+	}
+	if d.Custom != nil {
+		var b bytes.Buffer
+		d.Custom.marshal(&b)
+		m["custom"] = json.RawMessage(b.Bytes())
+	}
+	if s.group != "" && s.group != "/" {
+		m["group"] = s.group
+	}
+	if gs, err := s.f.Matrices(); err == nil && len(gs) > 1 {
+		m["matrices"] = gs
+	}
+	if len(d.User) > 0 {
+		u := map[string]json.RawMessage{}
+		for k, v := range d.User {
+			u[k] = v
+		}
+		m["user"] = u
+	}
+	return m
+}
+
+// load reads the matrix and arranges it row-major.
+func (s *Source) load() error {
+	s.once.Do(func() {
+		m, err := s.f.ReadMatrix(s.group)
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.err = s.arrange(m)
+	})
+	return s.err
+}
+
+// arrange holds m row-major: dense values (DMATR order) or CSR arrays.
+func (s *Source) arrange(m *Matrix) error {
+	d := &m.Descriptor
+	expand := !s.opts.KeepStructure
+	if s.schema.Streams[0].Storage == mlfeed.Dense {
+		target := DMATR
+		if len(d.Shape) == 1 {
+			target = DVEC
+		}
+		if len(d.Shape) > 2 {
+			e, err := m.entries(false, false)
+			if err != nil {
+				return err
+			}
+			t := &Matrix{Descriptor: Descriptor{Format: DMATR, Shape: []int64{e.nrows, e.ncols}}, Arrays: map[string]mlfeed.Buffer{}}
+			if err := t.build(e, m.fillBytes(), 0); err != nil {
+				return err
+			}
+			s.vals = t.Arrays["values"]
+			return nil
+		}
+		c, err := m.Convert(target, &ConvertOptions{Expand: expand})
+		if err != nil {
+			return err
+		}
+		s.vals = c.Values()
+		return nil
+	}
+	e, err := m.entries(true, expand)
+	if err != nil {
+		return err
+	}
+	if err := e.sortBy(false); err != nil {
+		return fmt.Errorf("%s: %w", s.f.where(s.group), err)
+	}
+	s.ptr = make([]int64, e.nrows+1)
+	for _, r := range e.rows {
+		s.ptr[r+1]++
+	}
+	for i := int64(1); i <= e.nrows; i++ {
+		s.ptr[i] += s.ptr[i-1]
+	}
+	s.idx = make([]int32, len(e.cols))
+	for i, c := range e.cols {
+		s.idx[i] = int32(c)
+	}
+	if e.iso {
+		e.pos = make([]int64, len(e.rows))
+		e.iso = false
+	}
+	s.vals = e.values()
+	return nil
+}
+
+// ReadChunk returns chunk i: its rows, one sequence of one sample each.
+func (s *Source) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	if i < 0 || i >= len(s.chunks) {
+		return nil, fmt.Errorf("binsparse: chunk %d of %d", i, len(s.chunks))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	r0, r1 := s.starts[i], s.starts[i+1]
+	n := r1 - r0
+	d := mlfeed.StreamData{SeqStart: make([]int64, n+1)}
+	for k := range d.SeqStart {
+		d.SeqStart[k] = int64(k)
+	}
+	if s.ptr == nil {
+		d.Values = s.vals.Slice(int(r0*s.ncols), int(r1*s.ncols))
+	} else {
+		p0, p1 := s.ptr[r0], s.ptr[r1]
+		d.SampleStart = make([]int64, n+1)
+		for k := range d.SampleStart {
+			d.SampleStart[k] = s.ptr[r0+int64(k)] - p0
+		}
+		d.Indices = s.idx[p0:p1]
+		d.Values = s.vals.Slice(int(p0), int(p1))
+	}
+	return &mlfeed.Chunk{Sequences: int(n), Streams: []mlfeed.StreamData{d}}, nil
+}
+
+// Close releases the matrix (and the file when Open opened it).
+func (s *Source) Close() error {
+	s.ptr, s.idx, s.vals = nil, nil, mlfeed.Buffer{}
+	if s.ownsF {
+		return s.f.Close()
+	}
+	return nil
+}
