@@ -1,0 +1,108 @@
+package convert_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/demo"
+	"github.com/mlfeed/mlfeed/format"
+	_ "github.com/mlfeed/mlfeed/format/idx"
+)
+
+var ctx = context.Background()
+
+func TestFileTypeConversionAndBack(t *testing.T) {
+	dir := t.TempDir()
+	data := demo.Source(300, 3)
+	f32 := filepath.Join(dir, "images.idx.gz")
+	progressCalls := 0
+	err := convert.File(ctx, data, f32, &convert.Options{Streams: []string{"features"}, Type: mlfeed.Float32,
+		Progress: func(done, total int64) { progressCalls++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if progressCalls == 0 {
+		t.Error("no progress reported")
+	}
+	back := filepath.Join(dir, "images.idx")
+	src, err := format.Open([]string{f32}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := src.Schema().Streams[0].Type; got != mlfeed.Float32 {
+		t.Fatalf("type %s", got)
+	}
+	if err := convert.File(ctx, src, back, &convert.Options{Type: mlfeed.Uint8}); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	orig, _ := mlfeed.Select(data, "features")
+	got, err := format.Open([]string{back}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if err := mlfeed.Diff(ctx, orig, got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A conversion that fails leaves no output file behind, and an existing file is untouched.
+func TestFailedConversionLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.idx")
+	// Two streams cannot go into one IDX file.
+	err := convert.File(ctx, demo.Source(10, 1), out, nil)
+	if !errors.Is(err, mlfeed.ErrUnsupported) {
+		t.Fatalf("error %v, want ErrUnsupported", err)
+	}
+	// Pixels up to 255 do not fit int8: the error comes mid-stream.
+	if err := os.WriteFile(out, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = convert.File(ctx, demo.Source(10, 1), out, &convert.Options{Streams: []string{"features"}, Type: mlfeed.Int8})
+	if !errors.Is(err, mlfeed.ErrRange) {
+		t.Fatalf("error %v, want ErrRange", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "keep me" {
+		t.Error("the existing output was replaced by a failed conversion")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestDensify(t *testing.T) {
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "s", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 4}}}
+	vals := mlfeed.NewBuffer(mlfeed.Float32, 3)
+	vals.SetFloat64(0, 1)
+	vals.SetFloat64(1, 2)
+	vals.SetFloat64(2, 3)
+	c := &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{{
+		SeqStart: []int64{0, 1, 2}, SampleStart: []int64{0, 2, 3}, Indices: []int32{0, 3, 2}, Values: vals,
+	}}}
+	out, err := convert.TargetSchema(sc, &convert.Options{Densify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := convert.Transform(&sc, &out, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Streams[0].Values.Float32s()
+	want := []float32{1, 0, 0, 2, 0, 0, 3, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("densified %v, want %v", got, want)
+		}
+	}
+	if err := d.Validate(&out); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine if needed, then runs every test. Extra arguments go to `go test`
+# (for example -short or -run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+go test -tags "$MLFEED_TAGS" -timeout 20m "$@" ./...
