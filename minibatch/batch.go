@@ -1,0 +1,370 @@
+package minibatch
+
+import (
+	"fmt"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// Origin names where a sequence of a batch comes from: the source's chunk and the sequence's
+// index in it.
+type Origin struct {
+	Chunk, Index int
+}
+
+// Batch is one minibatch: this worker's sequences of it, in minibatch order, and how each
+// stream packs them.
+//
+// Data holds the sequences unpadded, in the data model's columnar form (a chunk whose
+// sequences are the minibatch's). Layouts says how each stream lays them out CNTK's way
+// (parallel rows of time steps, first fit); Dense, Sparse and Mask return the padded tensors of
+// a stream in that layout.
+//
+// A Batch and everything it returns are reused by the next call to Reader.Next; Clone makes a
+// copy to keep.
+type Batch struct {
+	// Sweep is the sweep the sequences belong to.
+	Sweep int64
+	// Position is the global sample position after the minibatch.
+	Position int64
+	// Sequences is the number of sequences this worker received.
+	Sequences int
+	// Samples is their sample count, measured as the minibatch size is.
+	Samples int64
+	// GlobalSamples is the sample count of the whole minibatch, over all workers.
+	GlobalSamples int64
+	// EndOfSweep reports that the minibatch ends its sweep.
+	EndOfSweep bool
+	// EndOfEpoch reports that the minibatch reaches the end of an epoch (Config.EpochSize).
+	EndOfEpoch bool
+	// Data holds the sequences, unpadded, parallel to the schema's streams.
+	Data mlfeed.Chunk
+	// Origins tells where each sequence comes from.
+	Origins []Origin
+	// Layouts holds each stream's packing, parallel to the schema's streams.
+	Layouts []Layout
+
+	schema *mlfeed.Schema
+	frame  bool
+	padded []mlfeed.Buffer
+	masks  [][]byte
+	csc    []csc
+	used   []int // first-fit scratch: used time steps per row
+}
+
+// Layout is how a stream's sequences are packed: Rows parallel rows of Width time steps, the
+// time step t of row r being column t*Rows + r (CNTK's MBLayout). Sequences are placed in
+// minibatch order into the first row with room (first fit); the rest of a row is a gap. In
+// frame mode Rows is the number of samples and Width is 1.
+type Layout struct {
+	Rows, Width int
+	// Row and Start give each sequence's row and first time step; Row is -1 for a sequence
+	// with no sample in this stream.
+	Row, Start []int
+	// Cols gives, for each column, the sequence it holds, or -1 for a gap.
+	Cols []int32
+}
+
+type csc struct {
+	colStart []int32
+	indices  []int32
+	values   mlfeed.Buffer
+}
+
+func (b *Batch) init(schema *mlfeed.Schema, frame bool) {
+	n := len(schema.Streams)
+	b.schema = schema
+	b.frame = frame
+	b.Data.Streams = make([]mlfeed.StreamData, n)
+	b.Layouts = make([]Layout, n)
+	b.padded = make([]mlfeed.Buffer, n)
+	b.masks = make([][]byte, n)
+	b.csc = make([]csc, n)
+	for i := range schema.Streams {
+		st := &schema.Streams[i]
+		d := &b.Data.Streams[i]
+		d.Values = mlfeed.NewBuffer(st.Type, 0)
+		if st.Storage == mlfeed.Sparse {
+			d.Indices = []int32{}
+		}
+		if st.Storage == mlfeed.Sparse || st.Dim == 0 {
+			d.SampleStart = []int64{0}
+		}
+		d.SeqStart = []int64{0}
+	}
+	if schema.HasIDs {
+		b.Data.IDs = []string{}
+	}
+}
+
+func (b *Batch) reset() {
+	b.Sequences, b.Samples, b.GlobalSamples = 0, 0, 0
+	b.EndOfSweep, b.EndOfEpoch = false, false
+	b.Data.Sequences = 0
+	if b.Data.IDs != nil {
+		b.Data.IDs = b.Data.IDs[:0]
+	}
+	b.Origins = b.Origins[:0]
+	for i := range b.Data.Streams {
+		d := &b.Data.Streams[i]
+		d.SeqStart = d.SeqStart[:1]
+		if d.SampleStart != nil {
+			d.SampleStart = d.SampleStart[:1]
+		}
+		if d.Indices != nil {
+			d.Indices = d.Indices[:0]
+		}
+		d.Values.Bytes = d.Values.Bytes[:0]
+		if d.Values.Strings != nil {
+			d.Values.Strings = d.Values.Strings[:0]
+		}
+		b.padded[i].Type = mlfeed.Invalid
+		b.masks[i] = b.masks[i][:0]
+		b.csc[i].colStart = b.csc[i].colStart[:0]
+	}
+}
+
+// add appends sequence q of chunk c (chunk index ci) to the batch.
+func (b *Batch) add(c *mlfeed.Chunk, ci, q int, samples int64) error {
+	for i := range b.Data.Streams {
+		st := &b.schema.Streams[i]
+		src := &c.Streams[i]
+		d := &b.Data.Streams[i]
+		s0, s1 := src.SeqStart[q], src.SeqStart[q+1]
+		if b.frame && s1-s0 != 1 {
+			return fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples in stream %q", ErrFrameMode, q, ci, s1-s0, st.Name)
+		}
+		var v0, v1 int64
+		if src.SampleStart != nil {
+			v0, v1 = src.SampleStart[s0], src.SampleStart[s1]
+			base := d.SampleStart[len(d.SampleStart)-1]
+			for s := s0 + 1; s <= s1; s++ {
+				d.SampleStart = append(d.SampleStart, base+src.SampleStart[s]-v0)
+			}
+		} else {
+			v0, v1 = s0*int64(st.Dim), s1*int64(st.Dim)
+			if d.SampleStart != nil { // variable-size dense data delivered without offsets
+				base := d.SampleStart[len(d.SampleStart)-1]
+				for s := s0 + 1; s <= s1; s++ {
+					d.SampleStart = append(d.SampleStart, base+(s-s0)*int64(st.Dim))
+				}
+			}
+		}
+		if src.Indices != nil {
+			d.Indices = append(d.Indices, src.Indices[v0:v1]...)
+		}
+		d.Values.Append(src.Values.Slice(int(v0), int(v1)))
+		d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+s1-s0)
+	}
+	if b.Data.IDs != nil && c.IDs != nil {
+		b.Data.IDs = append(b.Data.IDs, c.IDs[q])
+	}
+	b.Origins = append(b.Origins, Origin{ci, q})
+	b.Data.Sequences++
+	b.Sequences++
+	b.Samples += samples
+	return nil
+}
+
+// pack computes every stream's layout.
+func (b *Batch) pack() {
+	for i := range b.Data.Streams {
+		seq := b.Data.Streams[i].SeqStart
+		l := &b.Layouts[i]
+		n := len(seq) - 1
+		l.Row = resize(l.Row, n)
+		l.Start = resize(l.Start, n)
+		width := 0
+		for q := 0; q < n; q++ {
+			width = max(width, int(seq[q+1]-seq[q]))
+		}
+		if b.frame {
+			width = min(width, 1)
+		}
+		b.used = b.used[:0]
+		firstFree := 0 // rows before it are full
+		for q := 0; q < n; q++ {
+			ln := int(seq[q+1] - seq[q])
+			if ln == 0 {
+				l.Row[q], l.Start[q] = -1, 0
+				continue
+			}
+			r := firstFree
+			for r < len(b.used) && b.used[r]+ln > width {
+				r++
+			}
+			if r == len(b.used) {
+				b.used = append(b.used, 0)
+			}
+			l.Row[q], l.Start[q] = r, b.used[r]
+			b.used[r] += ln
+			for firstFree < len(b.used) && b.used[firstFree] == width {
+				firstFree++
+			}
+		}
+		l.Rows, l.Width = len(b.used), width
+		l.Cols = resize(l.Cols, l.Rows*l.Width)
+		for k := range l.Cols {
+			l.Cols[k] = -1
+		}
+		for q := 0; q < n; q++ {
+			if l.Row[q] < 0 {
+				continue
+			}
+			for t := 0; t < int(seq[q+1]-seq[q]); t++ {
+				l.Cols[(l.Start[q]+t)*l.Rows+l.Row[q]] = int32(q)
+			}
+		}
+	}
+}
+
+// Lengths returns the number of samples each sequence has in stream i.
+func (b *Batch) Lengths(i int, dst []int) []int {
+	seq := b.Data.Streams[i].SeqStart
+	dst = dst[:0]
+	for q := 0; q+1 < len(seq); q++ {
+		dst = append(dst, int(seq[q+1]-seq[q]))
+	}
+	return dst
+}
+
+// Sample returns the sample of stream i held by column col of its layout: the sample's index
+// in Data.Streams[i], or -1 for a gap.
+func (b *Batch) Sample(i, col int) int64 {
+	l := &b.Layouts[i]
+	q := l.Cols[col]
+	if q < 0 {
+		return -1
+	}
+	t := col / l.Rows
+	return b.Data.Streams[i].SeqStart[q] + int64(t-l.Start[q])
+}
+
+// Mask returns stream i's mask: one byte per column of its layout, 1 for a sample, 0 for a gap.
+func (b *Batch) Mask(i int) []byte {
+	l := &b.Layouts[i]
+	if len(b.masks[i]) == len(l.Cols) && len(l.Cols) > 0 {
+		return b.masks[i]
+	}
+	m := resize(b.masks[i], len(l.Cols))
+	for k, q := range l.Cols {
+		m[k] = 0
+		if q >= 0 {
+			m[k] = 1
+		}
+	}
+	b.masks[i] = m
+	return m
+}
+
+// dense reports whether stream i has a fixed sample size.
+func (b *Batch) fixedDense(i int) bool {
+	st := &b.schema.Streams[i]
+	return st.Storage == mlfeed.Dense && st.Dim > 0
+}
+
+// Dense returns dense stream i padded to its layout: Rows*Width samples of Dim values, column
+// by column (column t*Rows + r), gaps zero. When no padding is needed (every sequence one
+// sample long, or a single sequence) it is Data's buffer itself. It panics for a sparse or
+// variable-size stream.
+func (b *Batch) Dense(i int) mlfeed.Buffer {
+	if !b.fixedDense(i) {
+		panic(fmt.Sprintf("minibatch: Dense on %s stream %q", b.schema.Streams[i].Storage, b.schema.Streams[i].Name))
+	}
+	l := &b.Layouts[i]
+	d := &b.Data.Streams[i]
+	if l.Rows == b.Data.Sequences && l.Width <= 1 || l.Rows <= 1 {
+		return d.Values
+	}
+	if b.padded[i].Type != mlfeed.Invalid {
+		return b.padded[i]
+	}
+	dim := b.schema.Streams[i].Dim
+	sz := d.Values.Type.Size() * dim
+	p := b.padded[i]
+	p.Type = d.Values.Type
+	p.Bytes = resize(p.Bytes, len(l.Cols)*sz)
+	for col := range l.Cols {
+		dst := p.Bytes[col*sz : (col+1)*sz]
+		s := b.Sample(i, col)
+		if s < 0 {
+			clear(dst)
+			continue
+		}
+		copy(dst, d.Values.Bytes[int(s)*sz:int(s+1)*sz])
+	}
+	b.padded[i] = p
+	return p
+}
+
+// Sparse returns sparse stream i in CSC form over the columns of its layout: column k holds
+// entries colStart[k] to colStart[k+1] of indices and values; gap columns are empty. Entries
+// keep their order within a sample. It panics for a dense stream.
+func (b *Batch) Sparse(i int) (colStart, indices []int32, values mlfeed.Buffer) {
+	st := &b.schema.Streams[i]
+	if st.Storage != mlfeed.Sparse {
+		panic(fmt.Sprintf("minibatch: Sparse on dense stream %q", st.Name))
+	}
+	l := &b.Layouts[i]
+	d := &b.Data.Streams[i]
+	c := &b.csc[i]
+	if len(c.colStart) == len(l.Cols)+1 {
+		return c.colStart, c.indices, c.values
+	}
+	c.colStart = append(c.colStart[:0], 0)
+	if l.Rows == b.Data.Sequences && l.Width <= 1 || l.Rows <= 1 {
+		// Columns are the samples in order: the data is already in column order.
+		for col := range l.Cols {
+			s := b.Sample(i, col)
+			end := c.colStart[len(c.colStart)-1]
+			if s >= 0 {
+				end = int32(d.SampleStart[s+1])
+			}
+			c.colStart = append(c.colStart, end)
+		}
+		c.indices, c.values = d.Indices, d.Values
+		return c.colStart, c.indices, c.values
+	}
+	c.indices = c.indices[:0]
+	if c.values.Type != d.Values.Type {
+		c.values = mlfeed.NewBuffer(d.Values.Type, 0)
+	}
+	c.values.Bytes = c.values.Bytes[:0]
+	for col := range l.Cols {
+		if s := b.Sample(i, col); s >= 0 {
+			v0, v1 := int(d.SampleStart[s]), int(d.SampleStart[s+1])
+			c.indices = append(c.indices, d.Indices[v0:v1]...)
+			c.values.Append(d.Values.Slice(v0, v1))
+		}
+		c.colStart = append(c.colStart, int32(len(c.indices)))
+	}
+	return c.colStart, c.indices, c.values
+}
+
+// Clone returns a deep copy of the batch that later calls to Next do not touch.
+func (b *Batch) Clone() *Batch {
+	c := &Batch{}
+	c.init(b.schema, b.frame)
+	c.reset()
+	c.Sweep, c.Position, c.GlobalSamples = b.Sweep, b.Position, b.GlobalSamples
+	c.EndOfSweep, c.EndOfEpoch = b.EndOfSweep, b.EndOfEpoch
+	c.Data.Sequences, c.Sequences, c.Samples = b.Data.Sequences, b.Sequences, b.Samples
+	if b.Data.IDs != nil {
+		c.Data.IDs = append([]string{}, b.Data.IDs...)
+	}
+	c.Origins = append([]Origin{}, b.Origins...)
+	for i := range b.Data.Streams {
+		s, d := &b.Data.Streams[i], &c.Data.Streams[i]
+		d.SeqStart = append([]int64{}, s.SeqStart...)
+		if s.SampleStart != nil {
+			d.SampleStart = append([]int64{}, s.SampleStart...)
+		}
+		if s.Indices != nil {
+			d.Indices = append([]int32{}, s.Indices...)
+		}
+		d.Values = mlfeed.NewBuffer(s.Values.Type, 0)
+		d.Values.Append(s.Values)
+	}
+	c.pack()
+	return c
+}

@@ -1,0 +1,121 @@
+// Package minibatch turns an mlfeed.Source into training minibatches the way CNTK's readers do:
+// block randomization, minibatches counted in samples, sequence and frame packing, distributed
+// reading, checkpoint and restore, and background prefetch of chunks.
+//
+// # Timeline
+//
+// The engine walks a global timeline of samples, sweep after sweep (a sweep is one pass over
+// the data). Each sweep has its own order of sequences: with randomization, CNTK's block
+// randomizer seeded with RandomizationSeed + sweep (the chunks are shuffled, then sequences are
+// shuffled within a rolling window of chunks or samples); without it, file order. A minibatch
+// takes whole sequences while their samples add up to at most MinibatchSize (always at least
+// one sequence), never crosses the end of a sweep, and stops at the first sequence that reaches
+// an epoch end or MaxSamples. Only the chunks of the current window are held in memory; each
+// is released after its last sequence is delivered.
+//
+// # Distributed reading
+//
+// With Workers > 1 every worker walks the same global timeline, so minibatch boundaries and
+// positions are the same on every worker, and keeps its own sequences of each minibatch.
+// Ownership is decided from (seed, sweep, rank) alone. The default, Balanced, cuts the sweep's
+// chunk order into Workers ranges of equal sample counts: a sequence belongs to the worker whose
+// range holds its first sample. Every worker gets its share to within one sequence per range
+// end, even when the data set is a single chunk, and reads only the chunks its range overlaps.
+// CNTKCompatible reproduces CNTK: by the chunk's randomized position modulo Workers, or by the
+// sequence's position in the sweep without randomization.
+//
+// # Checkpoints
+//
+// State returns the position as a small JSON-serializable value, and Restore continues
+// exactly where it was taken: the next minibatches are the same, across sweep boundaries,
+// and with any worker count (the state is the global position, which every worker shares).
+//
+// # Buffers
+//
+// Next reuses the Batch and its buffers: a batch is valid until the following call to Next.
+// A caller that keeps a batch longer calls Batch.Clone. In steady state Next makes no
+// allocations.
+package minibatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// Errors.
+var (
+	// ErrConfig is wrapped by errors for an invalid configuration.
+	ErrConfig = errors.New("minibatch: invalid configuration")
+	// ErrState is wrapped by errors for a checkpoint state that does not fit the data or the
+	// configuration.
+	ErrState = errors.New("minibatch: invalid state")
+	// ErrFrameMode is wrapped by the error for a sequence of more than one sample in frame
+	// mode.
+	ErrFrameMode = fmt.Errorf("minibatch: %w: not a frame", mlfeed.ErrFormat)
+)
+
+// Distribution selects how sequences are divided among workers.
+type Distribution uint8
+
+const (
+	// Balanced gives each worker a contiguous range of equal sample count of the sweep's chunk
+	// order (the default).
+	Balanced Distribution = iota
+	// CNTKCompatible divides as CNTK does: a sequence belongs to worker r when its chunk's
+	// randomized position modulo Workers is r, or, without randomization, when its position in
+	// the sweep modulo Workers is r. With fewer chunks than workers some workers get nothing.
+	CNTKCompatible
+)
+
+// DefaultMinibatchSize is the minibatch size used when Config.MinibatchSize is zero.
+const DefaultMinibatchSize = 256
+
+// Config configures a Reader. The zero value randomizes over the whole data set with seed 0,
+// minibatches of DefaultMinibatchSize samples, one worker, and runs forever.
+type Config struct {
+	// MinibatchSize is the number of samples per minibatch, counted in the stream that defines
+	// the minibatch size (summed over all workers). Zero means DefaultMinibatchSize.
+	MinibatchSize int
+	// NoRandomize turns randomization off (CNTK's randomize=false): sequences come in file
+	// order.
+	NoRandomize bool
+	// RandomizationSeed is CNTK's randomizationSeed; sweep s is randomized with seed
+	// RandomizationSeed + s.
+	RandomizationSeed uint64
+	// RandomizationWindow is CNTK's randomizationWindow, in chunks or, with
+	// SampleBasedRandomizationWindow, in samples. Zero means the whole data set. (CNTK's own
+	// default of 4 GiB / chunkSizeInBytes chunks is what package cntkconfig fills in.)
+	RandomizationWindow int64
+	// SampleBasedRandomizationWindow counts RandomizationWindow in samples instead of chunks.
+	SampleBasedRandomizationWindow bool
+	// FrameMode packs samples without padding; every sequence must have exactly one sample.
+	FrameMode bool
+	// DefinesMBSize names the stream whose samples count toward the minibatch size. Empty
+	// means the schema's stream marked DefinesMBSize, or else a sequence's longest stream.
+	DefinesMBSize string
+	// EpochSize, when positive, is the epoch length in samples: minibatches stop at epoch ends
+	// (Batch.EndOfEpoch). Zero means no epochs.
+	EpochSize int64
+	// MaxSamples, when positive, ends reading at the first minibatch that reaches this global
+	// sample position, counted from the start of training.
+	MaxSamples int64
+	// MaxSweeps, when positive, ends reading after this many sweeps from the start of training.
+	MaxSweeps int64
+	// Workers is CNTK's numberOfWorkers and Rank its workerRank. Zero Workers means
+	// $WORLD_SIZE and $RANK when set (as torchrun sets them), else a single worker.
+	Workers int
+	// Rank is this worker's rank in [0, Workers).
+	Rank int
+	// Distribution selects how sequences are divided among workers.
+	Distribution Distribution
+	// Prefetch is the number of chunks read and decoded ahead in the background. Zero means 2;
+	// negative turns prefetching off.
+	Prefetch int
+	// TraceLevel is CNTK's traceLevel: at 2 and above the reader logs each sweep to Log.
+	TraceLevel int
+	// Log receives trace output. Nil discards it.
+	Log io.Writer
+}

@@ -1,0 +1,161 @@
+package minibatch
+
+import "math"
+
+// seqRef names one sequence: its chunk (the source's chunk index) and its index in the chunk.
+type seqRef struct {
+	chunk int32
+	idx   int32
+}
+
+// plan is one sweep's order: the chunk order, and the sequence order CNTK's block randomizer
+// produces from it (or file order without randomization).
+type plan struct {
+	sweep      int64
+	chunkOrder []int32  // randomized position -> chunk
+	chunkPos   []int32  // chunk -> randomized position
+	chunkStart []int64  // randomized position -> first sample, in chunk order
+	order      []seqRef // sequence position in the sweep -> sequence
+}
+
+// window is a range [begin, end) of randomized chunk positions.
+type window struct{ begin, end int32 }
+
+// randomizer computes sweep plans for a chunk table.
+type randomizer struct {
+	chunks      []chunkCounts
+	randomize   bool
+	seed        uint64
+	window      int64 // in chunks or samples; 0: everything
+	sampleBased bool
+	sequences   int
+}
+
+type chunkCounts struct {
+	sequences int
+	samples   int64
+}
+
+// plan computes the order of sweep s into p, reusing p's memory.
+func (rz *randomizer) plan(s int64, p *plan) {
+	n := len(rz.chunks)
+	p.sweep = s
+	p.chunkOrder = resize(p.chunkOrder, n)
+	p.chunkPos = resize(p.chunkPos, n)
+	p.chunkStart = resize(p.chunkStart, n+1)
+	p.order = resize(p.order, rz.sequences)
+	for i := range p.chunkOrder {
+		p.chunkOrder[i] = int32(i)
+	}
+	var rng mt64
+	if rz.randomize {
+		// Chunk shuffle: for each i, swap with a position drawn over the whole range (CNTK's
+		// RandomShuffle; not Fisher-Yates).
+		rng.seed(rz.seed + uint64(s))
+		for i := 0; i < n; i++ {
+			j := rng.between(0, n)
+			p.chunkOrder[i], p.chunkOrder[j] = p.chunkOrder[j], p.chunkOrder[i]
+		}
+	}
+	seqStart := make([]int32, n+1)
+	t := 0
+	for k, c := range p.chunkOrder {
+		p.chunkPos[c] = int32(k)
+		p.chunkStart[k+1] = p.chunkStart[k] + rz.chunks[c].samples
+		seqStart[k] = int32(t)
+		for i := 0; i < rz.chunks[c].sequences; i++ {
+			p.order[t] = seqRef{c, int32(i)}
+			t++
+		}
+	}
+	seqStart[n] = int32(t)
+	if !rz.randomize || t == 0 {
+		return
+	}
+	wins := rz.windows(p)
+	// posChunk[t] is the randomized chunk that position t belongs to; home[t] the randomized
+	// chunk the sequence now at t came from.
+	posChunk := make([]int32, t)
+	home := make([]int32, t)
+	for k := 0; k < n; k++ {
+		for q := seqStart[k]; q < seqStart[k+1]; q++ {
+			posChunk[q] = int32(k)
+			home[q] = int32(k)
+		}
+	}
+	rng.seed(rz.seed + uint64(s))
+	for q := 0; q < t; q++ {
+		w := wins[posChunk[q]]
+		lo, hi := int(seqStart[w.begin]), int(seqStart[w.end])
+		var j int
+		for {
+			j = rng.between(lo, hi)
+			if in(home[j], w) && in(home[q], wins[posChunk[j]]) {
+				break
+			}
+		}
+		p.order[q], p.order[j] = p.order[j], p.order[q]
+		home[q], home[j] = home[j], home[q]
+	}
+}
+
+func in(k int32, w window) bool { return k >= w.begin && k < w.end }
+
+// windows returns each randomized chunk's window.
+func (rz *randomizer) windows(p *plan) []window {
+	n := len(rz.chunks)
+	wins := make([]window, n)
+	if !rz.sampleBased {
+		w := rz.window
+		if w <= 0 || w > int64(n) {
+			w = int64(n)
+		}
+		half := w / 2
+		for i := 0; i < n; i++ {
+			begin := int64(0)
+			if int64(i) > half {
+				begin = int64(i) - half
+			}
+			end := begin + max(w, 1)
+			if end > int64(n) {
+				end = int64(n)
+				begin = max(0, int64(n)-w)
+			}
+			wins[i] = window{int32(begin), int32(end)}
+		}
+		return wins
+	}
+	half := rz.window / 2
+	if rz.window <= 0 {
+		half = math.MaxInt64 / 2
+	}
+	start := p.chunkStart
+	var b, e int
+	for i := 0; i < n; i++ {
+		if i == 0 {
+			b, e = 0, 1
+		}
+		for start[i]-start[b] > half {
+			b++
+		}
+		if b > i {
+			b = i
+		}
+		if e <= i {
+			e = i + 1
+		}
+		for e < n && start[e+1]-start[i] < half {
+			e++
+		}
+		wins[i] = window{int32(b), int32(e)}
+	}
+	return wins
+}
+
+// resize returns s with length n, reusing its memory when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}

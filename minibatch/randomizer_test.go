@@ -1,0 +1,120 @@
+package minibatch
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
+)
+
+type orderCase struct {
+	Name             string
+	Chunks           int
+	SeqsPerChunk     int
+	Window           any
+	SampleBasedWindow bool
+	SeedOffset       uint64
+	EpochIndex       int64
+	EpochSize        int
+	Randomizer       string
+	Expected         []int
+}
+
+func loadOrders(t *testing.T) (map[string][]string, []orderCase) {
+	path := testutil.Testdata(t, "cntk", "randomizer", "expected_orders.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		First map[string][]string `json:"mt19937_64_first_outputs"`
+		Cases []orderCase
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.First, f.Cases
+}
+
+func TestMT19937_64(t *testing.T) {
+	first, _ := loadOrders(t)
+	if len(first) == 0 {
+		t.Fatal("no vectors")
+	}
+	for name, want := range first {
+		seed, _ := strconv.ParseUint(name[len("seed "):], 10, 64)
+		var m mt64
+		m.seed(seed)
+		for i, w := range want {
+			if got := strconv.FormatUint(m.next(), 10); got != w {
+				t.Errorf("%s output %d = %s, want %s", name, i, got, w)
+			}
+		}
+	}
+	// The 10000th output of the default seed (5489), as the C++ standard requires.
+	var m mt64
+	m.seed(5489)
+	var v uint64
+	for i := 0; i < 10000; i++ {
+		v = m.next()
+	}
+	if v != 9981545732273789042 {
+		t.Errorf("10000th output = %d", v)
+	}
+}
+
+func TestExpectedOrders(t *testing.T) {
+	_, cases := loadOrders(t)
+	n := 0
+	for _, c := range cases {
+		if c.Expected == nil {
+			continue
+		}
+		n++
+		rz := &randomizer{randomize: c.Randomizer != "none", seed: c.SeedOffset, sampleBased: c.SampleBasedWindow}
+		switch w := c.Window.(type) {
+		case float64:
+			rz.window = int64(w)
+		case string:
+			rz.window = math.MaxInt64
+		}
+		for i := 0; i < c.Chunks; i++ {
+			rz.chunks = append(rz.chunks, chunkCounts{c.SeqsPerChunk, int64(c.SeqsPerChunk)})
+			rz.sequences += c.SeqsPerChunk
+		}
+		var got []int
+		start := c.EpochIndex * int64(c.EpochSize)
+		for pos := start; pos < start+int64(c.EpochSize); {
+			var p plan
+			rz.plan(pos/int64(rz.sequences), &p)
+			for _, r := range p.order[pos%int64(rz.sequences):] {
+				if pos >= start+int64(c.EpochSize) {
+					break
+				}
+				got = append(got, int(r.chunk)*c.SeqsPerChunk+int(r.idx))
+				pos++
+			}
+		}
+		if !equalInts(got, c.Expected) {
+			t.Errorf("%s: got %v, want %v", c.Name, got, c.Expected)
+		}
+	}
+	if n < 7 {
+		t.Errorf("only %d cases", n)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,535 @@
+package minibatch
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// SequenceLengther is implemented by sources that know the length of every sequence of a chunk
+// without decoding it (an index, a chunk header). The length is the sample count of the stream
+// that defines the minibatch size, or the longest stream's. The Reader uses it, when the
+// source has it and Config.DefinesMBSize is empty, to walk other workers' sequences and to seek
+// without reading their chunks. Without it, chunks whose sequences are not all one sample long
+// are decoded once to learn their lengths.
+type SequenceLengther interface {
+	SequenceLengths(chunk int) ([]int64, error)
+}
+
+// Reader delivers minibatches from a source. Use it like bufio.Scanner:
+//
+//	for r.Next() {
+//		b := r.Batch()
+//		...
+//	}
+//	if err := r.Err(); err != nil { ... }
+//
+// A Reader is not safe for concurrent use. It does not close the source.
+type Reader struct {
+	src      mlfeed.Source
+	cfg      Config
+	schema   mlfeed.Schema
+	infos    []mlfeed.ChunkInfo
+	defining int   // stream that defines the minibatch size, or -1
+	mbSize   int64 // samples per minibatch
+	samples  int64 // samples per sweep
+	rz       randomizer
+	workers  int
+	rank     int
+	prefetch int
+	lengther SequenceLengther
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	cur, nxt *sweepPlan // the current sweep, and the next one once planned ahead
+	next     int        // position of the next sequence in cur.order
+	pos      int64      // global sample position of that sequence
+	used     int        // entries of cur.need whose first use has come
+	req      int        // entries of cur.need requested (in the next sweep's need once reqNext)
+	reqNext  bool       // requests have moved on to nxt
+	planned  bool
+	done     bool
+	err      error
+
+	lengths [][]int32
+	ones    []int32
+	slots   map[int32]*slot
+	batch   Batch
+}
+
+// sweepPlan is a plan plus what this worker needs from it.
+type sweepPlan struct {
+	plan
+	own     []bool      // per sequence position: this worker's
+	need    []needEntry // this worker's chunks in order of first use
+	lastUse []int32     // per chunk: position of its last use by this worker, or -1
+}
+
+type needEntry struct {
+	chunk, first int32
+}
+
+// slot is a chunk being read or held.
+type slot struct {
+	done  chan struct{}
+	chunk *mlfeed.Chunk
+	err   error
+	until [2]int64 // (sweep, position) of its last use
+}
+
+// New returns a Reader over src. It reads no data until the first call to Next.
+func New(src mlfeed.Source, cfg Config) (*Reader, error) {
+	r := &Reader{src: src, cfg: cfg, schema: src.Schema(), infos: src.Chunks(), defining: -1}
+	if cfg.MinibatchSize < 0 {
+		return nil, fmt.Errorf("%w: negative minibatch size %d", ErrConfig, cfg.MinibatchSize)
+	}
+	r.mbSize = int64(cfg.MinibatchSize)
+	if r.mbSize == 0 {
+		r.mbSize = DefaultMinibatchSize
+	}
+	if cfg.EpochSize < 0 || cfg.MaxSamples < 0 || cfg.MaxSweeps < 0 || cfg.RandomizationWindow < 0 {
+		return nil, fmt.Errorf("%w: negative epoch size, maximum or window", ErrConfig)
+	}
+	if cfg.DefinesMBSize != "" {
+		r.defining = r.schema.Index(cfg.DefinesMBSize)
+		if r.defining < 0 {
+			return nil, fmt.Errorf("%w: definesMBSize: no stream %q", ErrConfig, cfg.DefinesMBSize)
+		}
+	} else {
+		for i := range r.schema.Streams {
+			if r.schema.Streams[i].DefinesMBSize {
+				r.defining = i
+			}
+		}
+		r.lengther, _ = src.(SequenceLengther)
+	}
+	var err error
+	if r.workers, r.rank, err = workers(cfg); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Prefetch == 0:
+		r.prefetch = 2
+	case cfg.Prefetch > 0:
+		r.prefetch = cfg.Prefetch
+	}
+	r.rz = randomizer{randomize: !cfg.NoRandomize, seed: cfg.RandomizationSeed,
+		window: cfg.RandomizationWindow, sampleBased: cfg.SampleBasedRandomizationWindow}
+	maxLen := 0
+	for _, c := range r.infos {
+		if c.Sequences < 0 || c.Samples < 0 {
+			return nil, fmt.Errorf("%w: negative counts in the chunk table", mlfeed.ErrFormat)
+		}
+		r.rz.chunks = append(r.rz.chunks, chunkCounts{c.Sequences, c.Samples})
+		r.rz.sequences += c.Sequences
+		r.samples += c.Samples
+		maxLen = max(maxLen, c.Sequences)
+		if r.rz.sequences > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: more than 2^31 sequences", mlfeed.ErrTooLarge)
+		}
+	}
+	r.lengths = make([][]int32, len(r.infos))
+	r.ones = make([]int32, maxLen)
+	for i := range r.ones {
+		r.ones[i] = 1
+	}
+	r.slots = map[int32]*slot{}
+	r.cur, r.nxt = &sweepPlan{}, &sweepPlan{}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.batch.init(&r.schema, cfg.FrameMode)
+	return r, nil
+}
+
+// workers returns the worker count and rank from the configuration or the environment.
+func workers(cfg Config) (n, rank int, err error) {
+	n, rank = cfg.Workers, cfg.Rank
+	if n == 0 {
+		n, rank = 1, 0
+		if ws := os.Getenv("WORLD_SIZE"); ws != "" {
+			if n, err = strconv.Atoi(ws); err != nil || n < 1 {
+				return 0, 0, fmt.Errorf("%w: WORLD_SIZE=%q", ErrConfig, ws)
+			}
+			rs := os.Getenv("RANK")
+			if rank, err = strconv.Atoi(rs); err != nil {
+				return 0, 0, fmt.Errorf("%w: RANK=%q with WORLD_SIZE=%d", ErrConfig, rs, n)
+			}
+		}
+	}
+	if n < 1 || rank < 0 || rank >= n {
+		return 0, 0, fmt.Errorf("%w: rank %d of %d workers", ErrConfig, rank, n)
+	}
+	return n, rank, nil
+}
+
+// Schema returns the source's schema.
+func (r *Reader) Schema() mlfeed.Schema { return r.schema }
+
+// SweepSamples returns the number of samples in one sweep.
+func (r *Reader) SweepSamples() int64 { return r.samples }
+
+// Position returns the global sample position of the next sequence.
+func (r *Reader) Position() int64 { return r.pos }
+
+// Batch returns the minibatch the last successful Next prepared. It is valid until the next
+// call to Next.
+func (r *Reader) Batch() *Batch { return &r.batch }
+
+// Err returns the error that stopped Next, if any.
+func (r *Reader) Err() error { return r.err }
+
+// Close stops background reads and releases the chunks held. It does not close the source.
+func (r *Reader) Close() error {
+	r.cancel()
+	r.slots = map[int32]*slot{}
+	r.done = true
+	return nil
+}
+
+func (r *Reader) fail(err error) bool {
+	r.err = err
+	r.done = true
+	return false
+}
+
+// Next prepares the next minibatch. It returns false at the end (MaxSweeps or MaxSamples
+// reached, or an empty source) or on an error, which Err then returns.
+func (r *Reader) Next() bool {
+	if r.done {
+		return false
+	}
+	if r.rz.sequences == 0 {
+		r.done = true
+		return false
+	}
+	if !r.planned {
+		if err := r.startSweep(0); err != nil {
+			return r.fail(err)
+		}
+	}
+	if r.next >= len(r.cur.order) {
+		if r.cfg.MaxSweeps > 0 && r.cur.sweep+1 >= r.cfg.MaxSweeps {
+			r.done = true
+			return false
+		}
+		if err := r.startSweep(r.cur.sweep + 1); err != nil {
+			return r.fail(err)
+		}
+	}
+	if r.cfg.MaxSamples > 0 && r.pos >= r.cfg.MaxSamples || r.cfg.MaxSweeps > 0 && r.cur.sweep >= r.cfg.MaxSweeps {
+		r.done = true
+		return false
+	}
+	b := &r.batch
+	b.reset()
+	limit, epochEnd := int64(math.MaxInt64), int64(math.MaxInt64)
+	if e := r.cfg.EpochSize; e > 0 {
+		epochEnd = (r.pos/e + 1) * e
+		limit = epochEnd
+	}
+	if m := r.cfg.MaxSamples; m > 0 && m < limit {
+		limit = m
+	}
+	var global int64
+	p := r.cur
+	for r.next < len(p.order) {
+		t := r.next
+		ref := p.order[t]
+		lens, err := r.lengthsOf(ref.chunk)
+		if err != nil {
+			return r.fail(err)
+		}
+		n := int64(lens[ref.idx])
+		if global > 0 && global+n > r.mbSize {
+			break
+		}
+		if r.cfg.FrameMode && n != 1 {
+			return r.fail(fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples", ErrFrameMode, ref.idx, ref.chunk, n))
+		}
+		if p.own[t] {
+			if err := r.take(t, ref, n); err != nil {
+				return r.fail(err)
+			}
+		}
+		global += n
+		r.pos += n
+		r.next++
+		if r.pos >= limit {
+			break
+		}
+	}
+	b.Sweep = p.sweep
+	b.Position = r.pos
+	b.GlobalSamples = global
+	b.EndOfSweep = r.next == len(p.order)
+	b.EndOfEpoch = r.pos >= epochEnd
+	if b.EndOfSweep && r.cfg.EpochSize == 0 {
+		b.EndOfEpoch = false
+	}
+	b.pack()
+	return true
+}
+
+// take appends this worker's sequence at position t to the batch.
+func (r *Reader) take(t int, ref seqRef, n int64) error {
+	p := r.cur
+	for r.used < len(p.need) && int(p.need[r.used].first) <= t {
+		r.used++
+	}
+	if err := r.pump(); err != nil {
+		return err
+	}
+	s, err := r.wait(ref.chunk, p)
+	if err != nil {
+		return err
+	}
+	if s.chunk.Sequences != r.infos[ref.chunk].Sequences {
+		return fmt.Errorf("%w: chunk %d has %d sequences, its table entry %d", mlfeed.ErrFormat, ref.chunk, s.chunk.Sequences, r.infos[ref.chunk].Sequences)
+	}
+	if err := r.batch.add(s.chunk, int(ref.chunk), int(ref.idx), n); err != nil {
+		return err
+	}
+	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} {
+		delete(r.slots, ref.chunk)
+	}
+	return nil
+}
+
+// request starts reading chunk c for plan p, or extends the life of the slot holding it.
+func (r *Reader) request(c int32, p *sweepPlan) *slot {
+	until := [2]int64{p.sweep, int64(p.lastUse[c])}
+	if s := r.slots[c]; s != nil {
+		if s.until[0] < until[0] || s.until[0] == until[0] && s.until[1] < until[1] {
+			s.until = until
+		}
+		return s
+	}
+	s := &slot{done: make(chan struct{}), until: until}
+	r.slots[c] = s
+	go func() {
+		s.chunk, s.err = r.src.ReadChunk(r.ctx, int(c))
+		if s.err == nil && s.chunk == nil {
+			s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, c)
+		}
+		close(s.done)
+	}()
+	return s
+}
+
+// wait returns the loaded slot of chunk c, requesting it first if needed.
+func (r *Reader) wait(c int32, p *sweepPlan) (*slot, error) {
+	s := r.slots[c]
+	if s == nil {
+		s = r.request(c, p)
+	}
+	<-s.done
+	if s.err != nil {
+		delete(r.slots, c)
+		return nil, s.err
+	}
+	return s, nil
+}
+
+// pump requests chunks ahead of use, into the next sweep when this one's are all requested.
+func (r *Reader) pump() error {
+	for {
+		ahead := r.req - r.used
+		if r.reqNext {
+			ahead = len(r.cur.need) - r.used + r.req
+		}
+		if ahead >= r.prefetch {
+			return nil
+		}
+		if !r.reqNext {
+			if r.req < len(r.cur.need) {
+				r.request(r.cur.need[r.req].chunk, r.cur)
+				r.req++
+				continue
+			}
+			if r.cfg.MaxSweeps > 0 && r.cur.sweep+1 >= r.cfg.MaxSweeps {
+				return nil
+			}
+			if err := r.planSweep(r.cur.sweep+1, r.nxt); err != nil {
+				return err
+			}
+			r.reqNext, r.req = true, 0
+			continue
+		}
+		if r.req >= len(r.nxt.need) {
+			return nil
+		}
+		r.request(r.nxt.need[r.req].chunk, r.nxt)
+		r.req++
+	}
+}
+
+// startSweep makes sweep s current, at its start.
+func (r *Reader) startSweep(s int64) error {
+	if r.planned && r.reqNext && r.nxt.sweep == s {
+		r.cur, r.nxt = r.nxt, r.cur
+		r.reqNext = false
+	} else {
+		if err := r.planSweep(s, r.cur); err != nil {
+			return err
+		}
+		r.req, r.reqNext = 0, false
+	}
+	for c, sl := range r.slots {
+		if sl.until[0] < s {
+			delete(r.slots, c)
+		}
+	}
+	r.planned = true
+	r.next, r.used = 0, 0
+	r.pos = s * r.samples
+	if r.cfg.TraceLevel >= 2 && r.cfg.Log != nil {
+		fmt.Fprintf(r.cfg.Log, "minibatch: sweep %d: %d sequences, %d samples, %d of %d chunks for worker %d of %d\n",
+			s, len(r.cur.order), r.samples, len(r.cur.need), len(r.infos), r.rank, r.workers)
+	}
+	return nil
+}
+
+// planSweep computes sweep s's order and this worker's part of it into p.
+func (r *Reader) planSweep(s int64, p *sweepPlan) error {
+	r.rz.plan(s, &p.plan)
+	q := len(p.order)
+	p.own = resize(p.own, q)
+	switch {
+	case r.workers == 1:
+		for t := range p.own {
+			p.own[t] = true
+		}
+	case r.cfg.Distribution == CNTKCompatible && r.rz.randomize:
+		for t, ref := range p.order {
+			p.own[t] = int(p.chunkPos[ref.chunk])%r.workers == r.rank
+		}
+	case r.cfg.Distribution == CNTKCompatible:
+		for t := range p.own {
+			p.own[t] = t%r.workers == r.rank
+		}
+	default:
+		if err := r.balanced(p); err != nil {
+			return err
+		}
+	}
+	p.lastUse = resize(p.lastUse, len(r.infos))
+	for c := range p.lastUse {
+		p.lastUse[c] = -1
+	}
+	p.need = p.need[:0]
+	for t, ref := range p.order {
+		if !p.own[t] {
+			continue
+		}
+		if p.lastUse[ref.chunk] < 0 {
+			p.need = append(p.need, needEntry{ref.chunk, int32(t)})
+		}
+		p.lastUse[ref.chunk] = int32(t)
+	}
+	return nil
+}
+
+// balanced marks the sequences whose first sample, in the sweep's chunk order, falls in this
+// worker's equal share [lo, hi) of the sweep's samples.
+func (r *Reader) balanced(p *sweepPlan) error {
+	n, k := int64(r.workers), int64(r.rank)
+	share := func(k int64) int64 { return r.samples/n*k + r.samples%n*k/n }
+	lo, hi := share(k), share(k+1)
+	// ownSeq[c] holds the ownership of each sequence of a chunk that straddles lo or hi.
+	var straddling map[int32][]bool
+	for pos, c := range p.chunkOrder {
+		a, e := p.chunkStart[pos], p.chunkStart[pos+1]
+		if a >= lo && e <= hi || e <= lo || a >= hi || a == e {
+			continue
+		}
+		lens, err := r.lengthsOf(c)
+		if err != nil {
+			return err
+		}
+		own := make([]bool, len(lens))
+		start := a
+		for i, l := range lens {
+			own[i] = start >= lo && start < hi
+			start += int64(l)
+		}
+		if straddling == nil {
+			straddling = map[int32][]bool{}
+		}
+		straddling[c] = own
+	}
+	for t, ref := range p.order {
+		pos := p.chunkPos[ref.chunk]
+		a, e := p.chunkStart[pos], p.chunkStart[pos+1]
+		switch {
+		case straddling[ref.chunk] != nil:
+			p.own[t] = straddling[ref.chunk][ref.idx]
+		case a == e: // a chunk of empty sequences goes with the share its position falls in
+			p.own[t] = a >= lo && a < hi || k == n-1 && a == hi
+		default:
+			p.own[t] = a >= lo && e <= hi
+		}
+	}
+	return nil
+}
+
+// lengthsOf returns the lengths of chunk c's sequences.
+func (r *Reader) lengthsOf(c int32) ([]int32, error) {
+	if l := r.lengths[c]; l != nil {
+		return l, nil
+	}
+	info := r.infos[c]
+	var l []int32
+	switch {
+	case r.lengther != nil:
+		ls, err := r.lengther.SequenceLengths(int(c))
+		if err != nil {
+			return nil, err
+		}
+		if len(ls) != info.Sequences {
+			return nil, fmt.Errorf("%w: chunk %d: %d sequence lengths for %d sequences", mlfeed.ErrFormat, c, len(ls), info.Sequences)
+		}
+		l = make([]int32, len(ls))
+		for i, v := range ls {
+			if v < 0 || v > math.MaxInt32 {
+				return nil, fmt.Errorf("%w: chunk %d: sequence length %d", mlfeed.ErrFormat, c, v)
+			}
+			l[i] = int32(v)
+		}
+	case info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == "":
+		// The table counts samples as we do, and sequences are at least one sample long:
+		// every sequence is one sample long.
+		l = r.ones[:info.Sequences]
+	default:
+		var ch *mlfeed.Chunk
+		if s := r.slots[c]; s != nil {
+			<-s.done
+			if s.err != nil {
+				return nil, s.err
+			}
+			ch = s.chunk
+		} else {
+			var err error
+			if ch, err = r.src.ReadChunk(r.ctx, int(c)); err != nil {
+				return nil, err
+			}
+		}
+		if ch.Sequences != info.Sequences {
+			return nil, fmt.Errorf("%w: chunk %d has %d sequences, its table entry %d", mlfeed.ErrFormat, c, ch.Sequences, info.Sequences)
+		}
+		l = make([]int32, ch.Sequences)
+		for q := range l {
+			if r.defining >= 0 {
+				d := &ch.Streams[r.defining]
+				l[q] = int32(d.SeqStart[q+1] - d.SeqStart[q])
+			} else {
+				l[q] = int32(ch.SequenceLength(q))
+			}
+		}
+	}
+	r.lengths[c] = l
+	return l, nil
+}

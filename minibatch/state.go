@@ -1,0 +1,121 @@
+package minibatch
+
+import (
+	"fmt"
+)
+
+// State is a reader's position, to checkpoint and restore. It marshals to a small JSON object.
+// MinibatchSourcePosition is the global sample position under CNTK's own key, so a state
+// written by CNTK ({"minibatchSourcePosition": N}) can be restored too; the other fields make
+// the restore exact and let Restore check that the data and the randomization are the same.
+type State struct {
+	// MinibatchSourcePosition is the global sample position of the next sequence.
+	MinibatchSourcePosition int64 `json:"minibatchSourcePosition"`
+	// Sweep and Next are the sweep and the position of the next sequence in its order.
+	Sweep int64 `json:"sweep,omitempty"`
+	Next  int   `json:"next,omitempty"`
+	// Sequences and Samples describe one sweep of the data the state was taken on.
+	Sequences int   `json:"sequences,omitempty"`
+	Samples   int64 `json:"samples,omitempty"`
+	// Randomize, Seed, Window and SampleBasedWindow are the randomization settings.
+	Randomize         bool   `json:"randomize,omitempty"`
+	Seed              uint64 `json:"seed,omitempty"`
+	Window            int64  `json:"window,omitempty"`
+	SampleBasedWindow bool   `json:"sampleBasedWindow,omitempty"`
+}
+
+// State returns the reader's position: where the next minibatch starts.
+func (r *Reader) State() State {
+	st := State{MinibatchSourcePosition: r.pos, Sequences: r.rz.sequences, Samples: r.samples,
+		Randomize: r.rz.randomize, Seed: r.rz.seed, Window: r.rz.window, SampleBasedWindow: r.rz.sampleBased}
+	if r.planned {
+		st.Sweep, st.Next = r.cur.sweep, r.next
+	}
+	return st
+}
+
+// Restore moves the reader to a state returned by State, possibly by another Reader on the
+// same data with any number of workers; the minibatches that follow are those that followed
+// when the state was taken. A state with only MinibatchSourcePosition set (CNTK's) seeks to that
+// position as SetPosition does.
+func (r *Reader) Restore(st State) error {
+	if r.err != nil {
+		return r.err
+	}
+	if st.Sequences == 0 && st.Samples == 0 {
+		return r.SetPosition(st.MinibatchSourcePosition)
+	}
+	switch {
+	case st.Sequences != r.rz.sequences || st.Samples != r.samples:
+		return fmt.Errorf("%w: taken on data of %d sequences and %d samples per sweep, this is %d and %d", ErrState, st.Sequences, st.Samples, r.rz.sequences, r.samples)
+	case st.Randomize != r.rz.randomize || st.Randomize && (st.Seed != r.rz.seed || st.Window != r.rz.window || st.SampleBasedWindow != r.rz.sampleBased):
+		return fmt.Errorf("%w: taken with other randomization settings (randomize %v, seed %d, window %d, sample-based %v)", ErrState, st.Randomize, st.Seed, st.Window, st.SampleBasedWindow)
+	case st.Sweep < 0 || st.Next < 0 || st.Next > st.Sequences || st.MinibatchSourcePosition < 0:
+		return fmt.Errorf("%w: position out of range", ErrState)
+	}
+	if err := r.reposition(st.Sweep); err != nil {
+		return err
+	}
+	r.next = st.Next
+	r.pos = st.MinibatchSourcePosition
+	r.skipUsed()
+	return nil
+}
+
+// SetPosition moves the reader to the first sequence that starts at or after global sample position
+// pos, as CNTK does at the start of an epoch. Sweep pos / SweepSamples is re-randomized with
+// RandomizationSeed plus the sweep (CNTK restarts the sequence shuffle with the sweep alone
+// when seeking back within a sweep; mlfeed does not reproduce that bug).
+func (r *Reader) SetPosition(pos int64) error {
+	if r.err != nil {
+		return r.err
+	}
+	if pos < 0 {
+		return fmt.Errorf("%w: negative position %d", ErrState, pos)
+	}
+	if r.rz.sequences == 0 || r.samples == 0 {
+		return nil
+	}
+	sweep := pos / r.samples
+	if err := r.reposition(sweep); err != nil {
+		return err
+	}
+	at := sweep * r.samples
+	for r.next < len(r.cur.order) && at < pos {
+		ref := r.cur.order[r.next]
+		lens, err := r.lengthsOf(ref.chunk)
+		if err != nil {
+			r.err = err
+			return err
+		}
+		at += int64(lens[ref.idx])
+		r.next++
+	}
+	r.pos = at
+	if r.next == len(r.cur.order) {
+		r.pos = (sweep + 1) * r.samples
+	}
+	r.skipUsed()
+	return nil
+}
+
+// reposition plans sweep s and drops every held chunk.
+func (r *Reader) reposition(s int64) error {
+	r.slots = map[int32]*slot{}
+	r.planned, r.reqNext = false, false
+	if err := r.startSweep(s); err != nil {
+		r.err = err
+		return err
+	}
+	r.done = false
+	return nil
+}
+
+// skipUsed accounts for the chunks first used before the current position: they are loaded on
+// demand, and prefetching continues after them.
+func (r *Reader) skipUsed() {
+	for r.used < len(r.cur.need) && int(r.cur.need[r.used].first) < r.next {
+		r.used++
+	}
+	r.req = r.used
+}
