@@ -4,6 +4,7 @@ package main
 import (
 	_ "github.com/mlfeed/mlfeed/format/binsparse"
 	_ "github.com/mlfeed/mlfeed/format/cbf"
+	_ "github.com/mlfeed/mlfeed/format/ctf"
 	_ "github.com/mlfeed/mlfeed/format/idv"
 	_ "github.com/mlfeed/mlfeed/format/idx"
 )

@@ -65,8 +65,8 @@ func Scan(b []byte) (v float64, n int, st Status) {
 	// Significant digits: mant holds up to 19 of them; digits beyond are dropped (the value
 	// then goes to strconv) but still scanned.
 	var mant uint64
-	nd := 0      // significant digits taken into mant
-	exp := 0     // decimal exponent correction from dropped integer digits and fraction digits
+	nd := 0  // significant digits taken into mant
+	exp := 0 // decimal exponent correction from dropped integer digits and fraction digits
 	many := false
 	for ; i < len(b); i++ {
 		d := b[i] - '0'

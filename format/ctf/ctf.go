@@ -1,0 +1,250 @@
+// Package ctf reads and writes the CNTK Text Format (CTF), the text format of the Microsoft
+// Cognitive Toolkit's CNTKTextFormatReader.
+//
+// A CTF file holds one sample per line. A line optionally starts with a sequence id (ASCII
+// digits), followed by samples, each an input name after a pipe and its values:
+//
+//	0 |features 0.5 1 -2e-3 |labels 3:1
+//	0 |features 0.1 0 7
+//	1 |features 2 2 2 |# a comment, up to the next pipe or the end of the line
+//
+// Dense samples list their values; sparse samples list index:value pairs. Lines with the same
+// id, or without an id, continue the current sequence. A file whose first byte is a pipe has
+// no ids: every line is a sequence of one sample.
+//
+// # Reading
+//
+// The Reader follows CNTK's reader wherever CNTK's behaviour is observable: the same grammar
+// (number syntax, name rules, comments, byte classes, BOM, CRLF), the same index (sequence
+// boundaries, sample counts, chunking by chunkSizeInBytes), the same recovery from malformed
+// input under maxErrors, and, at traceLevel 1 and 2, the same warning and info messages, byte
+// offsets included. Opening a file builds the index alone (no number is parsed); ReadChunk
+// parses one chunk and may be called from several goroutines; reading chunks in order parses
+// the following chunks in the background on the other cores. Files are memory-mapped, so a
+// file larger than memory is read chunk by chunk.
+//
+// The streams come from Options.Inputs (the --input flags, or a CNTK config's input section
+// mapped by the caller). Without them the Reader infers the streams by a scan of the file: one
+// stream per input name, in order of first appearance, sparse if any of its samples holds an
+// index:value pair, with the largest sample size or index seen as its dimension.
+//
+// Every read sequence has its id in Chunk.IDs when the file has ids (Schema.HasIDs), as a
+// decimal string. ChunkInfo.Samples is CNTK's index sample count: the lines a sequence spans,
+// or, with a definesMBSize stream, the lines that mention that stream.
+//
+// # Deliberate differences from CNTK
+//
+//   - Numbers are converted with correct rounding to float64 (as strconv.ParseFloat does) and
+//     then to float32 for precision=float, as ctf2bin.py does. CNTK's own digit-by-digit
+//     arithmetic can differ from this in the last bit for long mantissas.
+//   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
+//     count once, however often the chunk is read again.
+//   - Errors returned to the caller name the file, line and column and say what was expected;
+//     CNTK's own message ("Reached the maximum number of allowed errors ...", "Malformed input
+//     file. Bailing out.") is kept at the end of the text. The log messages keep CNTK's text and
+//     byte offsets exactly.
+//   - Parsing is not retried (CNTK retries a failing chunk 5 times with 1 s sleeps).
+//   - A dense sample on the last line of a file without a final newline is zero-padded and
+//     size-checked like any other (CNTK skips both checks there).
+//   - Sequence ids above 2^64-1 are fatal with a clear message, as in CNTK, but detected exactly.
+//   - The index cache (cacheIndex) uses CNTK's file name and layout and is written
+//     synchronously; besides CNTK's modification-time check, a cache whose records do not fit
+//     the file is ignored.
+//
+// # Validation
+//
+// Validate (mlfeed validate) is strict where reading is lenient, and lists every problem with
+// file:line:column: undeclared input names, dense samples shorter than their dimension, an
+// input twice on a line, a sequence id reused after other ids, stray control or non-ASCII
+// bytes, as well as everything reading counts as an error.
+//
+// # Writing
+//
+// The Writer writes any source whose streams hold numbers: dense or sparse per stream, names
+// from the streams' aliases, sequence ids when the source has them (or when a sequence has
+// several samples), numbers in the shortest form that reads back to the same float32 or
+// float64.
+package ctf
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+var (
+	// ErrFormat is wrapped by errors for data that is not valid CTF.
+	ErrFormat = fmt.Errorf("ctf: %w", mlfeed.ErrFormat)
+	// ErrUnsupported is wrapped by errors for data CTF cannot hold (text values, NaN, names
+	// with spaces) and for unsupported options.
+	ErrUnsupported = fmt.Errorf("ctf: %w", mlfeed.ErrUnsupported)
+	// ErrTooLarge is wrapped by errors for sequences larger than CNTK's 4 GiB limit.
+	ErrTooLarge = fmt.Errorf("ctf: %w", mlfeed.ErrTooLarge)
+)
+
+// DefaultChunkSize is CNTK's default chunkSizeInBytes: 32 MiB.
+const DefaultChunkSize = 32 << 20
+
+// Options are the reader options. The zero value reads float32 values with streams inferred
+// from the file, no error tolerance, no log, and CNTK's default chunk size. The names follow
+// CNTK's reader configuration; see ParseParams for the key=value form.
+type Options struct {
+	// Inputs declares the streams: Name, Alias (the name in the file; empty means Name),
+	// Storage, Dim and DefinesMBSize (at most one). Nil infers them by a scan of the file.
+	// A stream's Type may be Float32 or Float64; a Float64 stream makes every stream Float64,
+	// as precision=double does (CTF has one precision per reader, as in CNTK).
+	Inputs []mlfeed.Stream
+	// Precision is the element type of every stream: Float32 (also the zero value) or Float64
+	// (CNTK's precision=double).
+	Precision mlfeed.ElemType
+	// SkipSequenceIDs treats every line as a sequence of one sample even when lines start
+	// with ids (CNTK's skipSequenceIds).
+	SkipSequenceIDs bool
+	// MaxErrors is the number of recoverable errors tolerated in one pass over the file
+	// (malformed samples are dropped, bad rows skipped). Zero, the default, fails on the
+	// first one.
+	MaxErrors int
+	// TraceLevel selects the messages written to Log: 0 errors only (the zero value), 1 also
+	// warnings (CNTK's default, which the format registry applies), 2 also information.
+	TraceLevel int
+	// ChunkSizeInBytes is the target byte span of a chunk; chunks end on sequence
+	// boundaries and a larger sequence gets a chunk of its own. Zero means DefaultChunkSize.
+	ChunkSizeInBytes int64
+	// KeepDataInMemory keeps every parsed chunk, so that each chunk is parsed once.
+	KeepDataInMemory bool
+	// FrameMode requires every sequence to have exactly one sample (CNTK's frameMode).
+	FrameMode bool
+	// CacheIndex stores the index beside the file, in CNTK's layout and under CNTK's name
+	// (FILE.<alias or _>.<0|1>.0.0.v1.cache), and reuses it while it is newer than the file.
+	CacheIndex bool
+	// Log receives the warning and information messages that TraceLevel selects, in CNTK's
+	// wording. Nil discards them.
+	Log io.Writer
+}
+
+// Param keys understood by ParseParams (CNTK's reader option names).
+var paramKeys = []string{"precision", "skipSequenceIds", "maxErrors", "traceLevel",
+	"chunkSizeInBytes", "keepDataInMemory", "frameMode", "cacheIndex"}
+
+// ParseParams applies CNTK reader options given as key=value pairs (the CLI's --opt) to o:
+// precision (float|double), skipSequenceIds, maxErrors, traceLevel, chunkSizeInBytes,
+// keepDataInMemory, frameMode, cacheIndex. Booleans accept CNTK's spellings (true, t, 1,
+// false, f, 0, ...). Unknown keys are an error wrapping format.ErrUsage.
+func ParseParams(o *Options, params map[string]string) error {
+	if err := format.CheckParams("ctf", params, paramKeys...); err != nil {
+		return err
+	}
+	bad := func(k, v, want string) error {
+		return fmt.Errorf("%w: ctf option %s=%q: want %s", format.ErrUsage, k, v, want)
+	}
+	for k, v := range params {
+		var err error
+		switch k {
+		case "precision":
+			switch strings.ToLower(v) {
+			case "float":
+				o.Precision = mlfeed.Float32
+			case "double":
+				o.Precision = mlfeed.Float64
+			default:
+				err = bad(k, v, "float or double")
+			}
+		case "skipSequenceIds":
+			o.SkipSequenceIDs, err = parseBool(k, v)
+		case "keepDataInMemory":
+			o.KeepDataInMemory, err = parseBool(k, v)
+		case "frameMode":
+			o.FrameMode, err = parseBool(k, v)
+		case "cacheIndex":
+			o.CacheIndex, err = parseBool(k, v)
+		case "maxErrors", "traceLevel":
+			n, e := strconv.Atoi(v)
+			if e != nil || n < 0 {
+				return bad(k, v, "a non-negative integer")
+			}
+			if k == "maxErrors" {
+				o.MaxErrors = n
+			} else {
+				o.TraceLevel = n
+			}
+		case "chunkSizeInBytes":
+			n, e := strconv.ParseUint(v, 10, 64)
+			if e != nil {
+				if strings.EqualFold(v, "SIZE_MAX") {
+					n, e = math.MaxInt64, nil
+				} else {
+					return bad(k, v, "a byte count")
+				}
+			}
+			if n > math.MaxInt64 {
+				n = math.MaxInt64
+			}
+			o.ChunkSizeInBytes = int64(n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseBool(k, v string) (bool, error) {
+	switch v {
+	case "t", "true", "T", "True", "TRUE", "1":
+		return true, nil
+	case "f", "false", "F", "False", "FALSE", "0", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: ctf option %s=%q: want true or false", format.ErrUsage, k, v)
+}
+
+// fromFormat converts the registry's options: Inputs, Params and Log, with CNTK's default
+// traceLevel of 1.
+func fromFormat(fo *format.Options) (*Options, error) {
+	o := &Options{TraceLevel: 1}
+	if fo == nil {
+		return o, nil
+	}
+	o.Inputs = fo.Inputs
+	o.Log = fo.Log
+	if err := ParseParams(o, fo.Params); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func init() {
+	format.Register(format.Format{
+		Name:       "ctf",
+		Extensions: []string{".ctf", ".txt"},
+		Open: func(name string, fo *format.Options) (mlfeed.Source, error) {
+			o, err := fromFormat(fo)
+			if err != nil {
+				return nil, err
+			}
+			return Open(name, o)
+		},
+		Create: func(f *os.File, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
+			var wopts WriterOptions
+			if wo != nil {
+				if err := parseWriteParams(&wopts, wo.Params); err != nil {
+					return nil, err
+				}
+			}
+			return NewWriter(f, schema, &wopts)
+		},
+		Validate: func(name string, fo *format.Options, report func(error) bool) error {
+			o, err := fromFormat(fo)
+			if err != nil {
+				return err
+			}
+			return Validate(name, o, report)
+		},
+	})
+}

@@ -1,0 +1,254 @@
+package ctf
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+)
+
+// This file is the indexer: it finds sequence and chunk boundaries as CNTK's
+// TextInputIndexBuilder does, by looking at line starts (ids) and, with a definesMBSize stream,
+// at the stream's name, without parsing a single number.
+
+// seqInfo describes one sequence found by the scanner.
+type seqInfo struct {
+	start, end int64  // byte range [start, end) in the file
+	key        uint64 // the id, or the 0-based line number in line mode
+	samples    int64  // CNTK's index sample count
+	line       int64  // lines before start, counted from the range's first line
+}
+
+// chunkEntry is one chunk of the index.
+type chunkEntry struct {
+	start, end int64 // byte span of the chunk's sequences
+	line       int64 // 0-based line number of start, -1 if unknown (index loaded from a cache)
+	sequences  int
+	samples    int64
+}
+
+// layout is what the indexer learns from the file's first bytes.
+type layout struct {
+	size      int64 // file size
+	dataStart int64 // first byte after the BOM and leading white space
+	dataLine  int64 // lines before dataStart
+	ids       bool  // id mode (else line mode)
+}
+
+// maxSequenceBytes is CNTK's limit on one sequence's size in bytes.
+const maxSequenceBytes = math.MaxUint32
+
+// detectLayout applies CNTK's rules to the start of the file: a UTF-16 BOM is fatal, a UTF-8
+// BOM (or the part of it that is there) is skipped, then white space; the next byte decides
+// the mode.
+func detectLayout(data []byte, skipIDs bool) (layout, error) {
+	l := layout{size: int64(len(data))}
+	if len(data) == 0 {
+		return l, fmt.Errorf("%w: Input file is empty", ErrFormat)
+	}
+	if len(data) >= 2 && data[0] == 0xFF && data[1] == 0xFE {
+		return l, fmt.Errorf("%w: found a UTF-16 BOM at the beginning of the input file; UTF-16 encoding is currently not supported", ErrFormat)
+	}
+	p := 0
+	for _, c := range []byte{0xEF, 0xBB, 0xBF} {
+		if p < len(data) && data[p] == c {
+			p++
+		} else {
+			break
+		}
+	}
+	for p < len(data) && isSpace(data[p]) {
+		if data[p] == '\n' {
+			l.dataLine++
+		}
+		p++
+	}
+	if p == len(data) {
+		return l, fmt.Errorf("%w: Input file is empty", ErrFormat)
+	}
+	l.dataStart = int64(p)
+	switch c := data[p]; {
+	case skipIDs || c == '|':
+	case isDigit(c):
+		l.ids = true
+	default:
+		return l, fmt.Errorf("%w: expected a sequence id (digits) or '|' at byte offset %d, found %q (CNTK: Expected a sequence id at the offset %d, none was found.)", ErrFormat, p, c, p)
+	}
+	return l, nil
+}
+
+// isSpace is C's isspace in the C locale.
+func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+func isDigit(c byte) bool { return c-'0' <= 9 }
+
+// scanner walks the sequences of a byte range of the file, as the indexer sees them.
+type scanner struct {
+	data    []byte // the whole file
+	from    int64  // start of the range (a sequence start)
+	to      int64  // end of the range
+	atEOF   bool   // to is the end of the file
+	ids     bool   // id mode
+	main    []byte // "|alias" of the definesMBSize stream, or nil
+	firstLine int64  // line number of from, for line-mode keys
+}
+
+// mentions reports whether line holds main followed by a delimiter (white space, '|', a
+// control or non-ASCII byte) or the end of the line, as CNTK's FindMainStream does.
+func mentions(line, main []byte) bool {
+	for {
+		i := bytes.Index(line, main)
+		if i < 0 {
+			return false
+		}
+		j := i + len(main)
+		if j == len(line) {
+			return true
+		}
+		if c := line[j]; c <= ' ' || c == '|' || c >= 0x80 {
+			return true
+		}
+		line = line[i+1:]
+	}
+}
+
+// readID reads the sequence id at data[p:to] as CNTK's indexer does: ok is false when the
+// line does not start with a digit, or when its digits run to the end of the file.
+func (s *scanner) readID(p int64) (id uint64, ok bool, err error) {
+	q := p
+	for q < s.to {
+		d := s.data[q] - '0'
+		if d > 9 {
+			break
+		}
+		if id > (math.MaxUint64-uint64(d))/10 {
+			return 0, false, fmt.Errorf("%w: sequence id at byte offset %d overflows 64 bits (CNTK: Overflow while reading a numeric sequence id)", ErrFormat, p)
+		}
+		id = id*10 + uint64(d)
+		q++
+	}
+	if q == p || q == s.to && s.atEOF {
+		return 0, false, nil
+	}
+	return id, true, nil
+}
+
+// lineEnd returns the end of the line starting at p (the offset of its '\n' plus one, or to).
+func (s *scanner) lineEnd(p int64) (content, next int64) {
+	i := bytes.IndexByte(s.data[p:s.to], '\n')
+	if i < 0 {
+		return s.to, s.to
+	}
+	return p + int64(i), p + int64(i) + 1
+}
+
+// each calls yield for every sequence of the range in order, until yield returns false.
+func (s *scanner) each(yield func(seqInfo) bool) error {
+	if !s.ids {
+		line := int64(0)
+		for p := s.from; p < s.to; line++ {
+			c, next := s.lineEnd(p)
+			if s.main == nil || mentions(s.data[p:c], s.main) {
+				if !yield(seqInfo{start: p, end: next, key: uint64(s.firstLine + line), samples: 1, line: line}) {
+					return nil
+				}
+			}
+			p = next
+		}
+		return nil
+	}
+	prev, ok, err := s.readID(s.from)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: expected a sequence id at byte offset %d (CNTK: Expected a sequence id at the offset %d, none was found.)", ErrFormat, s.from, s.from)
+	}
+	seq := seqInfo{start: s.from, key: prev}
+	found := false
+	line := int64(0)
+	for p := s.from; p < s.to; {
+		c, next := s.lineEnd(p)
+		if s.main == nil || mentions(s.data[p:c], s.main) {
+			seq.samples++
+			found = true
+		}
+		line++
+		p = next
+		if p >= s.to {
+			break
+		}
+		id, ok, err := s.readID(p)
+		if err != nil {
+			return err
+		}
+		if ok && id != prev {
+			seq.end = p
+			if found && !yield(seq) {
+				return nil
+			}
+			prev = id
+			seq = seqInfo{start: p, key: id, line: line}
+			found = false
+		}
+	}
+	seq.end = s.to
+	if found {
+		yield(seq)
+	}
+	return nil
+}
+
+// chunker groups sequences into chunks as CNTK's Index does: a new chunk starts when adding a
+// sequence would make the current chunk's byte span exceed the limit.
+type chunker struct {
+	limit  int64
+	chunks []chunkEntry
+}
+
+func (c *chunker) add(s seqInfo, line int64) {
+	n := len(c.chunks)
+	if n == 0 || c.chunks[n-1].end-c.chunks[n-1].start+(s.end-s.start) > c.limit {
+		c.chunks = append(c.chunks, chunkEntry{start: s.start, line: line})
+		n++
+	}
+	ch := &c.chunks[n-1]
+	ch.end = s.end
+	ch.sequences++
+	ch.samples += s.samples
+}
+
+// checkSequence applies CNTK's limits to an indexed sequence.
+func checkSequence(s seqInfo, frameMode bool) error {
+	if s.end-s.start > maxSequenceBytes {
+		return fmt.Errorf("%w: the sequence at byte offset %d spans %d bytes; CNTK's limit is %d", ErrTooLarge, s.start, s.end-s.start, int64(maxSequenceBytes))
+	}
+	if frameMode && s.samples != 1 {
+		return fmt.Errorf("%w: the sequence at byte offset %d has %d samples; frameMode requires 1 (CNTK: Detected a non-frame sequence of size %d in frame mode)", ErrFormat, s.start, s.samples, s.samples)
+	}
+	return nil
+}
+
+// buildIndex indexes the whole file. record, if not nil, receives every sequence (for the
+// index cache).
+func buildIndex(data []byte, l layout, main []byte, chunkSize int64, frameMode bool, record func(seqInfo)) ([]chunkEntry, error) {
+	if chunkSize > l.size {
+		chunkSize = l.size // as CNTK's Index::Reserve does
+	}
+	ck := chunker{limit: chunkSize}
+	s := scanner{data: data, from: l.dataStart, to: l.size, atEOF: true, ids: l.ids, main: main, firstLine: l.dataLine}
+	var err error
+	scanErr := s.each(func(q seqInfo) bool {
+		if err = checkSequence(q, frameMode); err != nil {
+			return false
+		}
+		if record != nil {
+			record(q)
+		}
+		ck.add(q, l.dataLine+q.line)
+		return true
+	})
+	if scanErr != nil {
+		return nil, scanErr
+	}
+	return ck.chunks, err
+}

@@ -1,0 +1,520 @@
+package ctf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+)
+
+// Reader reads a CTF file. It implements mlfeed.Source and mlfeed.Detailer.
+type Reader struct {
+	name   string
+	opts   Options
+	schema mlfeed.Schema
+	data   []byte
+	region *mmap.Region
+	layout layout
+	chunks []chunkEntry
+	infos  []mlfeed.ChunkInfo
+	sp     *spec
+	double bool
+
+	fromCache string   // the index cache used, if any
+	inferred  []string // inferred streams as --input declarations
+
+	closeMu sync.RWMutex
+	closed  bool
+
+	lines   []atomic.Int64 // per chunk: its first line + 1, 0 while unknown
+	counted []atomic.Bool  // per chunk: its errors were added to errCount
+	errs    atomic.Int64   // errors in distinct chunks so far
+
+	keepMu sync.Mutex
+	kept   map[int]*future
+
+	pfMu     sync.Mutex
+	inflight map[int]*future
+	lastRead int
+}
+
+// future is a chunk being parsed or parsed.
+type future struct {
+	done chan struct{}
+	c    *mlfeed.Chunk
+	err  error
+}
+
+// Open opens the named CTF file and builds its index. opts may be nil (the zero Options).
+func Open(name string, opts *Options) (*Reader, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{name: name, opts: *opts, lastRead: -2}
+	if st.Mode().IsRegular() {
+		if reg, err := mmap.Map(f, st.Size()); err == nil {
+			r.region, r.data = reg, reg.Bytes()
+		}
+	}
+	if r.region == nil {
+		if r.data, err = io.ReadAll(f); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.init(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// init checks the options, indexes the file and sets up the schema.
+func (r *Reader) init() error {
+	o := &r.opts
+	if o.ChunkSizeInBytes <= 0 {
+		o.ChunkSizeInBytes = DefaultChunkSize
+	}
+	switch o.Precision {
+	case mlfeed.Invalid, mlfeed.Float32:
+	case mlfeed.Float64:
+		r.double = true
+	default:
+		return fmt.Errorf("%w: ctf precision must be float32 or float64, not %s", format.ErrUsage, o.Precision)
+	}
+	streams, err := checkInputs(o.Inputs)
+	if err != nil {
+		return err
+	}
+	for _, s := range streams {
+		r.double = r.double || s.Type == mlfeed.Float64
+	}
+	var main []byte
+	for _, s := range streams {
+		if s.DefinesMBSize {
+			main = append([]byte{'|'}, s.FileName()...)
+		}
+	}
+	if r.layout, err = detectLayout(r.data, o.SkipSequenceIDs); err != nil {
+		return r.fileError(err)
+	}
+	if err := r.index(main); err != nil {
+		return r.fileError(err)
+	}
+	if streams == nil {
+		if streams, err = r.infer(); err != nil {
+			return err
+		}
+	}
+	et := mlfeed.Float32
+	if r.double {
+		et = mlfeed.Float64
+	}
+	for i := range streams {
+		streams[i].Type = et
+	}
+	r.schema = mlfeed.Schema{Streams: streams, HasIDs: r.layout.ids}
+	r.sp = newSpec(r.name, streams, main, r.layout.ids, o)
+	r.infos = make([]mlfeed.ChunkInfo, len(r.chunks))
+	for i, c := range r.chunks {
+		r.infos[i] = mlfeed.ChunkInfo{Sequences: c.sequences, Samples: c.samples}
+	}
+	r.lines = make([]atomic.Int64, len(r.chunks))
+	r.counted = make([]atomic.Bool, len(r.chunks))
+	for i, c := range r.chunks {
+		if c.line >= 0 {
+			r.lines[i].Store(c.line + 1)
+		}
+	}
+	return nil
+}
+
+func (r *Reader) fileError(err error) error {
+	return fmt.Errorf("%s: %w", r.name, err)
+}
+
+// checkInputs validates declared streams as CNTK's config helper does.
+func checkInputs(in []mlfeed.Stream) ([]mlfeed.Stream, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if len(in) == 0 {
+		return nil, fmt.Errorf("%w: ctf: no input declared", format.ErrUsage)
+	}
+	out := append([]mlfeed.Stream(nil), in...)
+	aliases := map[string]string{}
+	names := map[string]bool{}
+	defining := 0
+	for i := range out {
+		s := &out[i]
+		if s.Name == "" {
+			return nil, fmt.Errorf("%w: ctf: input %d has no name", format.ErrUsage, i+1)
+		}
+		if names[s.Name] {
+			return nil, fmt.Errorf("%w: ctf: input %q declared twice", format.ErrUsage, s.Name)
+		}
+		names[s.Name] = true
+		al := s.FileName()
+		if err := checkName(al); err != nil {
+			return nil, fmt.Errorf("%w: ctf: input %q: %v", format.ErrUsage, s.Name, err)
+		}
+		if prev, ok := aliases[al]; ok {
+			return nil, fmt.Errorf("%w: ctf: alias %s is already mapped to input %s", format.ErrUsage, al, prev)
+		}
+		aliases[al] = s.Name
+		if s.Dim <= 0 {
+			return nil, fmt.Errorf("%w: ctf: input %q needs a positive dimension", format.ErrUsage, s.Name)
+		}
+		if s.Storage == mlfeed.Sparse && s.Dim > 1<<31-1 {
+			return nil, fmt.Errorf("%w: ctf: sparse input %q: dimension %d exceeds %d", format.ErrUsage, s.Name, s.Dim, 1<<31-1)
+		}
+		switch s.Type {
+		case mlfeed.Invalid, mlfeed.Float32, mlfeed.Float64:
+		default:
+			return nil, fmt.Errorf("%w: ctf: input %q: CTF values are float32 or float64, not %s", format.ErrUsage, s.Name, s.Type)
+		}
+		if s.DefinesMBSize {
+			defining++
+		}
+		s.Shape = nil
+	}
+	if defining > 1 {
+		return nil, fmt.Errorf("%w: ctf: only a single stream is allowed to define the minibatch size, but %d found", format.ErrUsage, defining)
+	}
+	return out, nil
+}
+
+// checkName reports whether s can be an input name in a CTF file.
+func checkName(s string) error {
+	if s == "" {
+		return errors.New("empty name")
+	}
+	if s[0] == '#' {
+		return fmt.Errorf("name %q starts with '#', which makes it a comment", s)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7F || c == '|' {
+			return fmt.Errorf("name %q holds %q; names are printable ASCII without spaces or '|'", s, c)
+		}
+	}
+	return nil
+}
+
+func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *Options) *spec {
+	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex)}
+	for _, s := range streams {
+		sp.names = append(sp.names, s.Name)
+		sp.aliases = append(sp.aliases, []byte(s.FileName()))
+		sp.dense = append(sp.dense, s.Storage == mlfeed.Dense)
+		sp.dims = append(sp.dims, s.Dim)
+		sp.defines = append(sp.defines, main == nil || s.DefinesMBSize)
+		sp.maxAlias = max(sp.maxAlias, len(s.FileName()))
+	}
+	return sp
+}
+
+// index builds the chunk table, from the index cache when allowed and fresh.
+func (r *Reader) index(main []byte) error {
+	o := &r.opts
+	var cache string
+	if o.CacheIndex {
+		cache = cacheName(r.name, main, o.SkipSequenceIDs)
+		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSizeInBytes, o.FrameMode); ok {
+			r.chunks, r.fromCache = chunks, cache
+			return nil
+		}
+	}
+	var rec *cacheWriter
+	if cache != "" {
+		rec = newCacheWriter(cache)
+	}
+	var record func(seqInfo)
+	if rec != nil {
+		record = rec.add
+	}
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record)
+	if err != nil {
+		rec.abort()
+		return err
+	}
+	rec.commit()
+	r.chunks = chunks
+	return nil
+}
+
+// Schema returns the streams, in declaration (or first appearance) order.
+func (r *Reader) Schema() mlfeed.Schema { return r.schema }
+
+// Chunks returns the chunk table. Samples follow CNTK's index: lines spanned per sequence, or
+// lines mentioning the definesMBSize stream.
+func (r *Reader) Chunks() []mlfeed.ChunkInfo { return r.infos }
+
+// SequenceInfo describes one sequence as the index sees it.
+type SequenceInfo struct {
+	// Key is the sequence id, or in a file without ids the 0-based line number.
+	Key uint64
+	// Samples is CNTK's index sample count of the sequence.
+	Samples int64
+	// Offset and Size give the sequence's bytes in the file.
+	Offset, Size int64
+}
+
+// Sequences returns the sequences of chunk i as the index sees them, without parsing values:
+// the keys and sample counts CNTK's randomizer and packers work with.
+func (r *Reader) Sequences(i int) ([]SequenceInfo, error) {
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	if err := r.acquire(); err != nil {
+		return nil, err
+	}
+	defer r.closeMu.RUnlock()
+	out := make([]SequenceInfo, 0, r.chunks[i].sequences)
+	err := r.scanChunk(i, func(q seqInfo) bool {
+		out = append(out, SequenceInfo{Key: q.key, Samples: q.samples, Offset: q.start, Size: q.end - q.start})
+		return true
+	})
+	return out, err
+}
+
+// scanChunk walks the sequences of chunk i.
+func (r *Reader) scanChunk(i int, yield func(seqInfo) bool) error {
+	c := r.chunks[i]
+	s := scanner{data: r.data, from: c.start, to: c.end, atEOF: c.end == r.layout.size,
+		ids: r.layout.ids, main: r.sp.main, firstLine: c.line}
+	return s.each(yield)
+}
+
+// chunkLine returns the 0-based line number where chunk i starts, counting when unknown.
+func (r *Reader) chunkLine(i int) int64 {
+	if v := r.lines[i].Load(); v > 0 {
+		return v - 1
+	}
+	n := int64(bytes.Count(r.data[:r.chunks[i].start], []byte{'\n'}))
+	r.lines[i].Store(n + 1)
+	return n
+}
+
+func (r *Reader) acquire() error {
+	r.closeMu.RLock()
+	if r.closed {
+		r.closeMu.RUnlock()
+		return fmt.Errorf("ctf: %s: read after Close", r.name)
+	}
+	return nil
+}
+
+// ReadChunk parses chunk i. It is safe for concurrent use. When chunks are read in order,
+// the following chunks are parsed in the background on the other cores.
+func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if r.opts.KeepDataInMemory {
+		r.keepMu.Lock()
+		if r.kept == nil {
+			r.kept = map[int]*future{}
+		}
+		f, ok := r.kept[i]
+		if !ok {
+			f = &future{done: make(chan struct{})}
+			r.kept[i] = f
+		}
+		r.keepMu.Unlock()
+		if !ok {
+			f.c, f.err = r.fetch(i)
+			close(f.done)
+		}
+		<-f.done
+		if f.err != nil {
+			r.keepMu.Lock()
+			delete(r.kept, i)
+			r.keepMu.Unlock()
+		}
+		return f.c, f.err
+	}
+	return r.fetch(i)
+}
+
+// fetch returns chunk i, from the prefetched chunks when it is there, and starts prefetching
+// when reads go in order.
+func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
+	ahead := runtime.GOMAXPROCS(0)
+	if ahead <= 1 || len(r.chunks) == 1 {
+		return r.parse(i)
+	}
+	r.pfMu.Lock()
+	if r.inflight == nil {
+		r.inflight = map[int]*future{}
+	}
+	f := r.inflight[i]
+	delete(r.inflight, i)
+	sequential := i == r.lastRead+1 || i == 0
+	r.lastRead = i
+	for k := range r.inflight {
+		if k < i || k > i+ahead {
+			delete(r.inflight, k) // abandoned: reads moved elsewhere
+		}
+	}
+	if sequential {
+		for k := i + 1; k <= i+ahead && k < len(r.chunks); k++ {
+			if _, ok := r.inflight[k]; !ok {
+				g := &future{done: make(chan struct{})}
+				r.inflight[k] = g
+				go func(k int) {
+					g.c, g.err = r.parse(k)
+					close(g.done)
+				}(k)
+			}
+		}
+	}
+	r.pfMu.Unlock()
+	if f != nil {
+		<-f.done
+		return f.c, f.err
+	}
+	return r.parse(i)
+}
+
+// parse parses chunk i.
+func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
+	if err := r.acquire(); err != nil {
+		return nil, err
+	}
+	defer r.closeMu.RUnlock()
+	var c *mlfeed.Chunk
+	var errs int
+	var err error
+	if r.double {
+		c, errs, err = parseChunk[float64](r, i, nil)
+	} else {
+		c, errs, err = parseChunk[float32](r, i, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if errs > 0 && !r.counted[i].Swap(true) {
+		if total := r.errs.Add(int64(errs)); total > int64(r.opts.MaxErrors) {
+			return nil, fmt.Errorf("%s: %w: %d malformed samples or rows, more than maxErrors=%d allows (CNTK: Reached the maximum number of allowed errors while reading the input file (%s).)", r.name, ErrFormat, total, r.opts.MaxErrors, r.name)
+		}
+	}
+	return c, nil
+}
+
+// parseChunk parses chunk i with element type T. strict, if set, makes it a validation pass.
+func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, err error) {
+	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
+	p.strict = strict
+	var ids []string
+	if r.layout.ids && strict == nil {
+		ids = make([]string, 0, r.chunks[i].sequences)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			a, ok := v.(abort)
+			if !ok {
+				panic(v)
+			}
+			c, err = nil, a.err
+		}
+	}()
+	n := 0
+	serr := r.scanChunk(i, func(q seqInfo) bool {
+		p.sequence(q)
+		if ids != nil {
+			ids = append(ids, strconv.FormatUint(q.key, 10))
+		}
+		n++
+		return true
+	})
+	if serr != nil {
+		return nil, p.errors, r.fileError(serr)
+	}
+	return p.chunk(n, ids), p.errors, nil
+}
+
+// ReadChunks parses every chunk, using all cores, and calls fn with each in order. It stops
+// at the first error, from parsing or from fn.
+func (r *Reader) ReadChunks(ctx context.Context, fn func(i int, c *mlfeed.Chunk) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	for i := range r.chunks {
+		c, err := r.ReadChunk(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(i, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Details reports the file mode, precision, options and, when the streams were inferred, the
+// declarations that reproduce them.
+func (r *Reader) Details() map[string]any {
+	mode := "lines (one sequence per line)"
+	if r.layout.ids {
+		mode = "ids (lines grouped by sequence id)"
+	}
+	prec := "float"
+	if r.double {
+		prec = "double"
+	}
+	d := map[string]any{
+		"mode":             mode,
+		"precision":        prec,
+		"chunkSizeInBytes": r.opts.ChunkSizeInBytes,
+		"maxErrors":        r.opts.MaxErrors,
+	}
+	if r.inferred != nil {
+		d["inferredInputs"] = r.inferred
+	}
+	if r.fromCache != "" {
+		d["indexCache"] = r.fromCache
+	}
+	for _, s := range r.schema.Streams {
+		if s.DefinesMBSize {
+			d["definesMBSize"] = s.Name
+		}
+	}
+	return d
+}
+
+// Close unmaps the file. It waits for parses in progress.
+func (r *Reader) Close() error {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.region != nil {
+		return r.region.Close()
+	}
+	return nil
+}
