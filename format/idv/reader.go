@@ -615,6 +615,10 @@ func (r *Reader) chooseLayouts() error {
 		if seen[c.name] < names[c.name] { // hidden: a later column has the same name
 			st.Alias = c.name
 			st.Name = fmt.Sprintf("%s#%d", c.name, c.index)
+			for names[st.Name] > 0 {
+				st.Name += "#"
+			}
+			names[st.Name]++
 		}
 		st.Metadata = c.metaAnns
 		r.schema.Streams = append(r.schema.Streams, st)
