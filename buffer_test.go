@@ -75,7 +75,7 @@ func TestConvertBufferBigIntegers(t *testing.T) {
 	}
 	n := NewBuffer(Int64, 1)
 	putUint(n.Bytes, 8, uint64(1)<<63) // math.MinInt64
-	if out, err := ConvertBuffer(n, Float64); err != nil || out.Float64At(0) != -(1 << 63) {
+	if out, err := ConvertBuffer(n, Float64); err != nil || out.Float64At(0) != -(1<<63) {
 		t.Errorf("MinInt64 -> float64 is exact: %v %v", out, err)
 	}
 	if _, err := ConvertBuffer(NewBuffer(String, 1), Float32); !errors.Is(err, ErrUnsupported) {
