@@ -11,16 +11,16 @@ import (
 )
 
 type orderCase struct {
-	Name             string
-	Chunks           int
-	SeqsPerChunk     int
-	Window           any
+	Name              string
+	Chunks            int
+	SeqsPerChunk      int
+	Window            any
 	SampleBasedWindow bool
-	SeedOffset       uint64
-	EpochIndex       int64
-	EpochSize        int
-	Randomizer       string
-	Expected         []int
+	SeedOffset        uint64
+	EpochIndex        int64
+	EpochSize         int
+	Randomizer        string
+	Expected          []int
 }
 
 func loadOrders(t *testing.T) (map[string][]string, []orderCase) {
