@@ -7,4 +7,5 @@ import (
 	_ "github.com/mlfeed/mlfeed/format/ctf"
 	_ "github.com/mlfeed/mlfeed/format/idv"
 	_ "github.com/mlfeed/mlfeed/format/idx"
+	_ "github.com/mlfeed/mlfeed/format/mtx"
 )

@@ -15,7 +15,7 @@ func New(f Format, shape []int64, arrays map[string]mlfeed.Buffer, iso bool) (*M
 	if lv == nil {
 		return nil, fmt.Errorf("%w: New needs a predefined format, not %q", ErrUnsupported, f)
 	}
-	m := &Matrix{Descriptor: Descriptor{Version: Version, Format: f, Shape: shape, DataTypes: map[string]DataType{}}, Arrays: arrays}
+	m := &Matrix{Descriptor: Descriptor{Version: Version, Format: f, Shape: shape, NumberOfStoredValues: -1, DataTypes: map[string]DataType{}}, Arrays: arrays}
 	if len(shape) != lv.Rank() {
 		return nil, fmt.Errorf("%w: format %s needs %d dimensions, shape is %v", ErrFormat, f, lv.Rank(), shape)
 	}
@@ -197,4 +197,24 @@ func (out *Matrix) build(e *entries, fill []byte, it mlfeed.ElemType) error {
 	}
 	out.Arrays["values"] = e.values()
 	return nil
+}
+
+// Entries returns the matrix's entries sorted by row, then column: their coordinates and
+// values (an iso value repeated for every entry). Vectors have row 0; tensors of rank > 2
+// have their trailing dimensions flattened into the column. Dense formats leave out entries
+// equal to the fill value (zero without one). With expand, the other triangle of a symmetric,
+// hermitian or skew-symmetric matrix is added. The matrix should be valid (Validate).
+func (m *Matrix) Entries(expand bool) (rows, cols []int64, vals mlfeed.Buffer, err error) {
+	e, err := m.entries(true, expand && m.Descriptor.Structure != General)
+	if err != nil {
+		return nil, nil, mlfeed.Buffer{}, err
+	}
+	if err := e.sortBy(false); err != nil {
+		return nil, nil, mlfeed.Buffer{}, err
+	}
+	if e.iso {
+		e.pos = make([]int64, len(e.rows))
+		e.iso = false
+	}
+	return e.rows, e.cols, e.values(), nil
 }

@@ -18,11 +18,44 @@ type Sink struct {
 	w      *Writer
 	schema mlfeed.Schema
 	group  string
-	acc    []*accum
+	acc    []*Collector
 	closed bool
 }
 
-type accum struct {
+// StructureAnnotation is the name of the stream annotation that carries a matrix's structure
+// through the data model when a reader keeps only the stored triangle (SourceOptions.
+// KeepStructure), so that Binsparse and Matrix Market writers restore it. Its value is one
+// string, such as "symmetric_lower".
+const StructureAnnotation = "binsparse.structure"
+
+func structureAnnotation(st Structure) mlfeed.Annotation {
+	return mlfeed.Annotation{
+		Name: StructureAnnotation,
+		Desc: mlfeed.Stream{Type: mlfeed.String, Storage: mlfeed.Dense, Dim: 1},
+		Data: mlfeed.StreamData{SeqStart: []int64{0, 1}, Values: mlfeed.Buffer{Type: mlfeed.String, Strings: []string{string(st)}}},
+	}
+}
+
+// streamStructure returns the structure a stream's annotation declares (General if none).
+func streamStructure(st *mlfeed.Stream) (Structure, error) {
+	for _, a := range st.Metadata {
+		if a.Name != StructureAnnotation {
+			continue
+		}
+		if a.Data.Values.Type != mlfeed.String || len(a.Data.Values.Strings) != 1 {
+			return General, fmt.Errorf("%w: stream %q: annotation %s must hold one string", ErrFormat, st.Name, StructureAnnotation)
+		}
+		s, ok := parseStructure(a.Data.Values.Strings[0])
+		if !ok {
+			return General, fmt.Errorf("%w: stream %q: unknown structure %q", ErrFormat, st.Name, a.Data.Values.Strings[0])
+		}
+		return s, nil
+	}
+	return General, nil
+}
+
+// Collector gathers one stream's samples as the rows of a matrix (see Sink).
+type Collector struct {
 	st     mlfeed.Stream
 	rows   int64
 	ptr    []int64
@@ -39,14 +72,6 @@ func NewSink(name string, schema mlfeed.Schema, group string, opts *WriteOptions
 }
 
 func newSink(name string, npz bool, schema mlfeed.Schema, group string, opts *WriteOptions) (*Sink, error) {
-	for _, st := range schema.Streams {
-		if !validValueType(st.Type) {
-			return nil, fmt.Errorf("%w: stream %q holds %s values, which Binsparse cannot store", ErrUnsupported, st.Name, st.Type)
-		}
-		if st.Storage == mlfeed.Dense && st.Dim == 0 {
-			return nil, fmt.Errorf("%w: stream %q has variable-size dense samples; a matrix needs rows of one length", ErrUnsupported, st.Name)
-		}
-	}
 	if len(schema.Streams) == 0 {
 		return nil, fmt.Errorf("%w: no streams to write", ErrUnsupported)
 	}
@@ -60,9 +85,25 @@ func newSink(name string, npz bool, schema mlfeed.Schema, group string, opts *Wr
 	}
 	s := &Sink{w: w, schema: schema, group: group}
 	for _, st := range schema.Streams {
-		s.acc = append(s.acc, &accum{st: st, ptr: []int64{0}, vals: mlfeed.Buffer{Type: st.Type}, maxIdx: -1})
+		c, err := NewCollector(st)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		s.acc = append(s.acc, c)
 	}
 	return s, nil
+}
+
+// NewCollector returns a Collector for samples of stream st.
+func NewCollector(st mlfeed.Stream) (*Collector, error) {
+	if !validValueType(st.Type) {
+		return nil, fmt.Errorf("%w: stream %q holds %s values, which Binsparse cannot store", ErrUnsupported, st.Name, st.Type)
+	}
+	if st.Storage == mlfeed.Dense && st.Dim == 0 {
+		return nil, fmt.Errorf("%w: stream %q has variable-size dense samples; a matrix needs rows of one length", ErrUnsupported, st.Name)
+	}
+	return &Collector{st: st, ptr: []int64{0}, vals: mlfeed.Buffer{Type: st.Type}, maxIdx: -1}, nil
 }
 
 // WriteChunk appends the chunk's samples as rows.
@@ -71,27 +112,33 @@ func (s *Sink) WriteChunk(c *mlfeed.Chunk) error {
 		return err
 	}
 	for i, a := range s.acc {
-		d := &c.Streams[i]
-		n := d.Samples()
-		a.rows += n
-		a.vals.Append(d.Values)
-		if a.st.Storage == mlfeed.Dense {
-			continue
-		}
-		base := a.ptr[len(a.ptr)-1]
-		for k := int64(1); k <= n; k++ {
-			a.ptr = append(a.ptr, base+d.SampleStart[k])
-		}
-		for _, ix := range d.Indices {
-			a.idx = append(a.idx, int64(ix))
-			a.maxIdx = max(a.maxIdx, int64(ix))
-		}
+		a.Add(&c.Streams[i])
 	}
 	return nil
 }
 
-// matrix builds the stream's matrix.
-func (a *accum) matrix() (*Matrix, error) {
+// Add appends the samples of d, one stream's data of a valid chunk, as rows.
+func (a *Collector) Add(d *mlfeed.StreamData) {
+	n := d.Samples()
+	a.rows += n
+	a.vals.Append(d.Values)
+	if a.st.Storage == mlfeed.Dense {
+		return
+	}
+	base := a.ptr[len(a.ptr)-1]
+	for k := int64(1); k <= n; k++ {
+		a.ptr = append(a.ptr, base+d.SampleStart[k])
+	}
+	for _, ix := range d.Indices {
+		a.idx = append(a.idx, int64(ix))
+		a.maxIdx = max(a.maxIdx, int64(ix))
+	}
+}
+
+// Matrix returns the rows gathered so far as a matrix: CSR for a sparse stream (its columns
+// are the stream's Dim, or the largest index + 1 when Dim is 0), DMATR for a dense one, with
+// the structure the stream's StructureAnnotation declares.
+func (a *Collector) Matrix() (*Matrix, error) {
 	var m *Matrix
 	var err error
 	if a.st.Storage == mlfeed.Dense {
@@ -113,6 +160,17 @@ func (a *accum) matrix() (*Matrix, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", a.st.Name, err)
+	}
+	if m.Descriptor.Structure, err = streamStructure(&a.st); err != nil {
+		return nil, err
+	}
+	if m.Descriptor.Structure != General {
+		if err := m.Descriptor.check(); err != nil {
+			return nil, fmt.Errorf("stream %q: %w", a.st.Name, err)
+		}
+		if err := m.checkTriangle(); err != nil {
+			return nil, fmt.Errorf("stream %q: %w", a.st.Name, err)
+		}
 	}
 	key := mlfeedKey{Stream: a.st.Name}
 	if len(a.st.Shape) > 1 {
@@ -166,7 +224,7 @@ func (s *Sink) Close() error {
 	}
 	s.closed = true
 	for _, a := range s.acc {
-		m, err := a.matrix()
+		m, err := a.Matrix()
 		if err != nil {
 			s.w.Close()
 			return err

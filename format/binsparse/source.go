@@ -35,7 +35,9 @@ const valuesPerChunk = 1 << 20
 // their Shape. The matrix is read from the file on the first ReadChunk and held in memory,
 // row-major, until Close.
 type Source struct {
-	f      *File
+	f      *File   // the file, or nil for a matrix in memory
+	m      *Matrix // the matrix in memory, or nil
+	where  string
 	ownsF  bool
 	group  string
 	desc   *Descriptor
@@ -77,10 +79,28 @@ func (f *File) Source(group string, opts *SourceOptions) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{f: f, group: group, desc: d}
+	s := &Source{f: f, group: group, desc: d, where: f.where(group)}
 	if opts != nil {
 		s.opts = *opts
 	}
+	return s, s.init()
+}
+
+// NewSource returns a Source delivering the matrix m, which it validates.
+func NewSource(m *Matrix, opts *SourceOptions) (*Source, error) {
+	if _, err := m.check(func(error) bool { return true }); err != nil {
+		return nil, err
+	}
+	s := &Source{m: m, desc: &m.Descriptor, where: "<matrix>"}
+	if opts != nil {
+		s.opts = *opts
+	}
+	return s, s.init()
+}
+
+// init computes the schema and the chunk table from the descriptor.
+func (s *Source) init() error {
+	d := s.desc
 	st := mlfeed.Stream{Name: s.streamName(), Type: d.ValueType().Type, Storage: mlfeed.Sparse}
 	if d.IsDense() {
 		st.Storage = mlfeed.Dense
@@ -96,7 +116,7 @@ func (f *File) Source(group string, opts *SourceOptions) (*Source, error) {
 	s.ncols = 1
 	for _, v := range shape {
 		if v != 0 && s.ncols > math.MaxInt32/v {
-			return nil, fmt.Errorf("%s: %w: rows of %v elements exceed mlfeed's 32-bit sample indices", f.where(group), ErrUnsupported, shape)
+			return fmt.Errorf("%s: %w: rows of %v elements exceed mlfeed's 32-bit sample indices", s.where, ErrUnsupported, shape)
 		}
 		s.ncols *= v
 	}
@@ -127,9 +147,12 @@ func (f *File) Source(group string, opts *SourceOptions) (*Source, error) {
 	}
 	s.starts = append(s.starts, rows)
 	if d.Fill && st.Storage == mlfeed.Sparse && s.opts.Log != nil && s.fillNonZero() {
-		fmt.Fprintf(s.opts.Log, "binsparse: %s: warning: the fill value does not carry over to sparse samples, whose missing entries are 0\n", f.where(group))
+		fmt.Fprintf(s.opts.Log, "binsparse: %s: warning: the fill value does not carry over to sparse samples, whose missing entries are 0\n", s.where)
 	}
-	return s, nil
+	if s.opts.KeepStructure && d.Structure != General {
+		s.schema.Streams[0].Metadata = []mlfeed.Annotation{structureAnnotation(d.Structure)}
+	}
+	return nil
 }
 
 // fillNonZero reports whether the matrix has a fill value other than zero (reading the
@@ -138,6 +161,9 @@ func (s *Source) fillNonZero() bool {
 	dt, ok := s.desc.DataTypes["fill_value"]
 	if !ok {
 		return false
+	}
+	if s.m != nil {
+		return string(s.m.fillBytes()) != string(make([]byte, len(s.m.fillBytes())))
 	}
 	b, err := s.f.readArray(s.group, "fill_value", dt)
 	if err != nil || b.Len() != 1 {
@@ -205,9 +231,12 @@ func (s *Source) Descriptor() *Descriptor { return s.desc }
 func (s *Source) Details() map[string]any {
 	d := s.desc
 	m := map[string]any{"binsparse_format": string(d.Format), "shape": d.Shape,
-		"number_of_stored_values": d.NumberOfStoredValues, "container": "hdf5"}
-	if _, ok := s.f.c.(*npzContainer); ok {
-		m["container"] = "npz"
+		"number_of_stored_values": d.NumberOfStoredValues}
+	if s.f != nil {
+		m["container"] = "hdf5"
+		if _, ok := s.f.c.(*npzContainer); ok {
+			m["container"] = "npz"
+		}
 	}
 	if d.Version != "" {
 		m["version"] = d.Version
@@ -219,11 +248,17 @@ func (s *Source) Details() map[string]any {
 	arrays := map[string]string{}
 	for n, t := range d.DataTypes {
 		types[n] = t.String()
+		if s.f == nil {
+			continue
+		}
 		if in, ok, err := s.f.c.array(s.group, n); err == nil && ok {
 			arrays[n] = fmt.Sprintf("%s[%d] %s", in.Type, in.Len, in.Details)
 		}
 	}
-	m["data_types"], m["arrays"] = types, arrays
+	m["data_types"] = types
+	if s.f != nil {
+		m["arrays"] = arrays
+	}
 	if d.Structure != General {
 		m["structure"] = string(d.Structure)
 	}
@@ -238,8 +273,10 @@ func (s *Source) Details() map[string]any {
 	if s.group != "" && s.group != "/" {
 		m["group"] = s.group
 	}
-	if gs, err := s.f.Matrices(); err == nil && len(gs) > 1 {
-		m["matrices"] = gs
+	if s.f != nil {
+		if gs, err := s.f.Matrices(); err == nil && len(gs) > 1 {
+			m["matrices"] = gs
+		}
 	}
 	if len(d.User) > 0 {
 		u := map[string]json.RawMessage{}
@@ -254,6 +291,10 @@ func (s *Source) Details() map[string]any {
 // load reads the matrix and arranges it row-major.
 func (s *Source) load() error {
 	s.once.Do(func() {
+		if s.m != nil {
+			s.err = s.arrange(s.m)
+			return
+		}
 		m, err := s.f.ReadMatrix(s.group)
 		if err != nil {
 			s.err = err
@@ -297,7 +338,7 @@ func (s *Source) arrange(m *Matrix) error {
 		return err
 	}
 	if err := e.sortBy(false); err != nil {
-		return fmt.Errorf("%s: %w", s.f.where(s.group), err)
+		return fmt.Errorf("%s: %w", s.where, err)
 	}
 	s.ptr = make([]int64, e.nrows+1)
 	for _, r := range e.rows {

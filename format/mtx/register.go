@@ -1,0 +1,99 @@
+package mtx
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/binsparse"
+)
+
+func init() {
+	format.Register(format.Format{
+		Name:       "mtx",
+		Extensions: []string{".mtx", ".mtx.gz"},
+		Match: func(head []byte) bool {
+			return len(head) >= len(banner) && strings.EqualFold(string(head[:len(banner)]), banner)
+		},
+		Open:   open,
+		Create: create,
+	})
+}
+
+// open reads the whole file and serves it through binsparse.Source. Reader options (--opt):
+// structure=expand|keep, name=STREAM.
+func open(name string, opts *format.Options) (mlfeed.Source, error) {
+	so := binsparse.SourceOptions{}
+	if opts != nil {
+		if err := format.CheckParams("mtx", opts.Params, "structure", "name"); err != nil {
+			return nil, err
+		}
+		so.Log, so.Name = opts.Log, opts.Params["name"]
+		switch v := opts.Params["structure"]; v {
+		case "", "expand":
+		case "keep":
+			so.KeepStructure = true
+		default:
+			return nil, fmt.Errorf("%w: mtx --opt structure=%q: want expand or keep", format.ErrUsage, v)
+		}
+	}
+	m, err := ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return binsparse.NewSource(m, &so)
+}
+
+// sink gathers the one stream's samples as matrix rows and writes the file on Close.
+type sink struct {
+	f      *os.File
+	schema mlfeed.Schema
+	c      *binsparse.Collector
+	opts   WriteOptions
+}
+
+// create returns a sink; writer options (--write-opt): format=coordinate|array.
+func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+	var wo WriteOptions
+	if o != nil {
+		if err := format.CheckParams("mtx", o.Params, "format"); err != nil {
+			return nil, err
+		}
+		wo.Format = o.Params["format"]
+		if wo.Format != "" && wo.Format != "coordinate" && wo.Format != "array" {
+			return nil, fmt.Errorf("%w: mtx --write-opt format=%q: want coordinate or array", format.ErrUsage, wo.Format)
+		}
+	}
+	if len(schema.Streams) != 1 {
+		return nil, fmt.Errorf("%w: a Matrix Market file holds one matrix; the data set has %d streams", ErrUnsupported, len(schema.Streams))
+	}
+	c, err := binsparse.NewCollector(schema.Streams[0])
+	if err != nil {
+		return nil, err
+	}
+	return &sink{f: f, schema: schema, c: c, opts: wo}, nil
+}
+
+func (s *sink) WriteChunk(c *mlfeed.Chunk) error {
+	if err := c.Validate(&s.schema); err != nil {
+		return err
+	}
+	s.c.Add(&c.Streams[0])
+	return nil
+}
+
+func (s *sink) Close() error {
+	m, err := s.c.Matrix()
+	if err != nil {
+		return err
+	}
+	m.Descriptor.User = nil
+	w := bufio.NewWriterSize(s.f, 1<<20)
+	if err := Write(w, m, &s.opts); err != nil {
+		return err
+	}
+	return w.Flush()
+}
