@@ -1,0 +1,78 @@
+package format_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	_ "github.com/mlfeed/mlfeed/format/idx"
+	"github.com/mlfeed/mlfeed/internal/testutil"
+)
+
+func TestParseInput(t *testing.T) {
+	st, err := format.ParseInput("labels:sparse:10:L:float64")
+	if err != nil || st.Name != "labels" || st.Storage != mlfeed.Sparse || st.Dim != 10 || st.Alias != "L" || st.Type != mlfeed.Float64 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	st, err = format.ParseInput("x:dense:3")
+	if err != nil || st.Type != mlfeed.Float32 || st.Alias != "" {
+		t.Fatalf("%+v %v", st, err)
+	}
+	for _, bad := range []string{"x", "x:dense", "x:dens:3", "x:dense:0", "x:dense:-1", ":dense:3", "x:dense:3:a:float128", "x:dense:3:a:b:c"} {
+		if _, err := format.ParseInput(bad); !errors.Is(err, format.ErrUsage) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestDetectByMagicThenName(t *testing.T) {
+	dir := t.TempDir()
+	// IDX bytes under a misleading name are still IDX.
+	f := filepath.Join(dir, "labels.ctf")
+	os.WriteFile(f, []byte{0, 0, 8, 1, 0, 0, 0, 1, 7}, 0o644)
+	ft, err := format.Detect(f)
+	if err != nil || ft.Name != "idx" {
+		t.Fatalf("%v %v", ft, err)
+	}
+	g := filepath.Join(dir, "x.unknown")
+	os.WriteFile(g, []byte("hello"), 0o644)
+	if _, err := format.Detect(g); !errors.Is(err, mlfeed.ErrUnknownFormat) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if ft, ok := format.ByExtension("a/b/train.IDX.GZ"); !ok || ft.Name != "idx" {
+		t.Fatal("extension match is case-insensitive and takes the longest")
+	}
+}
+
+func TestOpenCombinesAndRenames(t *testing.T) {
+	lab := testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte")
+	gz := testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte.gz")
+	src, err := format.Open([]string{lab, gz}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sc := src.Schema()
+	if len(sc.Streams) != 2 || sc.Streams[0].Name != "labels" || sc.Streams[1].Name != "labels_2" {
+		t.Fatalf("streams %+v", sc.Streams)
+	}
+	img := testutil.Testdata(t, "mnist", "train-labels-idx1-ubyte.gz")
+	if _, err := format.Open([]string{lab, img}, "", nil); !errors.Is(err, mlfeed.ErrFormat) {
+		t.Fatalf("10000 and 60000 records combined: %v", err)
+	}
+	if _, err := format.Open([]string{lab}, "nosuch", nil); !errors.Is(err, mlfeed.ErrUnknownFormat) {
+		t.Fatalf("unknown --format: %v", err)
+	}
+}
+
+func TestCheckParams(t *testing.T) {
+	if err := format.CheckParams("x", map[string]string{"a": "1"}, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := format.CheckParams("x", map[string]string{"c": "1"}, "a", "b"); !errors.Is(err, format.ErrUsage) {
+		t.Fatal(err)
+	}
+}
