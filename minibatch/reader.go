@@ -258,6 +258,10 @@ func (r *Reader) Next() bool {
 		global += n
 		r.pos += n
 		r.next++
+		if r.next == len(p.order) {
+			// A sweep ends at its table's sample count even if decoded lengths disagree.
+			r.pos = (p.sweep + 1) * r.samples
+		}
 		if r.pos >= limit {
 			break
 		}
