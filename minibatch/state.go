@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"fmt"
+	"math"
 )
 
 // State is a reader's position, to checkpoint and restore. It marshals to a small JSON object.
@@ -50,7 +51,8 @@ func (r *Reader) Restore(st State) error {
 		return fmt.Errorf("%w: taken on data of %d sequences and %d samples per sweep, this is %d and %d", ErrState, st.Sequences, st.Samples, r.rz.sequences, r.samples)
 	case st.Randomize != r.rz.randomize || st.Randomize && (st.Seed != r.rz.seed || st.Window != r.rz.window || st.SampleBasedWindow != r.rz.sampleBased):
 		return fmt.Errorf("%w: taken with other randomization settings (randomize %v, seed %d, window %d, sample-based %v)", ErrState, st.Randomize, st.Seed, st.Window, st.SampleBasedWindow)
-	case st.Sweep < 0 || st.Next < 0 || st.Next > st.Sequences || st.MinibatchSourcePosition < 0:
+	case st.Sweep < 0 || st.Next < 0 || st.Next > st.Sequences || st.MinibatchSourcePosition < 0 ||
+		st.Samples > 0 && st.Sweep >= math.MaxInt64/st.Samples-1:
 		return fmt.Errorf("%w: position out of range", ErrState)
 	}
 	if err := r.reposition(st.Sweep); err != nil {

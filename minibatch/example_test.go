@@ -1,0 +1,69 @@
+package minibatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/minibatch"
+)
+
+// table is a tiny in-memory source: n one-sample sequences whose value is their index, in
+// chunks of per sequences.
+type table struct{ n, per int }
+
+func (t table) Schema() mlfeed.Schema {
+	return mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: mlfeed.Float32, Dim: 1}}}
+}
+
+func (t table) Chunks() []mlfeed.ChunkInfo {
+	var c []mlfeed.ChunkInfo
+	for i := 0; i < t.n; i += t.per {
+		k := min(t.per, t.n-i)
+		c = append(c, mlfeed.ChunkInfo{Sequences: k, Samples: int64(k)})
+	}
+	return c
+}
+
+func (t table) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error) {
+	k := min(t.per, t.n-i*t.per)
+	d := mlfeed.StreamData{SeqStart: make([]int64, k+1), Values: mlfeed.NewBuffer(mlfeed.Float32, k)}
+	for q := 0; q < k; q++ {
+		d.SeqStart[q+1] = int64(q + 1)
+		d.Values.Float32s()[q] = float32(i*t.per + q)
+	}
+	return &mlfeed.Chunk{Sequences: k, Streams: []mlfeed.StreamData{d}}, nil
+}
+
+func (t table) Close() error { return nil }
+
+func Example() {
+	r, err := minibatch.New(table{n: 10, per: 2}, minibatch.Config{MinibatchSize: 4, MaxSweeps: 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+	var saved minibatch.State
+	for r.Next() {
+		b := r.Batch()
+		fmt.Println("sweep", b.Sweep, b.Data.Streams[0].Values.Float32s())
+		if b.Position == 8 {
+			saved = r.State() // a checkpoint after the second minibatch
+		}
+	}
+	if err := r.Err(); err != nil {
+		fmt.Println(err)
+	}
+	st, _ := json.Marshal(saved)
+	fmt.Println(string(st))
+	// Output:
+	// sweep 0 [6 3 1 5]
+	// sweep 0 [9 0 4 2]
+	// sweep 0 [7 8]
+	// sweep 1 [3 0 8 4]
+	// sweep 1 [7 5 2 9]
+	// sweep 1 [1 6]
+	// {"minibatchSourcePosition":8,"next":8,"sequences":10,"samples":10,"randomize":true}
+}
