@@ -395,3 +395,16 @@ func TestSourceRows(t *testing.T) {
 		t.Errorf("kept triangle has %d values, want 6", n)
 	}
 }
+
+func TestWithoutHDF5(t *testing.T) {
+	if binsparse.HDF5Available {
+		t.Skip("skipped: this build has HDF5 support")
+	}
+	_, err := binsparse.ReadFile(corpus(t, "layouts", "contiguous.bsp.h5"))
+	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "built without HDF5 support: install libhdf5-dev and build with -tags hdf5") {
+		t.Errorf("err = %v", err)
+	}
+	if err := binsparse.WriteFile(filepath.Join(t.TempDir(), "x.bsp.h5"), &binsparse.Matrix{}, nil); !errors.Is(err, mlfeed.ErrUnsupported) {
+		t.Errorf("writing: err = %v", err)
+	}
+}
