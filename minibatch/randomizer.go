@@ -29,6 +29,10 @@ type randomizer struct {
 	window      int64 // in chunks or samples; 0: everything
 	sampleBased bool
 	sequences   int
+
+	// scratch reused from plan to plan
+	seqStart, posChunk, home []int32
+	wins                     []window
 }
 
 type chunkCounts struct {
@@ -57,7 +61,8 @@ func (rz *randomizer) plan(s int64, p *plan) {
 			p.chunkOrder[i], p.chunkOrder[j] = p.chunkOrder[j], p.chunkOrder[i]
 		}
 	}
-	seqStart := make([]int32, n+1)
+	rz.seqStart = resize(rz.seqStart, n+1)
+	seqStart := rz.seqStart
 	t := 0
 	for k, c := range p.chunkOrder {
 		p.chunkPos[c] = int32(k)
@@ -75,8 +80,8 @@ func (rz *randomizer) plan(s int64, p *plan) {
 	wins := rz.windows(p)
 	// posChunk[t] is the randomized chunk that position t belongs to; home[t] the randomized
 	// chunk the sequence now at t came from.
-	posChunk := make([]int32, t)
-	home := make([]int32, t)
+	rz.posChunk, rz.home = resize(rz.posChunk, t), resize(rz.home, t)
+	posChunk, home := rz.posChunk, rz.home
 	for k := 0; k < n; k++ {
 		for q := seqStart[k]; q < seqStart[k+1]; q++ {
 			posChunk[q] = int32(k)
@@ -104,7 +109,8 @@ func in(k int32, w window) bool { return k >= w.begin && k < w.end }
 // windows returns each randomized chunk's window.
 func (rz *randomizer) windows(p *plan) []window {
 	n := len(rz.chunks)
-	wins := make([]window, n)
+	rz.wins = resize(rz.wins, n)
+	wins := rz.wins
 	if !rz.sampleBased {
 		w := rz.window
 		if w <= 0 || w > int64(n) {

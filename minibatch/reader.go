@@ -58,7 +58,7 @@ type Reader struct {
 
 	lengths [][]int32
 	ones    []int32
-	slots   map[int32]*slot
+	slots   []*slot // per chunk: being read or held, or nil
 	batch   Batch
 }
 
@@ -77,6 +77,7 @@ type needEntry struct {
 // slot is a chunk being read or held.
 type slot struct {
 	done  chan struct{}
+	ready bool // done has been received from (consumer side)
 	chunk *mlfeed.Chunk
 	err   error
 	until [2]int64 // (sweep, position) of its last use
@@ -138,7 +139,7 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 	for i := range r.ones {
 		r.ones[i] = 1
 	}
-	r.slots = map[int32]*slot{}
+	r.slots = make([]*slot, len(r.infos))
 	r.cur, r.nxt = &sweepPlan{}, &sweepPlan{}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.batch.init(&r.schema, cfg.FrameMode)
@@ -185,7 +186,7 @@ func (r *Reader) Err() error { return r.err }
 // Close stops background reads and releases the chunks held. It does not close the source.
 func (r *Reader) Close() error {
 	r.cancel()
-	r.slots = map[int32]*slot{}
+	clear(r.slots)
 	r.done = true
 	return nil
 }
@@ -298,7 +299,7 @@ func (r *Reader) take(t int, ref seqRef, n int64) error {
 		return err
 	}
 	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} {
-		delete(r.slots, ref.chunk)
+		r.slots[ref.chunk] = nil
 	}
 	return nil
 }
@@ -330,10 +331,13 @@ func (r *Reader) wait(c int32, p *sweepPlan) (*slot, error) {
 	if s == nil {
 		s = r.request(c, p)
 	}
-	<-s.done
-	if s.err != nil {
-		delete(r.slots, c)
-		return nil, s.err
+	if !s.ready {
+		<-s.done
+		if s.err != nil {
+			r.slots[c] = nil
+			return nil, s.err
+		}
+		s.ready = true
 	}
 	return s, nil
 }
@@ -383,8 +387,8 @@ func (r *Reader) startSweep(s int64) error {
 		r.req, r.reqNext = 0, false
 	}
 	for c, sl := range r.slots {
-		if sl.until[0] < s {
-			delete(r.slots, c)
+		if sl != nil && sl.until[0] < s {
+			r.slots[c] = nil
 		}
 	}
 	r.planned = true

@@ -103,7 +103,7 @@ func (r *Reader) SetPosition(pos int64) error {
 
 // reposition plans sweep s and drops every held chunk.
 func (r *Reader) reposition(s int64) error {
-	r.slots = map[int32]*slot{}
+	clear(r.slots)
 	r.planned, r.reqNext = false, false
 	if err := r.startSweep(s); err != nil {
 		r.err = err
