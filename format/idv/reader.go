@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"github.com/mlfeed/mlfeed"
+	fastinflate "github.com/mlfeed/mlfeed/format/idv/internal/inflate"
 )
 
 // Vectors says how fixed-size vector columns are exposed.
@@ -393,19 +394,14 @@ var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewRead
 // inflate decompresses src into dst, which must be filled exactly; extra output is ignored,
 // as ML.NET ignores it.
 func inflate(dst, src []byte) error {
-	fr := inflaters.Get().(io.ReadCloser)
-	defer inflaters.Put(fr)
-	if err := fr.(flate.Resetter).Reset(bytes.NewReader(src), nil); err != nil {
-		return err
-	}
-	n, err := io.ReadFull(fr, dst)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return fmt.Errorf("%w: block inflates to %d bytes, %d declared", ErrFormat, n, len(dst))
-	}
-	if err != nil {
+	switch err := fastinflate.Decompress(dst, src); err {
+	case nil:
+		return nil
+	case fastinflate.ErrShort:
+		return fmt.Errorf("%w: block inflates to fewer bytes than the %d declared", ErrFormat, len(dst))
+	default:
 		return fmt.Errorf("%w: DEFLATE data: %v", ErrFormat, err)
 	}
-	return nil
 }
 
 // inflateAll decompresses a metadata block, which declares no inflated length, up to limit.
