@@ -226,9 +226,10 @@ func checkOrder(idx [][]int64, ptr []int64, dim int) error {
 }
 
 // checkTriangle verifies that every stored entry lies in the structure's triangle
-// (strictly for skew-symmetric, whose diagonal is zero).
+// (strictly for skew-symmetric, whose diagonal is zero). Dense formats may hold the fill value
+// (zero) outside the triangle.
 func (m *Matrix) checkTriangle() error {
-	e, err := m.entries(false, false)
+	e, err := m.entries(true, false)
 	if err != nil {
 		return err
 	}

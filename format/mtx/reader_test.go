@@ -1,0 +1,319 @@
+package mtx_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/format/mtx"
+	"github.com/mlfeed/mlfeed/internal/testutil"
+)
+
+// denseOf returns the logical matrix (structures expanded) as rows of float64; complex
+// entries take two columns (real, imaginary).
+func denseOf(t testing.TB, m *binsparse.Matrix) [][]float64 {
+	t.Helper()
+	rows, cols := m.Descriptor.Shape[0], m.Descriptor.Shape[1]
+	r, c, v, err := m.Entries(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, ft := 1, v.Type
+	switch v.Type {
+	case mlfeed.Complex64:
+		per, ft = 2, mlfeed.Float32
+	case mlfeed.Complex128:
+		per, ft = 2, mlfeed.Float64
+	}
+	out := make([][]float64, rows)
+	for i := range out {
+		out[i] = make([]float64, int(cols)*per)
+	}
+	fv := mlfeed.Buffer{Type: ft, Bytes: v.Bytes}
+	for k := range r {
+		for p := 0; p < per; p++ {
+			out[r[k]][int(c[k])*per+p] = fv.Float64At(k*per + p)
+		}
+	}
+	return out
+}
+
+// python returns /usr/bin/python3 when it has scipy, or skips.
+func python(t *testing.T) string {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("skipped: /usr/bin/python3 is absent (install python3-scipy python3-numpy)")
+	}
+	if out, err := exec.Command(py, "-c", "import numpy, scipy.io").CombinedOutput(); err != nil {
+		t.Skipf("skipped: /usr/bin/python3 lacks scipy (install python3-scipy python3-numpy): %s", out)
+	}
+	return py
+}
+
+// mmread reads each file with scipy.io.mmread and returns the dense matrices (complex as
+// (re, im) pairs) and scipy's view of the header (format, field, symmetry).
+const pyMMRead = `
+import sys, json, numpy as np, scipy.io, scipy.sparse as sp
+out = {}
+for p in sys.argv[1:]:
+    a = scipy.io.mmread(p)
+    info = scipy.io.mminfo(p)
+    d = a.toarray() if sp.issparse(a) else np.asarray(a)
+    if np.iscomplexobj(d):
+        pairs = np.empty((d.shape[0], d.shape[1] * 2))
+        pairs[:, 0::2], pairs[:, 1::2] = d.real, d.imag
+        d = pairs
+    out[p] = {'dense': d.astype(np.float64).tolist(), 'info': [info[3], info[4], info[5]]}
+print(json.dumps(out))
+`
+
+type scipyResult struct {
+	Dense [][]float64
+	Info  []string
+}
+
+func mmread(t *testing.T, paths ...string) map[string]scipyResult {
+	py := python(t)
+	cmd := exec.Command(py, append([]string{"-c", pyMMRead}, paths...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scipy: %v\n%s", err, stderr.String())
+	}
+	var res map[string]scipyResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func corpusMTX(t *testing.T) []string {
+	var out []string
+	for _, p := range [][]string{{"finch-2024", "b1_ss.mtx"}, {"finch-2024", "farm.mtx"}, {"reference-c", "sympat.mtx"}, {"reference-c", "herm.mtx"}} {
+		out = append(out, testutil.Testdata(t, append([]string{"binsparse"}, p...)...))
+	}
+	return out
+}
+
+func TestCorpusAgainstScipy(t *testing.T) {
+	files := corpusMTX(t)
+	res := mmread(t, files...)
+	for _, f := range files {
+		m, err := mtx.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if got := denseOf(t, m); !reflect.DeepEqual(got, res[f].Dense) {
+			t.Errorf("%s: differs from scipy.io.mmread:\n%v\n%v", filepath.Base(f), got, res[f].Dense)
+		}
+	}
+}
+
+func TestCorpusTypes(t *testing.T) {
+	files := corpusMTX(t)
+	for i, want := range []struct {
+		vt        string
+		structure binsparse.Structure
+		nnz       int64
+	}{
+		{"float64", binsparse.General, 15},
+		{"int64", binsparse.General, 41},
+		{"iso[bint8]", binsparse.SymmetricLower, 6},
+		{"complex[float64]", binsparse.HermitianLower, 4},
+	} {
+		m, err := mtx.ReadFile(files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := m.Descriptor
+		if d.Format != binsparse.COOR || d.ValueType().String() != want.vt || d.Structure != want.structure || m.NNZ() != want.nnz {
+			t.Errorf("%s: %s %s %q nnz %d", filepath.Base(files[i]), d.Format, d.ValueType(), d.Structure, m.NNZ())
+		}
+		if m.Arrays["indices_0"].Type != mlfeed.Uint8 {
+			t.Errorf("%s: index type %s, want uint8 as mtx2bsp chooses", files[i], m.Arrays["indices_0"].Type)
+		}
+	}
+	m, _ := mtx.ReadFile(files[2])
+	if c := string(m.Descriptor.User["comment"]); c != `"% small symmetric pattern test"` {
+		t.Errorf("comment %s", c)
+	}
+}
+
+// pyMMWrite writes matrices of every field and symmetry with scipy.io.mmwrite.
+const pyMMWrite = `
+import sys, os, numpy as np, scipy.io, scipy.sparse as sp
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+def rand_sparse(n, m, density):
+    a = sp.random(n, m, density=density, random_state=7, format='coo')
+    a.data = np.round(a.data * 100 - 50, 2)
+    return a
+g = rand_sparse(9, 13, 0.3)
+scipy.io.mmwrite(os.path.join(d, 'real_general.mtx'), g)
+scipy.io.mmwrite(os.path.join(d, 'int_general.mtx'), sp.coo_matrix(np.round(g.toarray()).astype(np.int64)))
+cg = sp.coo_matrix(g.toarray() + 1j * np.round(g.toarray() / 3))
+scipy.io.mmwrite(os.path.join(d, 'complex_general.mtx'), cg)
+scipy.io.mmwrite(os.path.join(d, 'pattern_general.mtx'), g, field='pattern')
+s = rand_sparse(8, 8, 0.4).toarray(); s = s + s.T
+scipy.io.mmwrite(os.path.join(d, 'real_symmetric.mtx'), sp.coo_matrix(s), symmetry='symmetric')
+sk = np.tril(rand_sparse(8, 8, 0.4).toarray(), -1); sk = sk - sk.T
+scipy.io.mmwrite(os.path.join(d, 'real_skew.mtx'), sp.coo_matrix(sk), symmetry='skew-symmetric')
+h = np.tril(rand_sparse(6, 6, 0.5).toarray(), -1) * (1 + 2j); h = h + np.conj(h.T) + np.diag(np.arange(6))
+scipy.io.mmwrite(os.path.join(d, 'complex_hermitian.mtx'), sp.coo_matrix(h), symmetry='hermitian')
+scipy.io.mmwrite(os.path.join(d, 'array_general.mtx'), np.round(rng.standard_normal((4, 3)), 3))
+scipy.io.mmwrite(os.path.join(d, 'array_int.mtx'), rng.integers(-9, 9, (3, 5)))
+a = np.round(rng.standard_normal((5, 5)), 3); a = a + a.T
+scipy.io.mmwrite(os.path.join(d, 'array_symmetric.mtx'), a, symmetry='symmetric')
+a = np.round(rng.standard_normal((4, 4)), 3); a = a - a.T
+scipy.io.mmwrite(os.path.join(d, 'array_skew.mtx'), a, symmetry='skew-symmetric')
+c = np.round(rng.standard_normal((3, 2)), 3) + 1j * np.round(rng.standard_normal((3, 2)), 3)
+scipy.io.mmwrite(os.path.join(d, 'array_complex.mtx'), c)
+scipy.io.mmwrite(os.path.join(d, 'empty.mtx'), sp.coo_matrix((3, 4)))
+`
+
+func TestScipyWrittenFiles(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(py, "-c", pyMMWrite, dir).CombinedOutput(); err != nil {
+		t.Fatalf("scipy mmwrite: %v\n%s", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.mtx"))
+	if len(files) != 13 {
+		t.Fatalf("scipy wrote %d files", len(files))
+	}
+	res := mmread(t, files...)
+	var ours []string
+	for _, f := range files {
+		m, err := mtx.ReadFile(f)
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+			continue
+		}
+		if err := m.Validate(); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+		if got := denseOf(t, m); !reflect.DeepEqual(got, res[f].Dense) {
+			t.Errorf("%s: differs from scipy.io.mmread:\n%v\n%v", filepath.Base(f), got, res[f].Dense)
+		}
+		// And our writer reproduces the matrix for scipy.
+		var buf bytes.Buffer
+		if err := mtx.Write(&buf, m, nil); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "ours_"+filepath.Base(f))
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ours = append(ours, p)
+	}
+	back := mmread(t, ours...)
+	for _, p := range ours {
+		orig := res[filepath.Join(dir, strings.TrimPrefix(filepath.Base(p), "ours_"))]
+		if !reflect.DeepEqual(back[p].Dense, orig.Dense) {
+			t.Errorf("%s: scipy reads our copy as\n%v\nwant\n%v", filepath.Base(p), back[p].Dense, orig.Dense)
+		}
+		if !reflect.DeepEqual(back[p].Info, orig.Info) {
+			t.Errorf("%s: our header %v, scipy's %v", filepath.Base(p), back[p].Info, orig.Info)
+		}
+	}
+}
+
+func TestGzip(t *testing.T) {
+	f := corpusMTX(t)[0]
+	raw, _ := os.ReadFile(f)
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(raw)
+	w.Close()
+	a, err := mtx.Read(bytes.NewReader(raw), "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mtx.Read(&z, "gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(denseOf(t, a), denseOf(t, b)) {
+		t.Error("gzip copy differs")
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     error
+		line     int
+	}{
+		{"no banner", "1 1 1\n", mtx.ErrFormat, 1},
+		{"short banner", "%%MatrixMarket matrix coordinate real\n1 1 0\n", mtx.ErrFormat, 1},
+		{"vector object", "%%MatrixMarket vector coordinate real general\n1 1 0\n", mtx.ErrUnsupported, 1},
+		{"bad field", "%%MatrixMarket matrix coordinate float general\n1 1 0\n", mtx.ErrFormat, 1},
+		{"pattern array", "%%MatrixMarket matrix array pattern general\n1 1\n", mtx.ErrFormat, 1},
+		{"real hermitian", "%%MatrixMarket matrix coordinate real hermitian\n1 1 0\n", mtx.ErrFormat, 1},
+		{"no size", "%%MatrixMarket matrix coordinate real general\n% c\n", mtx.ErrTruncated, 2},
+		{"bad size", "%%MatrixMarket matrix coordinate real general\n2 x 1\n1 1 1\n", mtx.ErrFormat, 2},
+		{"nonsquare symmetric", "%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n", mtx.ErrFormat, 2},
+		{"row range", "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", mtx.ErrFormat, 3},
+		{"column zero", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 0 1\n", mtx.ErrFormat, 3},
+		{"bad value", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 x\n", mtx.ErrFormat, 3},
+		{"float integer", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n", mtx.ErrFormat, 3},
+		{"missing value", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n", mtx.ErrFormat, 3},
+		{"extra field", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 1\n", mtx.ErrFormat, 3},
+		{"truncated", "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 2\n", mtx.ErrTruncated, 4},
+		{"trailing data", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", mtx.ErrFormat, 4},
+		{"duplicate", "%%MatrixMarket matrix coordinate real general\n2 2 2\n2 1 1\n2 1 2\n", mtx.ErrFormat, 0},
+		{"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", mtx.ErrFormat, 3},
+		{"huge claim", "%%MatrixMarket matrix coordinate real general\n100000 100000 999999999999\n1 1 1\n", mtx.ErrTooLarge, 2},
+		{"huge array", "%%MatrixMarket matrix array real general\n3037000500 3037000500\n1\n", mtx.ErrTooLarge, 2},
+	} {
+		_, err := mtx.Read(strings.NewReader(c.in), "x.mtx")
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
+			continue
+		}
+		var pe *mlfeed.PosError
+		if !errors.As(err, &pe) || pe.File != "x.mtx" || pe.Line != c.line {
+			t.Errorf("%s: %v: want a position at line %d", c.name, err, c.line)
+		}
+	}
+}
+
+func TestUpperTriangleEntries(t *testing.T) {
+	// Entries in the upper triangle of a symmetric file are stored mirrored (skew: negated).
+	in := "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n1 2 5\n3 1 -2\n"
+	m, err := mtx.Read(strings.NewReader(in), "u.mtx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{0, 5, 2}, {-5, 0, 0}, {-2, 0, 0}}
+	if got := denseOf(t, m); !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+	if err := m.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReadHeader(t *testing.T) {
+	h, err := mtx.ReadHeader(corpusMTX(t)[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Format != "coordinate" || h.Field != "pattern" || h.Symmetry != "symmetric" || h.Rows != 5 || h.Entries != 6 || len(h.Comments) != 1 {
+		t.Errorf("%+v", h)
+	}
+}
