@@ -83,12 +83,12 @@ func isDigit(c byte) bool { return c-'0' <= 9 }
 
 // scanner walks the sequences of a byte range of the file, as the indexer sees them.
 type scanner struct {
-	data    []byte // the whole file
-	from    int64  // start of the range (a sequence start)
-	to      int64  // end of the range
-	atEOF   bool   // to is the end of the file
-	ids     bool   // id mode
-	main    []byte // "|alias" of the definesMBSize stream, or nil
+	data      []byte // the whole file
+	from      int64  // start of the range (a sequence start)
+	to        int64  // end of the range
+	atEOF     bool   // to is the end of the file
+	ids       bool   // id mode
+	main      []byte // "|alias" of the definesMBSize stream, or nil
 	firstLine int64  // line number of from, for line-mode keys
 }
 

@@ -86,6 +86,31 @@ func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase 
 	return p
 }
 
+// reserve sizes the value buffers for a chunk: a dense stream holds at most dim values per
+// indexed sample, and every value takes at least two bytes of text unless padded; sparse
+// streams share a guess of one value per eight bytes.
+func (p *parser[T]) reserve(c chunkEntry) {
+	bytes := c.end - c.start
+	sparse := 0
+	for i := range p.acc {
+		if !p.sp.dense[i] {
+			sparse++
+		}
+	}
+	for i := range p.acc {
+		a := &p.acc[i]
+		if p.sp.dense[i] {
+			n := min(c.samples*int64(p.sp.dims[i]), bytes/2+int64(p.sp.dims[i]))
+			a.vals = make([]T, 0, n)
+			continue
+		}
+		n := bytes / int64(8*sparse)
+		a.vals = make([]T, 0, n)
+		a.idx = make([]int32, 0, n)
+		a.sampleStart = make([]int64, 1, c.samples+1)
+	}
+}
+
 // lineCol returns the 1-based line and column of file offset off, which lies in the current
 // sequence.
 func (p *parser[T]) lineCol(off int64) (int, int) {

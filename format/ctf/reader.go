@@ -428,6 +428,7 @@ func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
 func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
+	p.reserve(r.chunks[i])
 	var ids []string
 	if r.layout.ids && strict == nil {
 		ids = make([]string, 0, r.chunks[i].sequences)

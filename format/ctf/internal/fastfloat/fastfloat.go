@@ -5,14 +5,17 @@
 //
 //	[+-]? digit+ ( "." digit* )? ( [eE] [+-]? digit+ )?
 //
-// A number ends at the first byte that cannot continue it. Common numbers (at most 19
-// significant digits whose integer value is below 2^53, and a decimal exponent within ±22) are
-// converted exactly with one float64 multiplication or division, which is correctly rounded
-// because both operands are exact (Clinger's fast path). Everything else falls back to
-// strconv.ParseFloat.
+// A number ends at the first byte that cannot continue it. Numbers of at most 19 digits are
+// converted without strconv: an integer up to 2^53 and a power of ten up to 10^22 with one
+// float64 multiplication or division, which is correctly rounded because both operands are
+// exact (Clinger's fast path); other mantissas and exponents within ±30 with the Eisel-Lemire
+// algorithm, which recognises the rare cases it cannot round and hands them on. Everything
+// else falls back to strconv.ParseFloat.
 package fastfloat
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unsafe"
 )
@@ -62,46 +65,32 @@ func Scan(b []byte) (v float64, n int, st Status) {
 	} else if c-'0' > 9 {
 		return 0, 0, BadStart
 	}
-	// Significant digits: mant holds up to 19 of them; digits beyond are dropped (the value
-	// then goes to strconv) but still scanned.
+	// Digits accumulate into mant; more than 19 of them (leading zeros included, which is
+	// rare) leave the value to strconv.
+	// Integer parts are short: a plain loop is quicker than the eight-byte path there.
+	d0 := i
 	var mant uint64
-	nd := 0  // significant digits taken into mant
-	exp := 0 // decimal exponent correction from dropped integer digits and fraction digits
-	many := false
-	for ; i < len(b); i++ {
+	for i < len(b) && i-d0 < 8 {
 		d := b[i] - '0'
 		if d > 9 {
 			break
 		}
-		if nd < 19 {
-			mant = mant*10 + uint64(d)
-			if mant != 0 {
-				nd++
-			}
-		} else {
-			many = true
-			exp++
-		}
+		mant = mant*10 + uint64(d)
+		i++
 	}
+	if i-d0 == 8 {
+		mant, i = digits(b, i, mant)
+	}
+	nd := i - d0
+	exp := 0
 	fracDigits := true // an exponent may follow: no '.', or digits after it
 	if i < len(b) && b[i] == '.' {
 		i++
-		fracDigits = i < len(b) && b[i]-'0' <= 9
-		for ; i < len(b); i++ {
-			d := b[i] - '0'
-			if d > 9 {
-				break
-			}
-			if nd < 19 {
-				mant = mant*10 + uint64(d)
-				exp--
-				if mant != 0 {
-					nd++
-				}
-			} else {
-				many = true
-			}
-		}
+		f0 := i
+		mant, i = digits(b, i, mant)
+		fracDigits = i > f0
+		nd += i - f0
+		exp = f0 - i
 	}
 	if fracDigits && i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
@@ -136,7 +125,7 @@ func Scan(b []byte) (v float64, n int, st Status) {
 		}
 		exp += e
 	}
-	if !many {
+	if nd <= 19 {
 		if mant == 0 {
 			if neg {
 				return negZero(), i, OK
@@ -146,17 +135,58 @@ func Scan(b []byte) (v float64, n int, st Status) {
 		if mant <= 1<<53 && exp >= -22 && exp <= 22 {
 			f := float64(mant)
 			if exp < 0 {
-				f = f / pow10[-exp]
+				f /= pow10[-exp]
 			} else {
-				f = f * pow10[exp]
+				f *= pow10[exp]
 			}
 			if neg {
 				f = -f
 			}
 			return f, i, OK
 		}
+		if f, ok := lemire(mant, exp, neg); ok {
+			return f, i, OK
+		}
 	}
 	return slow(b[:i]), i, OK
+}
+
+// pow10u holds 10^n for n in [0, 8].
+var pow10u = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
+
+// digits accumulates the run of ASCII digits at b[i:] into acc (acc·10^n + digits, wrapping
+// on overflow, which callers detect by counting digits) and returns the index after the run.
+// It converts eight bytes at a time where eight are available (SWAR), so that the run's end
+// costs no mispredicted branch.
+func digits(b []byte, i int, acc uint64) (uint64, int) {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// A byte is a digit when its high nibble is 3 and adding 6 keeps it 3.
+		nd := (x&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
+		m := (nd | (nd&0x7F7F7F7F7F7F7F7F + 0x7F7F7F7F7F7F7F7F)) & 0x8080808080808080
+		n := bits.TrailingZeros64(m) >> 3 // digits before the first non-digit (8 if none)
+		if n == 0 {
+			return acc, i
+		}
+		v := (x - 0x3030303030303030) << (uint(8-n) * 8)
+		v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+		v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16
+		v = (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32
+		acc = acc*pow10u[n] + v
+		i += n
+		if n < 8 {
+			return acc, i
+		}
+	}
+	for i < len(b) {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		acc = acc*10 + uint64(d)
+		i++
+	}
+	return acc, i
 }
 
 func negZero() float64 {

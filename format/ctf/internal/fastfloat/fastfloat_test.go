@@ -2,6 +2,7 @@ package fastfloat
 
 import (
 	"math"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"testing"
@@ -14,6 +15,23 @@ var grammar = regexp.MustCompile(`^[+-]?[0-9]+(\.([0-9]+([eE][+-]?[0-9]+)?)?|[eE
 // check compares Scan with the reference: the regexp for the token's extent and
 // strconv.ParseFloat for its value, bit for bit.
 func check(t *testing.T, s string) {
+	t.Helper()
+	// With bytes after the input, the eight-byte digit path runs too; the result must agree.
+	for _, pad := range []string{" |x 12345678", "0123456789abcdef"[:len(s)%9], ""} {
+		ps := s + pad
+		v1, n1, st1 := Scan([]byte(ps))
+		v2, n2, st2 := Scan([]byte(s))
+		if n2 < len(s) && (n1 != n2 || st1 != st2 || math.Float64bits(v1) != math.Float64bits(v2)) && !(pad != "" && pad[0] >= '0' && pad[0] <= '9') {
+			t.Fatalf("Scan(%q) = %v, %d, %v but Scan(%q) = %v, %d, %v", ps, v1, n1, st1, s, v2, n2, st2)
+		}
+		if pad != "" && pad[0] == ' ' {
+			checkOne(t, ps)
+		}
+	}
+	checkOne(t, s)
+}
+
+func checkOne(t *testing.T, s string) {
 	t.Helper()
 	v, n, st := Scan([]byte(s))
 	tok := grammar.FindString(s)
@@ -120,4 +138,32 @@ func FuzzDigits(f *testing.F) {
 		s += "e" + strconv.Itoa(int(exp))
 		check(t, s)
 	})
+}
+
+// TestRandom checks 200000 random decimals of every length and exponent in and around the fast
+// paths against strconv, bit for bit.
+func TestRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	n := 200000
+	if testing.Short() {
+		n = 20000
+	}
+	for i := 0; i < n; i++ {
+		digits := 1 + rng.IntN(21)
+		b := make([]byte, 0, 32)
+		if rng.IntN(2) == 0 {
+			b = append(b, '-')
+		}
+		for k := 0; k < digits; k++ {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		if f := rng.IntN(digits + 1); f < digits && rng.IntN(3) > 0 {
+			b = append(b[:len(b)-f], append([]byte{'.'}, b[len(b)-f:]...)...)
+		}
+		if rng.IntN(2) == 0 {
+			b = append(b, 'e')
+			b = strconv.AppendInt(b, int64(rng.IntN(90)-45), 10)
+		}
+		check(t, string(b))
+	}
 }
