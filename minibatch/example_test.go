@@ -65,5 +65,5 @@ func Example() {
 	// sweep 1 [3 0 8 4]
 	// sweep 1 [7 5 2 9]
 	// sweep 1 [1 6]
-	// {"minibatchSourcePosition":8,"next":8,"sequences":10,"samples":10,"randomize":true}
+	// {"minibatchSourcePosition":8,"next":8,"sequences":10,"samples":10,"chunks":5,"randomize":true}
 }

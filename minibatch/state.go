@@ -15,9 +15,10 @@ type State struct {
 	// Sweep and Next are the sweep and the position of the next sequence in its order.
 	Sweep int64 `json:"sweep,omitempty"`
 	Next  int   `json:"next,omitempty"`
-	// Sequences and Samples describe one sweep of the data the state was taken on.
+	// Sequences, Samples and Chunks describe one sweep of the data the state was taken on.
 	Sequences int   `json:"sequences,omitempty"`
 	Samples   int64 `json:"samples,omitempty"`
+	Chunks    int   `json:"chunks,omitempty"`
 	// Randomize, Seed, Window and SampleBasedWindow are the randomization settings.
 	Randomize         bool   `json:"randomize,omitempty"`
 	Seed              uint64 `json:"seed,omitempty"`
@@ -27,7 +28,7 @@ type State struct {
 
 // State returns the reader's position: where the next minibatch starts.
 func (r *Reader) State() State {
-	st := State{MinibatchSourcePosition: r.pos, Sequences: r.rz.sequences, Samples: r.samples,
+	st := State{MinibatchSourcePosition: r.pos, Sequences: r.rz.sequences, Samples: r.samples, Chunks: len(r.infos),
 		Randomize: r.rz.randomize, Seed: r.rz.seed, Window: r.rz.window, SampleBasedWindow: r.rz.sampleBased}
 	if r.planned {
 		st.Sweep, st.Next = r.cur.sweep, r.next
@@ -47,8 +48,9 @@ func (r *Reader) Restore(st State) error {
 		return r.SetPosition(st.MinibatchSourcePosition)
 	}
 	switch {
-	case st.Sequences != r.rz.sequences || st.Samples != r.samples:
-		return fmt.Errorf("%w: taken on data of %d sequences and %d samples per sweep, this is %d and %d", ErrState, st.Sequences, st.Samples, r.rz.sequences, r.samples)
+	case st.Sequences != r.rz.sequences || st.Samples != r.samples || st.Chunks != len(r.infos):
+		return fmt.Errorf("%w: taken on data of %d sequences, %d samples and %d chunks per sweep, this is %d, %d and %d",
+			ErrState, st.Sequences, st.Samples, st.Chunks, r.rz.sequences, r.samples, len(r.infos))
 	case st.Randomize != r.rz.randomize || st.Randomize && (st.Seed != r.rz.seed || st.Window != r.rz.window || st.SampleBasedWindow != r.rz.sampleBased):
 		return fmt.Errorf("%w: taken with other randomization settings (randomize %v, seed %d, window %d, sample-based %v)", ErrState, st.Randomize, st.Seed, st.Window, st.SampleBasedWindow)
 	case st.Sweep < 0 || st.Next < 0 || st.Next > st.Sequences || st.MinibatchSourcePosition < 0 ||
