@@ -64,6 +64,7 @@ type parser[T float32 | float64] struct {
 	lineBase  func() int64
 	rowLine   int64 // line of the current row, relative to the chunk
 	rowStart  int
+	itemStart int // the '|' of the current sample
 	row       int // rows read in the chunk (strict duplicate check)
 	seqStart  int
 	seqLine   int64
@@ -341,6 +342,7 @@ func (p *parser[T]) sample() bool {
 		p.fail()
 		return false
 	}
+	p.itemStart = p.pos
 	p.pos++
 	if p.pos < p.end && b[p.pos] == '#' {
 		p.pos++
@@ -440,11 +442,11 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 
 func (p *parser[T]) closeDense(a *acc[T], n, dim int) bool {
 	if n > dim {
-		p.note(diag{kind: dDenseTooLong, off: int64(p.pos), a: int64(n), b: int64(dim)})
+		p.note(diag{kind: dDenseTooLong, off: int64(p.pos), a: int64(n), b: int64(dim), own: true, ownPos: int64(p.itemStart)})
 		return false
 	}
 	if n < dim {
-		p.note(diag{kind: dSparseSuffix, off: int64(p.pos), a: int64(n), b: int64(dim)})
+		p.note(diag{kind: dSparseSuffix, off: int64(p.pos), a: int64(n), b: int64(dim), own: true, ownPos: int64(p.itemStart)})
 		for ; n < dim; n++ {
 			a.vals = append(a.vals, 0)
 		}

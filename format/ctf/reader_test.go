@@ -1,0 +1,508 @@
+package ctf
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/testutil"
+)
+
+// writeTemp writes content to a file in a temporary directory and returns its path.
+func writeTemp(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func dense(name string, dim int) mlfeed.Stream {
+	return mlfeed.Stream{Name: name, Storage: mlfeed.Dense, Dim: dim}
+}
+
+func sparse(name string, dim int) mlfeed.Stream {
+	return mlfeed.Stream{Name: name, Storage: mlfeed.Sparse, Dim: dim}
+}
+
+// readAll opens content with opts and returns every chunk.
+func readAll(t testing.TB, content string, opts *Options) (*Reader, []*mlfeed.Chunk, error) {
+	t.Helper()
+	r, err := Open(writeTemp(t, "data.ctf", content), opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Cleanup(func() { r.Close() })
+	var out []*mlfeed.Chunk
+	err = r.ReadChunks(context.Background(), func(_ int, c *mlfeed.Chunk) error {
+		out = append(out, c)
+		return nil
+	})
+	return r, out, err
+}
+
+// flat describes a read file compactly: per sequence, its id and per stream its samples.
+func flat(r *Reader, chunks []*mlfeed.Chunk) string {
+	var b strings.Builder
+	sc := r.Schema()
+	for _, c := range chunks {
+		for q := 0; q < c.Sequences; q++ {
+			if c.IDs != nil {
+				b.WriteString(c.IDs[q] + ":")
+			}
+			for i := range sc.Streams {
+				st, d := &sc.Streams[i], &c.Streams[i]
+				b.WriteString(" " + st.Name + "=")
+				for s := d.SeqStart[q]; s < d.SeqStart[q+1]; s++ {
+					from, to := d.SampleRange(st, s)
+					b.WriteString("[")
+					for k := from; k < to; k++ {
+						if k > from {
+							b.WriteString(" ")
+						}
+						if st.Storage == mlfeed.Sparse {
+							b.WriteString(itoa(int(d.Indices[k])) + ":")
+						}
+						b.WriteString(ftoa(d.Values.Float64At(k)))
+					}
+					b.WriteString("]")
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func TestGrammar(t *testing.T) {
+	in := []mlfeed.Stream{dense("a", 2), sparse("b", 5)}
+	for _, tc := range []struct{ name, text, want string }{
+		{"ids and continuation", "1 |a 1 2 |b 3:1\n|a 3 4\n1\t|a 5 6|b\n2 |b 0:-1 |a +5 5.\n",
+			"1: a=[1 2][3 4][5 6] b=[3:1][]\n2: a=[5 5] b=[0:-1]\n"},
+		{"order free, tabs", "|b 1:2\t|a 1e+05 -1.5e-3\n", " a=[100000 -0.0015] b=[1:2]\n"},
+		{"crlf", "|a 1 2 |b 1:1\r\n|a 3 4 |b\r\n", " a=[1 2] b=[1:1]\n a=[3 4] b=[]\n"},
+		{"no final newline", "|a 1 2 |b 4:1", " a=[1 2] b=[4:1]\n"},
+		{"bom", "\xEF\xBB\xBF|a 1 2 |b 1:1\n", " a=[1 2] b=[1:1]\n"},
+		{"comments", "|# head |a 1 2 |# mid |# |#x|b 2:3 |# tail\n|a 7|#c|b\n", " a=[1 2] b=[2:3]\n a=[7 0] b=[]\n"},
+		{"leading zeros in ids", "007 |a 1 1 |b\n7 |a 2 2 |b\n8 |a 3 3 |b\n", "7: a=[1 1][2 2] b=[][]\n8: a=[3 3] b=[]\n"},
+		{"repeated id is a new sequence", "1 |a 1 1 |b\n2 |a 2 2 |b\n1 |a 3 3 |b\n", "1: a=[1 1] b=[]\n2: a=[2 2] b=[]\n1: a=[3 3] b=[]\n"},
+		{"unknown input skipped", "|c 1 2 3 |a 1 2 |b 1:1\n", " a=[1 2] b=[1:1]\n"},
+		{"leading white space", "\n\n  |a 1 2 |b\n", " a=[1 2] b=[]\n"},
+		{"negative zero", "|a -0 0 |b 1:-0.0\n", " a=[-0 0] b=[1:-0]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, chunks, err := readAll(t, tc.text, &Options{Inputs: in, Precision: mlfeed.Float64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := flat(r, chunks); got != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSkipSequenceIDs(t *testing.T) {
+	r, chunks, err := readAll(t, "1 |a 1\n1 |a 2\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, SkipSequenceIDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Schema().HasIDs || chunks[0].Sequences != 2 || chunks[0].IDs != nil {
+		t.Fatalf("line mode expected: %+v", chunks[0])
+	}
+}
+
+func TestDefinesMBSize(t *testing.T) {
+	in := []mlfeed.Stream{dense("a", 1), dense("b", 1)}
+	in[1].DefinesMBSize = true
+	// Line mode: lines without |b are not sequences at all.
+	r, chunks, err := readAll(t, "|a 1 |b 1\n|a 2\n|b 3 |a 3\n", &Options{Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flat(r, chunks); got != " a=[1] b=[1]\n a=[3] b=[3]\n" {
+		t.Fatalf("got %q", got)
+	}
+	// Id mode: the sample count is the number of lines mentioning |b; "|bb" and "|b" inside
+	// "|#" text both count as CNTK's search does only for the exact name.
+	r, err = Open(writeTemp(t, "x.ctf", "1 |a 1 |b 1\n1 |a 2\n1 |a 3 |# |b\n2 |a 1 |bb 1 |b 2\n"), &Options{Inputs: in, MaxErrors: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if ch := r.Chunks(); len(ch) != 1 || ch[0].Sequences != 2 || ch[0].Samples != 3 {
+		t.Fatalf("chunk table %+v, want 2 sequences of 2+1 samples", ch)
+	}
+	seqs, err := r.Sequences(0)
+	if err != nil || len(seqs) != 2 || seqs[0].Samples != 2 || seqs[1].Samples != 1 || seqs[1].Key != 2 {
+		t.Fatalf("sequences %+v, %v", seqs, err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	in := []mlfeed.Stream{dense("a", 2), sparse("b", 5)}
+	for _, tc := range []struct{ name, text, want string }{
+		{"bad number", "|a 1 2 |b\n|a 1 2,5 |b\n", "data.ctf:2:7: ctf: invalid data: bad number: expected a digit or a sign, found ','"},
+		{"dot first", "|a .5 1 |b\n", "data.ctf:1:4: ctf: invalid data: bad number: expected a digit or a sign, found '.'"},
+		{"dense too long", "|a 1 2 3 |b\n", "data.ctf:1:1: ctf: invalid data: dense sample has 3 values, more than the dimension 2"},
+		{"sparse index", "|a 1 2 |b 5:1\n", "data.ctf:1:12: ctf: invalid data: sparse index 5 is not below the dimension 5"},
+		{"sparse sign", "|a 1 2 |b -1:1\n", "data.ctf:1:11: ctf: invalid data: expected a sparse index (digits), found '-'"},
+		{"sparse delimiter", "|a 1 2 |b 1 :1\n", "data.ctf:1:12: ctf: invalid data: expected ':' after the sparse index 1, found ' '"},
+		{"duplicate input", "|a 1 2 |a 3 4 |b\n", "data.ctf:1:1: ctf: invalid data: input \"a\" has 2 samples in sequence 0, which spans 1 lines"},
+		{"space after pipe", "|a 1 2 | b |b\n", "data.ctf:1:9: ctf: invalid data: '|' is followed by ' ', not an input name"},
+		{"empty input in sequence", "1 |a 1 2\n", "data.ctf:1:1: ctf: invalid data: input \"b\" has no sample in sequence 1"},
+		{"utf16", "\xFF\xFE|\x00", "data.ctf: ctf: invalid data: found a UTF-16 BOM"},
+		{"empty", "", "data.ctf: ctf: invalid data: Input file is empty"},
+		{"blank", " \n\t\n", "data.ctf: ctf: invalid data: Input file is empty"},
+		{"bad first byte", "a |a 1 2\n", "expected a sequence id (digits) or '|' at byte offset 0"},
+		{"id overflow", "99999999999999999999 |a 1 2 |b\n", "overflows 64 bits"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := readAll(t, tc.text, &Options{Inputs: in})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v\nwant %s", err, tc.want)
+			}
+			if !errors.Is(err, ErrFormat) || !errors.Is(err, mlfeed.ErrFormat) {
+				t.Fatalf("%v does not wrap ErrFormat", err)
+			}
+		})
+	}
+}
+
+func TestMaxErrors(t *testing.T) {
+	in := []mlfeed.Stream{dense("a", 1)}
+	text := "|a 1\n|a x\n|a 3\n|a 4 4\n|a 5\n"
+	if _, _, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 1}); err == nil || !strings.Contains(err.Error(), "Reached the maximum number of allowed errors") {
+		t.Fatalf("maxErrors=1: %v", err)
+	}
+	// Line mode: a line whose only sample is bad is an empty sequence, which CNTK never
+	// forgives; use ids so the bad lines belong to good sequences.
+	text = "1 |a 1\n1 |a x\n2 |a 3\n2 |a 4 4\n3 |a 5\n"
+	var log bytes.Buffer
+	r, chunks, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 6, TraceLevel: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flat(r, chunks); got != "1: a=[1]\n2: a=[3]\n3: a=[5]\n" {
+		t.Fatalf("got %q", got)
+	}
+	if !strings.Contains(log.String(), "WARNING: Unexpected character ('x') in a floating point value at offset 12") {
+		t.Fatalf("log:\n%s", log.String())
+	}
+	// The budget is per pass: reading again does not count the chunk's errors twice.
+	if _, err := r.ReadChunk(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWarningNotice(t *testing.T) {
+	var log bytes.Buffer
+	_, _, err := readAll(t, "|a 1 2\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, Log: &log})
+	if err == nil || !strings.Contains(log.String(), "A number of warnings were generated") {
+		t.Fatalf("err %v, log %q", err, log.String())
+	}
+}
+
+func TestFrameMode(t *testing.T) {
+	_, err := Open(writeTemp(t, "f.ctf", "1 |a 1\n1 |a 2\n"), &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, FrameMode: true})
+	if err == nil || !strings.Contains(err.Error(), "frameMode") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestChunking(t *testing.T) {
+	p := testutil.Testdata(t, "cntk", "ctf", "MNIST_dense.txt")
+	r, err := Open(p, &Options{Inputs: []mlfeed.Stream{dense("features", 784), dense("labels", 10)}, ChunkSizeInBytes: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ch := r.Chunks()
+	if len(ch) != 200 {
+		t.Fatalf("%d chunks, want 200", len(ch))
+	}
+	for i, c := range ch {
+		if c.Sequences != 5 || c.Samples != 5 {
+			t.Fatalf("chunk %d: %+v", i, c)
+		}
+	}
+	in := []mlfeed.Stream{dense("F1", 1), dense("F2", 10), dense("F3", 100), dense("F4", 1000), dense("L1", 1), dense("L2", 10), dense("L3", 100)}
+	r2, err := Open(testutil.Testdata(t, "cntk", "ctf", "10x1_MI_dense.txt"), &Options{Inputs: in, ChunkSizeInBytes: 50000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	var got []int
+	for _, c := range r2.Chunks() {
+		got = append(got, c.Sequences)
+	}
+	if !reflect.DeepEqual(got, []int{4, 4, 2}) {
+		t.Fatalf("chunks %v, want [4 4 2]", got)
+	}
+}
+
+func TestCacheIndex(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "data.ctf")
+	content := "1 |a 1\n1 |a 2\n2 |a 3\n"
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := []mlfeed.Stream{dense("a", 1)}
+	r, err := Open(p, &Options{Inputs: in, CacheIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cache := p + "._.0.0.0.v1.cache"
+	b, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if len(b) != 32+2*32 || le.Uint64(b) != 0x636e746b5f696478 || le.Uint64(b[16:]) != 2 || le.Uint64(b[32+32:]) != 2 || le.Uint32(b[32+32+8:]) != 1 || le.Uint64(b[32+32+16:]) != 14 {
+		t.Fatalf("cache bytes % x", b)
+	}
+	r, err = Open(p, &Options{Inputs: in, CacheIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Details()["indexCache"] != cache {
+		t.Fatalf("cache not used: %v", r.Details())
+	}
+	c, err := r.ReadChunk(context.Background(), 0)
+	if err != nil || c.Sequences != 2 || c.IDs[1] != "2" {
+		t.Fatalf("%v %+v", err, c)
+	}
+	r.Close()
+	// A newer input makes the cache stale.
+	if err := os.WriteFile(p, []byte(content+"3 |a 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(p, future, future)
+	r, err = Open(p, &Options{Inputs: in, CacheIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Details()["indexCache"] != nil || r.Chunks()[0].Sequences != 3 {
+		t.Fatalf("stale cache used: %v %+v", r.Details(), r.Chunks())
+	}
+}
+
+func TestInfer(t *testing.T) {
+	var log bytes.Buffer
+	r, err := Open(writeTemp(t, "i.ctf", "|x 1 2 3 |y 4:1\n|y 7:2 |x 1 |z\n"), &Options{Log: &log, TraceLevel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := r.Details()["inferredInputs"]
+	want := []string{"x:dense:3", "y:sparse:8", "z:dense:1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("inferred %v, want %v", got, want)
+	}
+	if !strings.Contains(log.String(), "--input x:dense:3 --input y:sparse:8 --input z:dense:1") {
+		t.Fatalf("log %q", log.String())
+	}
+}
+
+func TestConcurrentReadChunk(t *testing.T) {
+	p := testutil.Testdata(t, "cntk", "ctf", "MNIST_dense.txt")
+	r, err := Open(p, &Options{Inputs: []mlfeed.Stream{dense("F", 784), dense("L", 10)}, ChunkSizeInBytes: 100000, Precision: mlfeed.Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := len(r.Chunks())
+	want := make([]*mlfeed.Chunk, n)
+	for i := range want {
+		if want[i], err = r.ReadChunk(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for k := 0; k < n; k++ {
+				i := (k*7 + g) % n
+				c, err := r.ReadChunk(context.Background(), i)
+				if err != nil || !reflect.DeepEqual(c, want[i]) {
+					t.Errorf("chunk %d differs under concurrency: %v", i, err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+}
+
+func TestKeepDataInMemory(t *testing.T) {
+	r, err := Open(writeTemp(t, "k.ctf", "|a 1\n|a 2\n"), &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, KeepDataInMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c1, _ := r.ReadChunk(context.Background(), 0)
+	c2, _ := r.ReadChunk(context.Background(), 0)
+	if c1 != c2 {
+		t.Fatal("chunk parsed twice with KeepDataInMemory")
+	}
+}
+
+// TestAllInputs decodes every CTF file of the CNTK corpus, LF and CRLF, with declared or
+// inferred streams, and checks the values against a plain reference decoder.
+func TestAllInputs(t *testing.T) {
+	dir := testutil.Testdata(t, "cntk", "ctf")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	malformed := map[string]bool{"invalid_inputs.txt": true, "contains_blank_lines.txt": true, "duplicate_inputs.txt": true, "empty_samples.txt": true}
+	for _, f := range files {
+		base := filepath.Base(f)
+		if malformed[base] {
+			continue
+		}
+		t.Run(base, func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, text := range []string{string(raw), strings.ReplaceAll(string(raw), "\n", "\r\n")} {
+				r, chunks, err := readAll(t, text, &Options{Precision: mlfeed.Float64, ChunkSizeInBytes: 4096})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := flat(r, chunks), reference(t, r.Schema(), text); got != want {
+					t.Fatalf("decoded values differ from the reference decoder:\n%s", firstDiff(got, want))
+				}
+			}
+		})
+	}
+}
+
+// reference decodes well-formed CTF naively: split lines and fields, group by id.
+func reference(t *testing.T, sc mlfeed.Schema, text string) string {
+	text = strings.TrimPrefix(text, "\xEF\xBB\xBF")
+	var b strings.Builder
+	type seq struct {
+		id      string
+		samples [][]string
+	}
+	var seqs []*seq
+	prev := ""
+	for _, line := range strings.Split(strings.TrimRight(strings.ReplaceAll(text, "\r", ""), "\n"), "\n") {
+		id := line[:len(line)-len(strings.TrimLeft(line, "0123456789"))]
+		var cur *seq
+		if !sc.HasIDs || id == "" && len(seqs) > 0 || id == prev {
+			if sc.HasIDs && len(seqs) > 0 {
+				cur = seqs[len(seqs)-1]
+			}
+		}
+		if cur == nil {
+			cur = &seq{id: strings.TrimLeft(id, "0"), samples: make([][]string, len(sc.Streams))}
+			if cur.id == "" && sc.HasIDs {
+				cur.id = "0"
+			}
+			seqs = append(seqs, cur)
+		}
+		if id != "" {
+			prev = id
+		}
+		for _, item := range strings.Split(line, "|")[1:] {
+			if strings.HasPrefix(item, "#") {
+				continue
+			}
+			fields := strings.Fields(item)
+			i := sc.Index(fields[0])
+			if i < 0 {
+				t.Fatalf("reference: unknown input %q", fields[0])
+			}
+			st := &sc.Streams[i]
+			var vals []string
+			for _, f := range fields[1:] {
+				if st.Storage == mlfeed.Sparse {
+					ix, v, _ := strings.Cut(f, ":")
+					vals = append(vals, ix+":"+ftoa(parseF(t, v)))
+				} else {
+					vals = append(vals, ftoa(parseF(t, f)))
+				}
+			}
+			for st.Storage == mlfeed.Dense && len(vals) < st.Dim {
+				vals = append(vals, "0")
+			}
+			cur.samples[i] = append(cur.samples[i], "["+strings.Join(vals, " ")+"]")
+		}
+	}
+	for _, s := range seqs {
+		if sc.HasIDs {
+			b.WriteString(s.id + ":")
+		}
+		for i := range sc.Streams {
+			b.WriteString(" " + sc.Streams[i].Name + "=" + strings.Join(s.samples[i], ""))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return "line " + itoa(i+1) + ":\n got: " + al[i] + "\nwant: " + bl[i]
+		}
+	}
+	return "lengths differ"
+}
+
+func TestRegistry(t *testing.T) {
+	ft, ok := format.Lookup("ctf")
+	if !ok {
+		t.Fatal("ctf not registered")
+	}
+	p := writeTemp(t, "r.ctf", "|a 1 2\n")
+	src, err := ft.Open(p, &format.Options{Params: map[string]string{"precision": "double", "maxErrors": "3", "traceLevel": "2", "chunkSizeInBytes": "100", "skipSequenceIds": "true", "keepDataInMemory": "1", "frameMode": "f", "cacheIndex": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if sc := src.Schema(); sc.Streams[0].Type != mlfeed.Float64 || sc.Streams[0].Dim != 2 {
+		t.Fatalf("schema %+v", sc)
+	}
+	if _, err := ft.Open(p, &format.Options{Params: map[string]string{"bogus": "1"}}); !errors.Is(err, format.ErrUsage) {
+		t.Fatalf("unknown param: %v", err)
+	}
+	if _, err := ft.Open(p, &format.Options{Params: map[string]string{"precision": "half"}}); !errors.Is(err, format.ErrUsage) {
+		t.Fatalf("bad precision: %v", err)
+	}
+	two := []mlfeed.Stream{dense("a", 2), dense("b", 1)}
+	two[0].DefinesMBSize, two[1].DefinesMBSize = true, true
+	if _, err := ft.Open(p, &format.Options{Inputs: two}); !errors.Is(err, format.ErrUsage) {
+		t.Fatalf("two definesMBSize: %v", err)
+	}
+}
+
+func parseF(t *testing.T, s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("reference: %q: %v", s, err)
+	}
+	return f
+}
