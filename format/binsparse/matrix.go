@@ -382,10 +382,11 @@ func (m *Matrix) entries(dropFill, expand bool) (*entries, error) {
 			e.pos[p] = int64(p)
 		}
 	}
-	if dropFill && d.IsDense() && !e.iso {
+	expand = expand && d.Structure != General
+	if (dropFill || expand) && d.IsDense() && !e.iso {
 		e.dropFill(m.fillBytes())
 	}
-	if expand && d.Structure != General {
+	if expand {
 		e.expand(d.Structure)
 	}
 	return e, nil
