@@ -111,6 +111,10 @@ type Config struct {
 	Rank int
 	// Distribution selects how sequences are divided among workers.
 	Distribution Distribution
+	// KeepDataInMemory keeps every chunk read for the rest of the reader's life, as CNTK's
+	// keepDataInMemory does: each chunk is read and decoded once, and memory holds the whole
+	// data set. By default a chunk is released after its last sequence of the sweep.
+	KeepDataInMemory bool
 	// Prefetch is the number of chunks read and decoded ahead in the background. Zero means 2;
 	// negative turns prefetching off.
 	Prefetch int

@@ -298,7 +298,7 @@ func (r *Reader) take(t int, ref seqRef, n int64) error {
 	if err := r.batch.add(s.chunk, int(ref.chunk), int(ref.idx), n); err != nil {
 		return err
 	}
-	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} {
+	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} && !r.cfg.KeepDataInMemory {
 		r.slots[ref.chunk] = nil
 	}
 	return nil
@@ -387,7 +387,7 @@ func (r *Reader) startSweep(s int64) error {
 		r.req, r.reqNext = 0, false
 	}
 	for c, sl := range r.slots {
-		if sl != nil && sl.until[0] < s {
+		if sl != nil && sl.until[0] < s && !r.cfg.KeepDataInMemory {
 			r.slots[c] = nil
 		}
 	}

@@ -496,3 +496,16 @@ func TestSteadyStateAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per minibatch", allocs)
 	}
 }
+
+func TestKeepDataInMemory(t *testing.T) {
+	src := uniform(300, 1, 10)
+	r := mustNew(t, src, Config{MinibatchSize: 16, RandomizationWindow: 4, MaxSweeps: 3, KeepDataInMemory: true})
+	got := collect(t, r, src, 1<<20)
+	if chunks, total := src.readCount(); chunks != 30 || total != 30 {
+		t.Fatalf("%d chunks read %d times over 3 sweeps", chunks, total)
+	}
+	plain := uniform(300, 1, 10)
+	if want := collect(t, mustNew(t, plain, Config{MinibatchSize: 16, RandomizationWindow: 4, MaxSweeps: 3}), plain, 1<<20); !reflect.DeepEqual(got, want) {
+		t.Fatal("keeping data in memory changed the minibatches")
+	}
+}

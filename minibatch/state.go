@@ -103,9 +103,11 @@ func (r *Reader) SetPosition(pos int64) error {
 	return nil
 }
 
-// reposition plans sweep s and drops every held chunk.
+// reposition plans sweep s and drops every held chunk (unless KeepDataInMemory).
 func (r *Reader) reposition(s int64) error {
-	clear(r.slots)
+	if !r.cfg.KeepDataInMemory {
+		clear(r.slots)
+	}
 	r.planned, r.reqNext = false, false
 	if err := r.startSweep(s); err != nil {
 		r.err = err

@@ -127,6 +127,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.maxSamples, "max-samples", 0, "stop at the first minibatch reaching `N` samples from the start of training")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers `N` (default $WORLD_SIZE, else 1)")
 	fl.IntVar(&f.rank, "rank", 0, "this worker's rank `R` (default $RANK)")
+	fl.BoolVar(&f.keep, "keep-in-memory", false, "keep every chunk read in memory: decode each once (CNTK's keepDataInMemory)")
 	fl.BoolVar(&f.cntkDist, "cntk-distribution", false, "divide data among workers as CNTK does (by chunk), not balanced")
 	fl.StringVar(&f.saveState, "save-state", "", "write the reader's state as JSON to `FILE` at the end")
 	fl.Int64Var(&f.after, "after", 0, "stop after `K` minibatches (with --save-state)")
@@ -139,7 +140,7 @@ type batchFlags struct {
 	mbSize                            int
 	seed                              uint64
 	noRandomize, sampleWindow         bool
-	frameMode, cntkDist, dump         bool
+	frameMode, cntkDist, dump, keep   bool
 	window, sweeps, maxSamples, after int64
 	workers, rank                     int
 	definesMB, saveState, restore     string
@@ -174,6 +175,7 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 		c.FrameMode = f.frameMode
 	}
 	c.DefinesMBSize = f.definesMB
+	c.KeepDataInMemory = f.keep
 	c.MaxSweeps, c.MaxSamples = f.sweeps, f.maxSamples
 	if c.MaxSweeps == 0 && c.MaxSamples == 0 {
 		c.MaxSweeps = 1
