@@ -1,7 +1,9 @@
 package cbf
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -417,6 +420,7 @@ func (rd *Reader) load(i int) (*mlfeed.Chunk, error) {
 	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
 	var b []byte
 	if rd.mem != nil {
+		populate(rd.mem, off, end)
 		b = rd.mem[off:end]
 	} else {
 		var err error
@@ -493,8 +497,9 @@ func (d *decoder) decode() (*mlfeed.Chunk, error) {
 func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 	st := &d.rd.header.Streams[k]
 	per := int64(st.Dim) * int64(st.Type.Size()) // bytes per sample
-	start, total := p, int64(0)
-	for q := 0; q < nseq; q++ {
+	out.SeqStart = make([]int64, nseq+1)
+	segs := make([][]byte, nseq)
+	for q := range nseq {
 		if len(d.b)-p < 4 {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
 		}
@@ -502,35 +507,35 @@ func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 		if left := int64(len(d.b) - p - 4); n > left/per {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d samples of %d bytes each, the chunk has %d bytes left", n, per, left)
 		}
-		total += n
+		out.SeqStart[q+1] = out.SeqStart[q] + n
+		segs[q] = d.b[p+4 : p+4+int(n*per)]
 		p += 4 + int(n*per)
 	}
-	out.SeqStart = make([]int64, nseq+1)
-	if nseq == 1 {
-		out.SeqStart[1] = total
-		out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.b[start+4 : p]}
-		return p, nil
-	}
-	out.Values = mlfeed.NewBuffer(st.Type, int(total)*st.Dim)
-	dst := out.Values.Bytes
-	p = start
-	for q := 0; q < nseq; q++ {
-		n := int64(le.Uint32(d.b[p:]))
-		out.SeqStart[q+1] = out.SeqStart[q] + n
-		p += 4
-		dst = dst[copy(dst, d.b[p:p+int(n*per)]):]
-		p += int(n * per)
-	}
+	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: gather(segs)}
 	return p, nil
+}
+
+// gather returns the concatenation of segs: segs[0] itself when there is one (no copy),
+// else a new slice. bytes.Join does not zero the memory it then fills.
+func gather(segs [][]byte) []byte {
+	switch len(segs) {
+	case 0:
+		return []byte{}
+	case 1:
+		return segs[0]
+	}
+	return bytes.Join(segs, nil)
 }
 
 // sparse decodes stream k's sequences starting at p and returns the offset after them.
 func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 	st := &d.rd.header.Streams[k]
 	es := int64(st.Type.Size())
-	start := p
-	var samples, nnzs int64
-	for q := 0; q < nseq; q++ {
+	type seq struct{ at, n, nnz int } // at: offset of the sequence's values
+	seqs := make([]seq, nseq)
+	vsegs, isegs := make([][]byte, nseq), make([][]byte, nseq)
+	samples := 0
+	for q := range nseq {
 		if len(d.b)-p < 8 {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
 		}
@@ -545,64 +550,74 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 		case n > (left-nnz*(es+4))/4:
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d per-sample counts after %d values and indices, the chunk has %d bytes left", n, nnz, left)
 		}
-		samples += n
-		nnzs += nnz
-		p += 8 + int(nnz*(es+4)+n*4)
+		at := p + 8
+		seqs[q] = seq{at, int(n), int(nnz)}
+		vsegs[q] = d.b[at : at+int(nnz*es)]
+		isegs[q] = d.b[at+int(nnz*es) : at+int(nnz*(es+4))]
+		samples += int(n)
+		p = at + int(nnz*(es+4)+n*4)
+	}
+	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: gather(vsegs)}
+	out.Indices = int32s(gather(isegs))
+	dim := int32(st.Dim)
+	for j, ix := range out.Indices {
+		if uint32(ix) >= uint32(dim) {
+			q, before := 0, 0 // find the sequence of index j, for the error's offset
+			for ; before+seqs[q].nnz <= j; q++ {
+				before += seqs[q].nnz
+			}
+			off := seqs[q].at + seqs[q].nnz*int(es) + 4*(j-before)
+			return 0, d.fail(off, d.field(k, q, "index"), ErrFormat, "index %d outside [0, %d)", ix, dim)
+		}
 	}
 	out.SeqStart = make([]int64, nseq+1)
 	out.SampleStart = make([]int64, samples+1)
-	out.Indices = make([]int32, nnzs)
-	if nseq == 1 {
-		out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.b[start+8 : start+8+int(nnzs*es)]}
-	} else {
-		out.Values = mlfeed.NewBuffer(st.Type, int(nnzs))
-	}
-	dim := int32(st.Dim)
-	vals, idx := out.Values.Bytes, out.Indices
-	s := int64(0) // samples so far
-	p = start
-	for q := 0; q < nseq; q++ {
-		n := int(le.Uint32(d.b[p:]))
-		nnz := int(le.Uint32(d.b[p+4:]))
-		out.SeqStart[q+1] = out.SeqStart[q] + int64(n)
-		p += 8
-		if nseq > 1 {
-			vals = vals[copy(vals, d.b[p:p+nnz*int(es)]):]
-		}
-		p += nnz * int(es)
-		ib := d.b[p : p+4*nnz]
-		for j := range nnz {
-			ix := int32(le.Uint32(ib[4*j:]))
-			if ix < 0 || ix >= dim {
-				return 0, d.fail(p+4*j, d.field(k, q, "index"), ErrFormat, "index %d outside [0, %d)", ix, dim)
-			}
-			idx[j] = ix
-		}
-		p += 4 * nnz
-		base := out.SampleStart[s]
+	s, base := 0, 0 // samples and values so far
+	for q, sq := range seqs {
+		out.SeqStart[q+1] = out.SeqStart[q] + int64(sq.n)
+		at := sq.at + sq.nnz*int(es+4) // the per-sample counts
 		acc := 0
-		for j := range n {
-			c := int(int32(le.Uint32(d.b[p+4*j:])))
-			if c < 0 || c > nnz-acc {
-				return 0, d.fail(p+4*j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j, c, nnz-acc, nnz)
+		for j := range sq.n {
+			c := int(int32(le.Uint32(d.b[at+4*j:])))
+			if c < 0 || c > sq.nnz-acc {
+				return 0, d.fail(at+4*j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j, c, sq.nnz-acc, sq.nnz)
 			}
 			if d.rd.strict {
-				if err := d.checkSorted(idx[acc:acc+c], p-4*nnz+4*acc, k, q); err != nil {
+				if err := d.checkSorted(out.Indices[base+acc:base+acc+c], at-4*sq.nnz+4*acc, k, q); err != nil {
 					return 0, err
 				}
 			}
 			acc += c
-			out.SampleStart[s+1] = base + int64(acc)
 			s++
+			out.SampleStart[s] = int64(base + acc)
 		}
-		if acc != nnz {
-			return 0, d.fail(p, d.field(k, q, "sample nnz"), ErrFormat, "the per-sample counts add up to %d, nnz is %d", acc, nnz)
+		if acc != sq.nnz {
+			return 0, d.fail(at, d.field(k, q, "sample nnz"), ErrFormat, "the per-sample counts add up to %d, nnz is %d", acc, sq.nnz)
 		}
-		idx = idx[nnz:]
-		p += 4 * n
+		base += sq.nnz
 	}
 	return p, nil
 }
+
+// int32s views little-endian bytes as []int32 without copying when the machine is
+// little-endian and b is aligned, else decodes them into a new slice.
+func int32s(b []byte) []int32 {
+	n := len(b) / 4
+	if n == 0 {
+		return []int32{}
+	}
+	if nativeLE && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]int32, n)
+	for j := range out {
+		out[j] = int32(le.Uint32(b[4*j:]))
+	}
+	return out
+}
+
+// nativeLE reports whether the machine is little-endian, like CBF.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // checkSorted reports indices of one sample that do not increase; CNTK's reader assumes they
 // do. p is the file position of ix[0] within the chunk.

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CBF speed, in one run:
+#  1. read: a generated CBF file of about 600 MB, dense and then sparse, decoded chunk by chunk
+#     with every value summed (format/cbf/internal/cbfbench), against `cat FILE > /dev/null` on
+#     the same page-cached file; prints the median of 5 runs each and mlfeed's throughput as a
+#     fraction of cat's (goal: at least 0.5), reading the chunks in order on one goroutine, and
+#     with one goroutine per core.
+#  2. convert: a generated CTF file of about 200 MB (a dense and a sparse stream) to CBF with
+#     `mlfeed convert --compat ctf2bin` and with CNTK's ctf2bin.py, when it is found ($CTF2BIN,
+#     or ctf2bin.py on the PATH; skipped with a message otherwise); prints both times, the ratio,
+#     and whether the two outputs are byte-identical.
+# Needs Go and coreutils; python3 for ctf2bin.py. Temporary files go to a directory under
+# ${TMPDIR:-/tmp} that is removed at exit (about 1.8 GB at peak).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+READ_MB=${READ_MB:-600}
+CTF_MB=${CTF_MB:-200}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+go build -o "$T/mlfeed" ./cmd/mlfeed
+go build -o "$T/cbfbench" ./format/cbf/internal/cbfbench
+
+now() { date +%s.%N; }
+median5() { # command...: median wall time of 5 runs
+  local ts=()
+  for _ in 1 2 3 4 5; do
+    local a; a=$(now); "$@" > /dev/null; ts+=("$(echo "$(now) - $a" | bc -l)")
+  done
+  printf '%s\n' "${ts[@]}" | sort -g | sed -n 3p
+}
+catfile() { cat "$1" > /dev/null; }
+
+echo "== read (${READ_MB} MB files, page-cached; median of 5 runs)"
+printf '%-8s %10s %10s %10s %10s %12s %12s\n' kind MB cat_s mlfeed_s par_s "ratio(1)" "ratio(par)"
+for kind in dense sparse; do
+  f=$T/$kind.cbf
+  "$T/cbfbench" gen "$kind" "$f" "$READ_MB"
+  cat "$f" > /dev/null
+  mb=$(( $(stat -c %s "$f") / 1048576 ))
+  c=$(median5 catfile "$f")
+  read -r m _ < <("$T/cbfbench" read -runs 5 "$f")
+  read -r p _ < <("$T/cbfbench" read -runs 5 -parallel "$(nproc)" "$f")
+  awk -v k="$kind" -v mb="$mb" -v c="$c" -v m="$m" -v p="$p" \
+    'BEGIN { printf "%-8s %10d %10.4f %10.4f %10.4f %11.2fx %11.2fx\n", k, mb, c, m, p, c / m, c / p }'
+  rm -f "$f"
+done
+echo "ratio = cat time / mlfeed time: mlfeed's read throughput as a fraction of cat's (goal >= 0.5)"
+
+echo
+echo "== convert (${CTF_MB} MB CTF -> CBF)"
+in=$T/in.ctf
+"$T/cbfbench" genctf "$in" "$CTF_MB"
+printf 'features F dense 32\nlabels S sparse 10000\n' > "$T/header.txt"
+cat "$in" > /dev/null
+a=$(now)
+"$T/mlfeed" convert -q --input features:dense:32:F --input labels:sparse:10000:S --compat ctf2bin \
+  --chunk-size 33554432 "$in" "$T/mlfeed.cbf"
+m=$(echo "$(now) - $a" | bc -l)
+printf 'mlfeed convert --compat ctf2bin: %8.2f s  (%s MB CTF -> %s MB CBF)\n' "$m" \
+  "$(( $(stat -c %s "$in") / 1048576 ))" "$(( $(stat -c %s "$T/mlfeed.cbf") / 1048576 ))"
+CTF2BIN=${CTF2BIN:-$(command -v ctf2bin.py || true)}
+if [ -z "$CTF2BIN" ] || [ ! -f "$CTF2BIN" ]; then
+  echo "ctf2bin.py: skipped (not found; set CTF2BIN=/path/to/CNTK/Scripts/ctf2bin.py)"
+  exit 0
+fi
+a=$(now)
+python3 "$CTF2BIN" --input "$in" --header "$T/header.txt" --chunk_size 33554432 --output "$T/ctf2bin.cbf"
+p=$(echo "$(now) - $a" | bc -l)
+printf 'ctf2bin.py:                      %8.2f s\n' "$p"
+awk -v m="$m" -v p="$p" 'BEGIN { printf "ratio ctf2bin.py time / mlfeed time: %.1fx\n", p / m }'
+if cmp -s "$T/mlfeed.cbf" "$T/ctf2bin.cbf"; then
+  echo "outputs: byte-identical"
+else
+  echo "outputs: DIFFER ($(cmp "$T/mlfeed.cbf" "$T/ctf2bin.cbf" | head -1))"
+  exit 1
+fi
