@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Randomized minibatch sweeps over MNIST-sized data (60000 x 784 float32, minibatch 256) with
 # `mlfeed batches`, from IDX and from CBF, in one run:
-#   - samples/s of the engine (end to end: open, randomize, read, pack), median of 3 runs of
-#     3 sweeps each;
+#   - samples/s of the engine (read, randomize, pack; as `batches` reports it), median of 3
+#     runs of 3 sweeps each, with chunks re-read every sweep (the default) and with
+#     --keep-in-memory;
 #   - the same bytes copied plainly (cat from the page cache, as many times as the sweeps read
 #     them), and the ratio engine time / copy time;
 #   - the in-process floor: `go test -bench Sweep` (engine vs a sequential memcpy vs a copy in
@@ -19,16 +20,17 @@ go build -o "$T/mlfeed" ./cmd/mlfeed
 ML=$T/mlfeed
 SWEEPS=3
 N=60000
+PY=/usr/bin/python3 # Debian's, where python3-torch installs
 
 "$ML" convert -q "$MN/train-images-idx3-ubyte.gz" "$T/images.idx" --type float32
 "$ML" convert -q "$T/images.idx" "$T/images.cbf"
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# engine FILE: median seconds of 3 runs of $SWEEPS randomized sweeps
+# engine FILE [FLAGS]: median seconds of 3 runs of $SWEEPS randomized sweeps
 engine() {
   for _ in 1 2 3; do
-    "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$1" |
+    "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@" |
       awk '/samples\/s/ { for (i = 1; i <= NF; i++) if ($i == "in") { sub("s:", "", $(i+1)); print $(i+1) } }'
   done | median
 }
@@ -46,12 +48,14 @@ copy() {
 
 printf '%-34s %14s %10s\n' "case (60000x784 float32, mb 256)" "samples/s" "vs copy"
 for f in "$T/images.idx" "$T/images.cbf"; do
-  es=$(engine "$f")
   cs=$(copy "$f")
-  awk -v w="mlfeed batches, $(basename "$f")" -v e="$es" -v c="$cs" -v n=$((N * SWEEPS)) \
-    'BEGIN { printf "%-34s %14.0f %9.2fx\n", w, n / e, e / c }'
-  awk -v w="  plain copy of the same bytes" -v c="$cs" -v n=$((N * SWEEPS)) \
+  awk -v w="plain copy of $(basename "$f")" -v c="$cs" -v n=$((N * SWEEPS)) \
     'BEGIN { printf "%-34s %14.0f\n", w, n / c }'
+  for keep in "" --keep-in-memory; do
+    es=$(engine "$f" $keep)
+    awk -v w="  mlfeed batches ${keep:-(chunks re-read)}" -v e="$es" -v c="$cs" -v n=$((N * SWEEPS)) \
+      'BEGIN { printf "%-34s %14.0f %9.2fx\n", w, n / e, e / c }'
+  done
 done
 
 echo
@@ -65,11 +69,11 @@ go test -run XXX -bench 'Sweep' -benchtime 10x ./minibatch/ | awk '/^BenchmarkSw
   }'
 
 echo
-if ! python3 -c 'import torch' 2>/dev/null; then
+if ! $PY -c 'import torch' 2>/dev/null; then
   echo "PyTorch DataLoader: skipped (python3-torch is not installed; apt-get install python3-torch)"
   exit 0
 fi
-python3 - "$T/images.idx" "$SWEEPS" <<'PY'
+$PY - "$T/images.idx" "$SWEEPS" <<'PY'
 import sys, time, statistics
 import numpy as np
 import torch
