@@ -527,11 +527,21 @@ func (e *entries) sortBy(byCol bool) error {
 		sorted = less(i-1, i)
 	}
 	if !sorted {
-		perm := make([]int, n)
-		for i := range perm {
-			perm[i] = i
+		nmajor, nminor := e.nrows, e.ncols
+		if byCol {
+			nmajor, nminor = e.ncols, e.nrows
 		}
-		sort.Slice(perm, func(a, b int) bool { return less(perm[a], perm[b]) })
+		var perm []int64
+		if lim := int64(4*n) + 1<<20; nmajor <= lim && nminor <= lim {
+			// Two stable counting sorts, by the minor then the major coordinate: linear time.
+			perm = countingSort(countingSort(nil, minor, nminor), major, nmajor)
+		} else {
+			perm = make([]int64, n)
+			for i := range perm {
+				perm[i] = int64(i)
+			}
+			sort.Slice(perm, func(a, b int) bool { return less(int(perm[a]), int(perm[b])) })
+		}
 		r, c, p := make([]int64, n), make([]int64, n), make([]int64, n)
 		for i, j := range perm {
 			r[i], c[i], p[i] = e.rows[j], e.cols[j], e.pos[j]
@@ -566,4 +576,27 @@ func (e *entries) values() mlfeed.Buffer {
 		return e.vals
 	}
 	return gather(e.vals, e.pos)
+}
+
+// countingSort returns order (nil: 0, 1, ..., n-1) stably sorted by key[order[k]], whose
+// values lie in [0, bound).
+func countingSort(order []int64, key []int64, bound int64) []int64 {
+	count := make([]int64, bound+1)
+	for _, k := range key {
+		count[k+1]++
+	}
+	for i := int64(1); i <= bound; i++ {
+		count[i] += count[i-1]
+	}
+	out := make([]int64, len(key))
+	for i := range key {
+		p := int64(i)
+		if order != nil {
+			p = order[i]
+		}
+		k := key[p]
+		out[count[k]] = p
+		count[k]++
+	}
+	return out
 }
