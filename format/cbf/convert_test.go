@@ -1,0 +1,150 @@
+package cbf_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/cbf"
+	_ "github.com/mlfeed/mlfeed/format/ctf"
+	"github.com/mlfeed/mlfeed/internal/testutil"
+)
+
+// ctf2binRun is one ctf2bin.py run of testdata/cntk/generated/ctf2bin/MANIFEST.tsv.
+type ctf2binRun struct {
+	output, input string
+	streams       []mlfeed.Stream // from the header file
+	chunkSize     int64
+	precision     string
+}
+
+func manifest(t *testing.T) []ctf2binRun {
+	dir := testutil.Testdata(t, "cntk", "generated", "ctf2bin")
+	b, err := os.ReadFile(filepath.Join(dir, "MANIFEST.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []ctf2binRun
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		c := strings.Split(line, "\t")
+		size, err := strconv.ParseInt(c[3], 10, 64)
+		if err != nil {
+			t.Fatalf("manifest line %q: %v", line, err)
+		}
+		r := ctf2binRun{output: filepath.Join(dir, c[0]), input: filepath.Join(dir, "..", "..", c[1]), chunkSize: size, precision: c[4]}
+		hdr, err := os.Open(filepath.Join(dir, c[2]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(hdr)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text()) // name alias dense|sparse dim, as ctf2bin.py reads it
+			st, err := format.ParseInput(strings.Join([]string{f[0], f[2], f[3], f[1]}, ":"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.streams = append(r.streams, st)
+		}
+		hdr.Close()
+		runs = append(runs, r)
+	}
+	if len(runs) != 11 {
+		t.Fatalf("%d manifest entries, want 11", len(runs))
+	}
+	return runs
+}
+
+// convertFile converts the named inputs to out as `mlfeed convert` does: format.Open, then
+// convert.File with the output format from the name.
+func convertFile(t *testing.T, inputs []string, fo *format.Options, out string, wo format.WriteOptions) {
+	t.Helper()
+	src, err := format.Open(inputs, "", fo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := convert.File(context.Background(), src, out, &convert.Options{Write: wo}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCTF2Bin converts each CTF input of the manifest with --compat ctf2bin, the same stream
+// declarations, chunk size and precision, and compares the bytes with ctf2bin.py's.
+func TestCTF2Bin(t *testing.T) {
+	for _, r := range manifest(t) {
+		t.Run(filepath.Base(r.output), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.cbf")
+			convertFile(t, []string{r.input}, &format.Options{Inputs: r.streams, Params: map[string]string{"precision": r.precision}},
+				out, format.WriteOptions{Compat: cbf.CompatCTF2Bin, ChunkSize: r.chunkSize})
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(r.output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("differs from ctf2bin.py's output at byte %d (%d vs %d bytes)", diffAt(got, want), len(got), len(want))
+			}
+		})
+	}
+}
+
+func diffAt(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestCTFRoundTrip converts every CBF file of the corpus to CTF and back with --compat
+// ctf2bin: the bytes must come back unchanged, since every one of them is ctf2bin.py output.
+func TestCTFRoundTrip(t *testing.T) {
+	chunkSize := map[string]int64{"Simple_jagged_sequence.bin": 1} // one sequence per chunk
+	for _, r := range manifest(t) {
+		chunkSize[filepath.Base(r.output)] = r.chunkSize
+	}
+	for name, size := range chunkSize {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(testutil.Testdata(t, "cntk"), "cbf", name)
+			if _, err := os.Stat(path); err != nil {
+				path = testutil.Testdata(t, "cntk", "generated", "ctf2bin", name)
+			}
+			rd, err := cbf.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := rd.Schema()
+			rd.Close()
+			dir := t.TempDir()
+			text := filepath.Join(dir, "data.ctf")
+			convertFile(t, []string{path}, nil, text, format.WriteOptions{})
+			precision := "float"
+			if schema.Streams[0].Type == mlfeed.Float64 {
+				precision = "double"
+			}
+			back := filepath.Join(dir, "back.cbf")
+			convertFile(t, []string{text}, &format.Options{Inputs: schema.Streams, Params: map[string]string{"precision": precision}},
+				back, format.WriteOptions{Compat: cbf.CompatCTF2Bin, ChunkSize: size})
+			got, _ := os.ReadFile(back)
+			want, _ := os.ReadFile(path)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("differs after CBF -> CTF -> CBF at byte %d (%d vs %d bytes)", diffAt(got, want), len(got), len(want))
+			}
+		})
+	}
+}
