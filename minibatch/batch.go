@@ -257,7 +257,7 @@ func (b *Batch) Mask(i int) []byte {
 	return m
 }
 
-// dense reports whether stream i has a fixed sample size.
+// fixedDense reports whether stream i is dense with a fixed sample size.
 func (b *Batch) fixedDense(i int) bool {
 	st := &b.schema.Streams[i]
 	return st.Storage == mlfeed.Dense && st.Dim > 0

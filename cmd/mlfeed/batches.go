@@ -201,19 +201,19 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	if err != nil {
 		return err
 	}
-	if len(args) == 0 {
-		if rc == nil {
-			return usageErr("batches needs FILE arguments or --config (see '%s --help')", cmd.CommandPath())
-		}
-		for _, d := range rc.Deserializers {
-			args = append(args, d.Path)
-		}
+	if len(args) == 0 && rc == nil {
+		return usageErr("batches needs FILE arguments or --config (see '%s --help')", cmd.CommandPath())
 	}
 	cfg, err := f.config(cmd, rc)
 	if err != nil {
 		return err
 	}
-	src, err := in.open(args)
+	var src mlfeed.Source
+	if len(args) > 0 {
+		src, err = in.open(args)
+	} else {
+		src, err = openDeserializers(in, rc)
+	}
 	if err != nil {
 		return err
 	}
@@ -285,6 +285,47 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		writeBatchSummary(w, &sc, cfg, r, first, n, samples, len(sweeps), elapsed)
 	}
 	return w.Flush()
+}
+
+// openDeserializers opens the data files of a --config reader section, each with its own
+// streams and options (explicit --input and --opt applied to each), combined in order.
+func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
+	base, err := in.options()
+	if err != nil {
+		return nil, err
+	}
+	var srcs []mlfeed.Source
+	for _, d := range rc.Deserializers {
+		o := d.Options
+		o.Log, o.Config = base.Log, base.Config
+		if len(in.inputs) > 0 {
+			o.Inputs = base.Inputs
+		}
+		p, err := parseParams(in.params, "--opt")
+		if err != nil {
+			return nil, err
+		}
+		o.Params = mergeParams(mergeParams(nil, o.Params), p)
+		s, err := format.Open([]string{d.Path}, in.format, &o)
+		if err != nil {
+			for _, s := range srcs {
+				s.Close()
+			}
+			return nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	if len(srcs) == 1 {
+		return srcs[0], nil
+	}
+	z, err := mlfeed.Zip(srcs...)
+	if err != nil {
+		for _, s := range srcs {
+			s.Close()
+		}
+		return nil, err
+	}
+	return z, nil
 }
 
 // appendBatchJSON appends the --dump line of a minibatch.
