@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -343,6 +344,48 @@ func TestAlias(t *testing.T) {
 	for _, bad := range []map[string]string{{"x": "nope"}, {"labels": "features"}, {"a": "features", "b": "features"}} {
 		if _, err := Open(path, &Options{Alias: bad}); err == nil {
 			t.Errorf("alias %v accepted", bad)
+		}
+	}
+}
+
+func TestInputs(t *testing.T) {
+	path := testutil.Testdata(t, "cntk", "cbf", "10x10_dense.bin")
+	in := func(s ...mlfeed.Stream) *format.Options { return &format.Options{Inputs: s} }
+	good := []*format.Options{
+		in(mlfeed.Stream{Name: "x", Alias: "features", Storage: mlfeed.Dense, Dim: 5}),
+		in(mlfeed.Stream{Name: "x", Alias: "features"}), // a rename only
+		in(mlfeed.Stream{Name: "features", Storage: mlfeed.Dense, Dim: 5, Type: mlfeed.Float64}),
+		{Params: map[string]string{"input.x.alias": "features", "keepDataInMemory": "true", "mmap": "false"}},
+	}
+	for _, o := range good {
+		opts, err := ParseOptions(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := Open(path, opts)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		rd.Close()
+	}
+	bad := []*format.Options{
+		in(mlfeed.Stream{Name: "x", Alias: "features", Storage: mlfeed.Sparse, Dim: 5}),
+		in(mlfeed.Stream{Name: "x", Alias: "features", Storage: mlfeed.Dense, Dim: 6}),
+		in(mlfeed.Stream{Name: "x", Alias: "labels", Storage: mlfeed.Dense, Dim: 5}),
+		{Params: map[string]string{"input.x.alias": "nope"}},
+		{Params: map[string]string{"randomize": "false"}},
+		{Params: map[string]string{"keepDataInMemory": "maybe"}},
+	}
+	for _, o := range bad {
+		opts, err := ParseOptions(o)
+		if err == nil {
+			var rd *Reader
+			if rd, err = Open(path, opts); err == nil {
+				rd.Close()
+			}
+		}
+		if !errors.Is(err, format.ErrUsage) {
+			t.Errorf("%+v: %v, want a usage error", o, err)
 		}
 	}
 }

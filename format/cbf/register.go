@@ -56,7 +56,8 @@ func init() {
 //	mmap=BOOL                false reads with ReadAt instead of mapping (default true)
 //
 // Streams declared in o.Inputs (CLI: --input NAME:dense|sparse:DIM[:ALIAS]) rename the file's
-// stream ALIAS (or NAME) to NAME too; their storage and dimension must match the file's.
+// stream ALIAS (or NAME) to NAME too; when they give a dimension, it and the storage must
+// match the file's. Their element type is not checked: both precisions are read as stored.
 // Unknown keys and bad values are errors wrapping format.ErrUsage.
 func ParseOptions(o *format.Options) (*Options, error) {
 	opts := &Options{}
@@ -148,12 +149,13 @@ func Validate(name string, opts *Options, report func(error) bool) error {
 	return nil
 }
 
-// checkInputs compares streams declared with format.Options.Inputs with the file's.
+// checkInputs compares streams declared with format.Options.Inputs with the file's. A
+// declaration without a dimension only renames (CNTK's CBF input entries carry just an alias).
 func (rd *Reader) checkInputs(inputs []mlfeed.Stream) error {
 	for _, in := range inputs {
 		k := rd.schema.Index(in.Name)
 		st := &rd.schema.Streams[k]
-		if st.Storage != in.Storage || st.Dim != in.Dim {
+		if in.Dim > 0 && (st.Storage != in.Storage || st.Dim != in.Dim) {
 			return fmt.Errorf("%w: --input %s: %s stores %q as %s with dimension %d, not %s with %d",
 				format.ErrUsage, in.Name, rd.displayName(), in.FileName(), st.Storage, st.Dim, in.Storage, in.Dim)
 		}
