@@ -292,9 +292,6 @@ func (r *Reader) take(t int, ref seqRef, n int64) error {
 	if err != nil {
 		return err
 	}
-	if s.chunk.Sequences != r.infos[ref.chunk].Sequences {
-		return fmt.Errorf("%w: chunk %d has %d sequences, its table entry %d", mlfeed.ErrFormat, ref.chunk, s.chunk.Sequences, r.infos[ref.chunk].Sequences)
-	}
 	if err := r.batch.add(s.chunk, int(ref.chunk), int(ref.idx), n); err != nil {
 		return err
 	}
@@ -333,6 +330,9 @@ func (r *Reader) wait(c int32, p *sweepPlan) (*slot, error) {
 	}
 	if !s.ready {
 		<-s.done
+		if s.err == nil {
+			s.err = r.checkChunk(c, s.chunk)
+		}
 		if s.err != nil {
 			r.slots[c] = nil
 			return nil, s.err
@@ -340,6 +340,22 @@ func (r *Reader) wait(c int32, p *sweepPlan) (*slot, error) {
 		s.ready = true
 	}
 	return s, nil
+}
+
+// checkChunk checks that a chunk read has the shape its table entry and the schema promise,
+// so that packing cannot index out of range.
+func (r *Reader) checkChunk(c int32, ch *mlfeed.Chunk) error {
+	if ch.Sequences != r.infos[c].Sequences || len(ch.Streams) != len(r.schema.Streams) {
+		return fmt.Errorf("%w: chunk %d has %d sequences and %d streams, its table entry and schema %d and %d",
+			mlfeed.ErrFormat, c, ch.Sequences, len(ch.Streams), r.infos[c].Sequences, len(r.schema.Streams))
+	}
+	for i := range ch.Streams {
+		d := &ch.Streams[i]
+		if len(d.SeqStart) != ch.Sequences+1 || d.SampleStart != nil && int64(len(d.SampleStart)) != d.Samples()+1 {
+			return fmt.Errorf("%w: chunk %d: stream %q has inconsistent offsets", mlfeed.ErrFormat, c, r.schema.Streams[i].Name)
+		}
+	}
+	return nil
 }
 
 // pump requests chunks ahead of use, into the next sweep when this one's are all requested.
