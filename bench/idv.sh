@@ -60,6 +60,7 @@ for _ in range(ncols):
         blocks.append((comp, off, stored, inflated))
 
 total_in = total_out = 0
+c0 = time.process_time()
 t0 = time.perf_counter()
 for comp, off, stored, inflated in blocks:
     chunk = data[off:off + stored]
@@ -70,16 +71,21 @@ for comp, off, stored, inflated in blocks:
     total_in += stored
     total_out += len(out)
 sec = time.perf_counter() - t0
-print(f"python-zlib: blocks={len(blocks)} stored={total_in} inflated={total_out} seconds={sec:.3f}")
+cpu = time.process_time() - c0
+print(f"python-zlib: blocks={len(blocks)} stored={total_in} inflated={total_out} cpu={cpu:.3f} seconds={sec:.3f}")
 PYEOF
 )
 echo "$py_out"
 py_sec=$(echo "$py_out" | sed -E 's/.*seconds=([0-9.]+).*/\1/')
+py_cpu=$(echo "$py_out" | sed -E 's/.*cpu=([0-9.]+).*/\1/')
+go_cpu=$(echo "$read_line" | sed -E 's/.*cpu=([0-9.]+).*/\1/')
 
 bytes=$(echo "$read_line" | sed -E 's/.*bytes=([0-9]+) .*/\1/')
 inflated=$(echo "$read_line" | sed -E 's/.*inflated=([0-9]+) .*/\1/')
-awk -v b="$bytes" -v i="$inflated" -v g="$go_sec" -v p="$py_sec" -v n="$(nproc)" 'BEGIN {
-	printf "mlfeed read (inflate + decode, %d cores): %.1f MB/s of file, %.1f MB/s inflated\n", n, b/g/1e6, i/g/1e6
-	printf "python zlib inflate only (1 core):        %.1f MB/s of file, %.1f MB/s inflated\n", b/p/1e6, i/p/1e6
-	printf "ratio mlfeed / python zlib: %.2fx\n", p/g
+awk -v b="$bytes" -v i="$inflated" -v g="$go_sec" -v p="$py_sec" -v gc="$go_cpu" -v pc="$py_cpu" -v n="$(nproc)" 'BEGIN {
+	printf "mlfeed read (inflate + decode, %d cores): %.1f MB/s of file, %.1f MB/s inflated (%.1f CPU-seconds)\n", n, b/g/1e6, i/g/1e6, gc
+	printf "python zlib inflate only (1 core):        %.1f MB/s of file, %.1f MB/s inflated (%.1f CPU-seconds)\n", b/p/1e6, i/p/1e6, pc
+	printf "ratio mlfeed / python zlib, wall clock: %.2fx\n", p/g
+	printf "ratio per CPU-second (mlfeed decodes too): %.2fx\n", pc/gc
+	system("uptime")
 }'

@@ -21,7 +21,8 @@ var (
 	ErrShort = errors.New("inflate: DEFLATE data ends before the declared size")
 )
 
-// Table entries: bits 0-4 code length, 5-9 extra bits, 10-12 kind, 16-31 value.
+// Table entries: bits 0-4 code length, 5-9 extra bits, 10-12 kind, 16-30 value; bit 31 is set
+// for literals only, so that the common case is one sign test.
 const (
 	kindInvalid = iota
 	kindLiteral
@@ -38,8 +39,21 @@ const (
 	maxLen   = 15
 )
 
+const litFlag = 1 << 31
+
 func entry(length, extra, kind, value int) uint32 {
-	return uint32(length) | uint32(extra)<<5 | uint32(kind)<<10 | uint32(value)<<16
+	e := uint32(length) | uint32(extra)<<5 | uint32(kind)<<10 | uint32(value)<<16
+	if kind == kindLiteral {
+		e |= litFlag
+	}
+	return e
+}
+
+// table is a two-level decoding table: the primary table indexed by the next bits of the
+// input, and subtables for longer codes.
+type table struct {
+	prim [1 << litBits]uint32
+	sub  []uint32
 }
 
 var (
@@ -82,9 +96,9 @@ func symEntry(tk tableKind, s, length int) uint32 {
 	return entry(length, 0, kindLiteral, s)
 }
 
-// build fills table (primary of 1<<bits entries followed by subtables) for the code lengths.
-// It fails on over-subscribed codes; codes left incomplete decode to kindInvalid entries.
-func build(table []uint32, lens []uint8, bits int, tk tableKind) ([]uint32, error) {
+// build fills t for the code lengths, with a primary table of 1<<bits entries. It fails on
+// over-subscribed codes; codes left incomplete decode to kindInvalid entries.
+func build(t *table, lens []uint8, bits int, tk tableKind) error {
 	var count [maxLen + 1]int
 	for _, l := range lens {
 		count[l]++
@@ -94,7 +108,7 @@ func build(table []uint32, lens []uint8, bits int, tk tableKind) ([]uint32, erro
 	for l := 1; l <= maxLen; l++ {
 		left = left<<1 - count[l]
 		if left < 0 {
-			return table, ErrCorrupt
+			return ErrCorrupt
 		}
 	}
 	// Canonical codes: the first code of each length.
@@ -108,10 +122,8 @@ func build(table []uint32, lens []uint8, bits int, tk tableKind) ([]uint32, erro
 		}
 	}
 	primary := 1 << bits
-	table = table[:0]
-	for i := 0; i < primary; i++ {
-		table = append(table, 0)
-	}
+	clear(t.prim[:primary])
+	t.sub = t.sub[:0]
 	subBits := maxL - bits
 	for s, l := range lens {
 		if l == 0 {
@@ -123,27 +135,27 @@ func build(table []uint32, lens []uint8, bits int, tk tableKind) ([]uint32, erro
 		if int(l) <= bits {
 			e := symEntry(tk, s, int(l))
 			for k := rev; k < primary; k += 1 << l {
-				table[k] = e
+				t.prim[k] = e
 			}
 			continue
 		}
 		prefix := rev & (primary - 1)
-		p := table[prefix]
+		p := t.prim[prefix]
 		if p>>10&7 != kindSub {
-			off := len(table)
+			off := len(t.sub)
 			for i := 0; i < 1<<subBits; i++ {
-				table = append(table, 0)
+				t.sub = append(t.sub, 0)
 			}
 			p = entry(bits, subBits, kindSub, off)
-			table[prefix] = p
+			t.prim[prefix] = p
 		}
 		off := int(p >> 16)
 		e := symEntry(tk, s, int(l)-bits)
 		for k := rev >> bits; k < 1<<subBits; k += 1 << (int(l) - bits) {
-			table[off+k] = e
+			t.sub[off+k] = e
 		}
 	}
-	return table, nil
+	return nil
 }
 
 func reverse(c, n int) int {
@@ -155,7 +167,7 @@ func reverse(c, n int) int {
 	return r
 }
 
-var fixedLit, fixedDist []uint32
+var fixedLit, fixedDist table
 
 func init() {
 	var lens [288]uint8
@@ -171,12 +183,12 @@ func init() {
 			lens[i] = 8
 		}
 	}
-	fixedLit, _ = build(nil, lens[:], litBits, tLit)
+	build(&fixedLit, lens[:], litBits, tLit)
 	var dl [30]uint8
 	for i := range dl {
 		dl[i] = 5
 	}
-	fixedDist, _ = build(nil, dl[:], distBits, tDist)
+	build(&fixedDist, dl[:], distBits, tDist)
 }
 
 // decoder holds the input position, the bit buffer and reusable tables.
@@ -185,9 +197,9 @@ type decoder struct {
 	pos   int // next input byte to load into bits (may pass len(in): zeros are loaded)
 	bits  uint64
 	nb    uint
-	lit   []uint32
-	dist  []uint32
-	cl    []uint32
+	lit   table
+	dist  table
+	cl    table
 	lens  [320]uint8
 	clens [19]uint8
 }
@@ -242,10 +254,10 @@ func Decompress(dst, src []byte) error {
 		case 0:
 			op, err = d.stored(dst, op)
 		case 1:
-			op, err = d.huffman(dst, op, fixedLit, fixedDist)
+			op, err = d.huffman(dst, op, &fixedLit, &fixedDist)
 		case 2:
 			if err = d.dynamic(); err == nil {
-				op, err = d.huffman(dst, op, d.lit, d.dist)
+				op, err = d.huffman(dst, op, &d.lit, &d.dist)
 			}
 		default:
 			err = ErrCorrupt
@@ -297,8 +309,7 @@ func (d *decoder) dynamic() error {
 		}
 		d.clens[clOrder[i]] = uint8(d.take(3))
 	}
-	var err error
-	if d.cl, err = build(d.cl, d.clens[:], clBits, tCL); err != nil {
+	if err := build(&d.cl, d.clens[:], clBits, tCL); err != nil {
 		return err
 	}
 	lens := d.lens[:nlit+ndist]
@@ -307,13 +318,13 @@ func (d *decoder) dynamic() error {
 		if d.overread() {
 			return ErrShort
 		}
-		e := d.cl[d.bits&(1<<clBits-1)]
+		e := d.cl.prim[d.bits&(1<<clBits-1)]
 		l := uint(e & 31)
 		if e>>10&7 == kindInvalid || l == 0 {
 			return ErrCorrupt
 		}
 		d.take(l)
-		sym := int(e >> 16)
+		sym := int(e >> 16 & 0x7fff)
 		var rep int
 		var val uint8
 		switch {
@@ -342,18 +353,15 @@ func (d *decoder) dynamic() error {
 	if lens[256] == 0 {
 		return ErrCorrupt
 	}
-	if d.lit, err = build(d.lit, lens[:nlit], litBits, tLit); err != nil {
+	if err := build(&d.lit, lens[:nlit], litBits, tLit); err != nil {
 		return err
 	}
-	if d.dist, err = build(d.dist, lens[nlit:], distBits, tDist); err != nil {
-		return err
-	}
-	return nil
+	return build(&d.dist, lens[nlit:], distBits, tDist)
 }
 
 // huffman decodes one compressed block into dst from op. The bit buffer lives in local
 // variables for speed and is stored back on return.
-func (d *decoder) huffman(dst []byte, op int, lit, dist []uint32) (int, error) {
+func (d *decoder) huffman(dst []byte, op int, lit, dist *table) (int, error) {
 	const litMask = 1<<litBits - 1
 	const distMask = 1<<distBits - 1
 	in, pos, bits, nb := d.in, d.pos, d.bits, d.nb
@@ -375,11 +383,31 @@ func (d *decoder) huffman(dst []byte, op int, lit, dist []uint32) (int, error) {
 				return op, ErrShort
 			}
 		}
-		e := lit[bits&litMask]
+		e := lit.prim[bits&litMask]
+		if e&litFlag != 0 {
+			// Literals, up to three without refilling (each code is at most 15 bits).
+			for {
+				bits >>= e & 31
+				nb -= uint(e & 31)
+				if op >= len(dst) {
+					return op, nil
+				}
+				dst[op] = byte(e >> 16)
+				op++
+				if nb < 15 {
+					break
+				}
+				e = lit.prim[bits&litMask]
+				if e&litFlag == 0 {
+					break
+				}
+			}
+			continue
+		}
 		if e>>10&7 == kindSub {
 			bits >>= litBits
 			nb -= litBits
-			e = lit[int(e>>16)+int(bits&(1<<(e>>5&31)-1))]
+			e = lit.sub[int(e>>16)+int(bits&(1<<(e>>5&31)-1))]
 		}
 		bits >>= e & 31
 		nb -= uint(e & 31)
@@ -390,20 +418,6 @@ func (d *decoder) huffman(dst []byte, op int, lit, dist []uint32) (int, error) {
 			}
 			dst[op] = byte(e >> 16)
 			op++
-			// Up to two more literals without refilling (each code is at most 15 bits).
-			for n := 0; n < 2 && nb >= 15; n++ {
-				e = lit[bits&litMask]
-				if e>>10&7 != kindLiteral {
-					break
-				}
-				bits >>= e & 31
-				nb -= uint(e & 31)
-				if op >= len(dst) {
-					return op, nil
-				}
-				dst[op] = byte(e >> 16)
-				op++
-			}
 			continue
 		case kindEnd:
 			return op, nil
@@ -415,11 +429,11 @@ func (d *decoder) huffman(dst []byte, op int, lit, dist []uint32) (int, error) {
 		length := int(e>>16) + int(bits&(1<<n-1))
 		bits >>= n
 		nb -= n
-		e = dist[bits&distMask]
+		e = dist.prim[bits&distMask]
 		if e>>10&7 == kindSub {
 			bits >>= distBits
 			nb -= distBits
-			e = dist[int(e>>16)+int(bits&(1<<(e>>5&31)-1))]
+			e = dist.sub[int(e>>16)+int(bits&(1<<(e>>5&31)-1))]
 		}
 		if e>>10&7 != kindDist {
 			return op, ErrCorrupt

@@ -96,6 +96,11 @@ func FuzzDecompress(f *testing.F) {
 		f.Add(compress(f, p, 6, true), uint16(len(p)))
 		f.Add(compress(f, p, 1, false), uint16(len(p)))
 	}
+	for _, p := range []string{"", "a", "abababababab", "hello, hello, hello world", "\x00\x00\x00\x00\x00\x00\x00\x01"} {
+		for _, level := range []int{-2, 0, 1, 9} {
+			f.Add(compress(f, []byte(p), level, true), uint16(len(p)))
+		}
+	}
 	f.Fuzz(func(t *testing.T, z []byte, n uint16) {
 		got := make([]byte, n)
 		err := Decompress(got, z)
