@@ -64,7 +64,8 @@ type Deserializer struct {
 	// alias, dim, dense or sparse, definesMBSize, element type from Precision) and Params
 	// holding the reader keys the section sets, under CNTK's names (precision,
 	// skipSequenceIds, maxErrors, traceLevel, chunkSizeInBytes, keepDataInMemory, frameMode,
-	// cacheIndex) with normalized values ("true"/"false", decimal integers).
+	// cacheIndex) with normalized values ("true"/"false", decimal integers). For CBF only
+	// keepDataInMemory is passed: the binary reader has no use for the others.
 	Options format.Options
 }
 
@@ -79,6 +80,9 @@ var (
 		"chunkSizeInBytes", "keepDataInMemory", "frameMode", "cacheIndex"}
 	boolParams = map[string]bool{"skipSequenceIds": true, "keepDataInMemory": true,
 		"frameMode": true, "cacheIndex": true}
+	// cbfParams are the paramKeys the CBF reader takes; CNTK's binary reader accepts the
+	// others (precision, traceLevel) but has no use for them.
+	cbfParams        = map[string]bool{"keepDataInMemory": true}
 	deserializerKeys = []string{"type", "module", "file", "input"}
 	classicKeys      = []string{"readerType", "file", "input"}
 	inputKeys        = []string{"dim", "format", "alias", "definesMBSize"}
@@ -369,6 +373,9 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 	out.Path = resolvePath(file, c.Dir)
 	params := map[string]string{}
 	for _, k := range paramKeys {
+		if f == "cbf" && !cbfParams[k] {
+			continue
+		}
 		w := d.Get(k)
 		if w == nil && outer != nil && (k == "traceLevel" || k == "frameMode") {
 			w = outer.Get(k)
