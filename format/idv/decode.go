@@ -153,7 +153,7 @@ func decodeText(r *bytesReader, n int) (mlfeed.Buffer, error) {
 		return mlfeed.Buffer{}, errAt(r, "%w: text count %v", ErrFormat, err)
 	}
 	if int(cnt) != n {
-		return mlfeed.Buffer{}, errAt(r, "%w: text block holds %d strings, want %d", ErrFormat, cnt, n)
+		return mlfeed.Buffer{}, &blockError{r.off - 4, fmt.Errorf("%w: text block holds %d strings, want %d", ErrFormat, cnt, n)}
 	}
 	if int64(n)*4 > int64(r.left()) {
 		return mlfeed.Buffer{}, errAt(r, "%w: %d text boundaries need %d bytes, %d remain", ErrFormat, n, 4*int64(n), r.left())
@@ -237,7 +237,7 @@ func decodeVector(c *codec, r *bytesReader, n int, lay layout, expandLimit int64
 		return f, errAt(r, "%w: vector count %v", ErrFormat, err)
 	}
 	if int(cnt) != n {
-		return f, errAt(r, "%w: vector block holds %d vectors, want %d", ErrFormat, cnt, n)
+		return f, &blockError{r.off - 4, fmt.Errorf("%w: vector block holds %d vectors, want %d", ErrFormat, cnt, n)}
 	}
 	size := c.size()
 	sOff := r.off

@@ -344,3 +344,67 @@ func TestDeadColumns(t *testing.T) {
 	eq(t, "schema", schemaStrings(r.Schema()), []string{"Value dense float32 1"})
 	eq(t, "warnings", len(r.Warnings()), 1)
 }
+
+// TestCorruptBlocks damages blocks of a file the writer produced and checks that each error
+// names the file, column, block and the byte offset of the damage.
+func TestCorruptBlocks(t *testing.T) {
+	data := writeAll(t, allTypes(23, 23), &WriterOptions{Uncompressed: true, MaxRowsPerBlock: 7})
+	r := readBytes(t, data, nil)
+	col := func(name string) *column {
+		for _, c := range r.cols {
+			if c.name == name {
+				return c
+			}
+		}
+		t.Fatalf("no column %q", name)
+		return nil
+	}
+	le := binary.LittleEndian
+	sparse := col("sparse").blocks[1].off // rows 7..13: counts 2,0,-1,2,0,-1,2; indices 3,8 ×3
+	text := col("text").blocks[0].off
+	dtoff := col("dt").blocks[2].off
+	for _, tc := range []struct {
+		name  string
+		off   int64
+		patch []byte
+		field string
+		want  error
+	}{
+		{"index out of order", sparse + 8 + 28 + 4 + 4, le.AppendUint32(nil, 2), `column "sparse" block 1`, ErrFormat},
+		{"index out of range", sparse + 8 + 28 + 4 + 4, le.AppendUint32(nil, 10), `column "sparse" block 1`, ErrFormat},
+		{"index count", sparse + 8 + 28, le.AppendUint32(nil, 5), `column "sparse" block 1`, ErrFormat},
+		{"sparse count not below length", sparse + 8, le.AppendUint32(nil, 10), `column "sparse" block 1`, ErrFormat},
+		{"vector count", sparse, le.AppendUint32(nil, 6), `column "sparse" block 1`, ErrFormat},
+		{"text boundary decreases", text + 4 + 8, le.AppendUint32(nil, 1), `column "text" block 0`, ErrFormat},
+		{"text count", text, le.AppendUint32(nil, 8), `column "text" block 0`, ErrFormat},
+		{"over-long string", text + 4 + 28, []byte{0xff, 0x7f}, `column "text" block 0`, ErrFormat},
+		{"DateTime out of range", dtoff, le.AppendUint64(nil, 1<<63-1), `column "dt" block 2`, ErrFormat},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := mutate(data, int(tc.off), tc.patch...)
+			r := readBytes(t, bad, &ReaderOptions{Name: "bad.idv"})
+			var errs []error
+			r.Check(context.Background(), func(err error) bool { errs = append(errs, err); return true })
+			if len(errs) != 1 {
+				t.Fatalf("got %d errors %v, want 1", len(errs), errs)
+			}
+			var pe *mlfeed.PosError
+			err := errs[0]
+			if !errors.As(err, &pe) || !errors.Is(err, tc.want) || pe.File != "bad.idv" || pe.Field != tc.field || pe.Offset != tc.off {
+				t.Fatalf("got %v (offset %d), want %v in %s at offset %d", err, pe.Offset, tc.want, tc.field, tc.off)
+			}
+		})
+	}
+	// In a compressed file the offset is the block's, and the message gives the byte inside
+	// the inflated block.
+	data = writeAll(t, allTypes(23, 23), &WriterOptions{MaxRowsPerBlock: 7})
+	r = readBytes(t, data, nil)
+	e := r.cols[19].blocks[1]
+	bad := mutate(data, int(e.off), 0xff, 0xff, 0xff) // a reserved block type or garbage codes
+	r = readBytes(t, bad, &ReaderOptions{Name: "bad.idv"})
+	_, err := r.ReadChunk(context.Background(), 0)
+	var pe *mlfeed.PosError
+	if !errors.As(err, &pe) || pe.Offset != e.off || pe.Field != `column "sparse" block 1` {
+		t.Fatalf("got %v, want an error at block offset %d", err, e.off)
+	}
+}
