@@ -9,9 +9,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
@@ -203,7 +205,47 @@ func parseInt(b []byte) (int64, bool) {
 	return v, err == nil
 }
 
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseFloat parses a decimal number. Plain decimals of at most 15 digits without an exponent
+// take an exact fast path (the integer mantissa and the power of ten are both exact, so one
+// correctly rounded division gives the correctly rounded result); everything else goes to
+// strconv.ParseFloat.
 func parseFloat(b []byte) (float64, bool) {
+	if len(b) > 0 && len(b) <= 17 {
+		d := b
+		neg := d[0] == '-'
+		if neg || d[0] == '+' {
+			d = d[1:]
+		}
+		var mant uint64
+		digits, frac, dot := 0, 0, false
+		ok := len(d) > 0
+		for _, c := range d {
+			switch {
+			case c >= '0' && c <= '9':
+				mant = mant*10 + uint64(c-'0')
+				digits++
+				if dot {
+					frac++
+				}
+			case c == '.' && !dot:
+				dot = true
+			default:
+				ok = false
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok && digits > 0 && digits <= 15 {
+			v := float64(mant) / pow10[frac]
+			if neg {
+				v = -v
+			}
+			return v, true
+		}
+	}
 	v, err := strconv.ParseFloat(str(b), 64)
 	if err != nil {
 		// Out-of-range values saturate to ±Inf, as C's strtod does.
@@ -432,25 +474,35 @@ func structureOf(symmetry string) binsparse.Structure {
 	return binsparse.General
 }
 
-func readCoordinate(s *scanner, h *Header) (*binsparse.Matrix, error) {
-	n := int(h.Entries)
-	rows, cols := make([]int64, 0, n), make([]int64, 0, n)
-	v := &values{field: h.Field}
+// part holds the coordinate entries parsed from (part of) the data.
+type part struct {
+	rows, cols []int64
+	v          values
+}
+
+// parseEntries parses coordinate entries from s: exactly limit of them (reporting a file that
+// ends early), or, when limit < 0, every line up to the end of the data.
+func parseEntries(s *scanner, h *Header, limit, capacity int) (*part, error) {
+	p := &part{rows: make([]int64, 0, capacity), cols: make([]int64, 0, capacity), v: values{field: h.Field}}
+	v := &p.v
 	switch h.Field {
 	case "real":
-		v.f = make([]float64, 0, n)
+		v.f = make([]float64, 0, capacity)
 	case "complex":
-		v.f = make([]float64, 0, 2*n)
+		v.f = make([]float64, 0, 2*capacity)
 	case "integer":
-		v.i = make([]int64, 0, n)
+		v.i = make([]int64, 0, capacity)
 	}
 	want := 2 + v.count()
 	var f [4][]byte
 	var c [4]int
-	for len(rows) < n {
+	for limit < 0 || len(p.rows) < limit {
 		line, ok := s.next()
 		if !ok {
-			return nil, s.errorf(0, ErrTruncated, "file ends after %d of %d entries", len(rows), n)
+			if limit < 0 {
+				break
+			}
+			return nil, s.errorf(0, ErrTruncated, "file ends after %d of %d entries", len(p.rows), limit)
 		}
 		k, more := fields(line, f[:want], c[:want])
 		if k == 0 || line[0] == '%' {
@@ -476,14 +528,86 @@ func readCoordinate(s *scanner, h *Header) (*binsparse.Matrix, error) {
 			}
 			if i < j { // upper triangle: store the mirrored lower entry
 				i, j = j, i
-				v.mirror(len(rows), h.Symmetry)
+				v.mirror(len(p.rows), h.Symmetry)
 			}
 		}
-		rows, cols = append(rows, i-1), append(cols, j-1)
+		p.rows, p.cols = append(p.rows, i-1), append(p.cols, j-1)
 	}
-	if err := trailing(s); err != nil {
-		return nil, err
+	return p, nil
+}
+
+// parallelMin is the number of entries from which the entries are parsed in parallel.
+const parallelMin = 1 << 16
+
+// parseParallel parses the entries in pieces cut at line ends, one goroutine each. It returns
+// nil when any piece fails or the count is not exactly the header's, so that the sequential
+// parser reports the error with its exact line.
+func parseParallel(s *scanner, h *Header, procs int) *part {
+	data := s.data[s.pos:]
+	n := int(h.Entries)
+	var pieces [][]byte
+	for k := 0; k < procs && len(data) > 0; k++ {
+		cut := len(data)
+		if k < procs-1 {
+			cut = len(data) / (procs - k)
+			if i := bytes.IndexByte(data[cut:], '\n'); i >= 0 {
+				cut += i + 1
+			} else {
+				cut = len(data)
+			}
+		}
+		pieces, data = append(pieces, data[:cut]), data[cut:]
 	}
+	parts := make([]*part, len(pieces))
+	var wg sync.WaitGroup
+	for k, piece := range pieces {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sub := &scanner{data: piece, name: s.name}
+			p, err := parseEntries(sub, h, -1, n/len(pieces)+1024)
+			if err == nil {
+				parts[k] = p
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, p := range parts {
+		if p == nil {
+			return nil
+		}
+		total += len(p.rows)
+	}
+	if total != n {
+		return nil
+	}
+	out := &part{rows: make([]int64, 0, n), cols: make([]int64, 0, n), v: values{field: h.Field}}
+	for _, p := range parts {
+		out.rows = append(out.rows, p.rows...)
+		out.cols = append(out.cols, p.cols...)
+		out.v.f = append(out.v.f, p.v.f...)
+		out.v.i = append(out.v.i, p.v.i...)
+	}
+	return out
+}
+
+func readCoordinate(s *scanner, h *Header) (*binsparse.Matrix, error) {
+	n := int(h.Entries)
+	var p *part
+	if procs := runtime.GOMAXPROCS(0); procs > 1 && n >= parallelMin {
+		p = parseParallel(s, h, procs)
+	}
+	if p == nil {
+		var err error
+		if p, err = parseEntries(s, h, n, n); err != nil {
+			return nil, err
+		}
+		if err := trailing(s); err != nil {
+			return nil, err
+		}
+	}
+	rows, cols, v := p.rows, p.cols, &p.v
 	perm, err := rowMajor(rows, cols, h.Rows, h.Cols)
 	if err != nil {
 		return nil, mlfeed.LineError(s.name, 0, 0, err)
