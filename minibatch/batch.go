@@ -134,27 +134,7 @@ func (b *Batch) add(c *mlfeed.Chunk, ci, q int, samples int64) error {
 		if b.frame && s1-s0 != 1 {
 			return fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples in stream %q", ErrFrameMode, q, ci, s1-s0, st.Name)
 		}
-		var v0, v1 int64
-		if src.SampleStart != nil {
-			v0, v1 = src.SampleStart[s0], src.SampleStart[s1]
-			base := d.SampleStart[len(d.SampleStart)-1]
-			for s := s0 + 1; s <= s1; s++ {
-				d.SampleStart = append(d.SampleStart, base+src.SampleStart[s]-v0)
-			}
-		} else {
-			v0, v1 = s0*int64(st.Dim), s1*int64(st.Dim)
-			if d.SampleStart != nil { // variable-size dense data delivered without offsets
-				base := d.SampleStart[len(d.SampleStart)-1]
-				for s := s0 + 1; s <= s1; s++ {
-					d.SampleStart = append(d.SampleStart, base+(s-s0)*int64(st.Dim))
-				}
-			}
-		}
-		if src.Indices != nil {
-			d.Indices = append(d.Indices, src.Indices[v0:v1]...)
-		}
-		d.Values.Append(src.Values.Slice(int(v0), int(v1)))
-		d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+s1-s0)
+		appendSequence(d, st, src, q)
 	}
 	if b.Data.IDs != nil && c.IDs != nil {
 		b.Data.IDs = append(b.Data.IDs, c.IDs[q])

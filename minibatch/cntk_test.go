@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -256,4 +257,79 @@ func firstDifference(got, want []string) string {
 		}
 	}
 	return fmt.Sprintf("got %d tokens, want %d", len(got), len(want))
+}
+
+// TestCNTKComposite is CNTK's composite-reader test: the two-file configuration (features in
+// one file, the other stream in another, joined by sequence id) reads exactly as the one-file
+// configuration, randomized, for both of CNTK's epoch and minibatch settings.
+func TestCNTKComposite(t *testing.T) {
+	dir := testutil.Testdata(t, "cntk")
+	cfg, err := cntkconfig.ParseFile(filepath.Join(dir, "configs", "CNTKTextFormatReader", "dense.cntk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(dir, "ctf"))
+	open := func(section string) (mlfeed.Source, *cntkconfig.Reader) {
+		rc, err := cfg.Reader(section)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var srcs []mlfeed.Source
+		for _, d := range rc.Deserializers {
+			s, err := format.Open([]string{d.File}, "", &d.Options)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs = append(srcs, s)
+		}
+		if len(srcs) == 1 {
+			return srcs[0], rc
+		}
+		j, err := minibatch.Join(srcs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j, rc
+	}
+	one, rc := open("5x10_and_5x5_jagged")
+	defer one.Close()
+	two, _ := open("5x10_and_5x5_jagged_composite")
+	defer two.Close()
+	if !reflect.DeepEqual(one.Chunks(), two.Chunks()) {
+		t.Fatalf("chunk tables differ: %v vs %v", one.Chunks(), two.Chunks())
+	}
+	for _, c := range []struct{ epoch, mb, epochs int64 }{{40, 10, 3}, {413, 21, 3}} {
+		var outs [2]string
+		for k, src := range []mlfeed.Source{one, two} {
+			r, err := minibatch.New(src, minibatch.Config{MinibatchSize: int(c.mb), EpochSize: c.epoch, RandomizationWindow: rc.RandomizationWindow, Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			sc := src.Schema()
+			for e := int64(0); e < c.epochs; e++ {
+				if err := r.SetPosition(e * c.epoch); err != nil {
+					t.Fatal(err)
+				}
+				for printed := 0; printed < 10 && r.Next(); printed++ {
+					b := r.Batch()
+					for _, name := range []string{"features1", "features2"} {
+						i := sc.Index(name)
+						printStream(&out, &sc.Streams[i], b, i)
+					}
+					if b.EndOfEpoch {
+						break
+					}
+				}
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			outs[k] = out.String()
+		}
+		if outs[0] != outs[1] || len(outs[0]) < 1000 {
+			t.Errorf("epoch %d, minibatch %d: the one-file and two-file readers differ (%d vs %d bytes)", c.epoch, c.mb, len(outs[0]), len(outs[1]))
+		}
+	}
 }

@@ -288,7 +288,8 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 }
 
 // openDeserializers opens the data files of a --config reader section, each with its own
-// streams and options (explicit --input and --opt applied to each), combined in order.
+// streams and options (explicit --input and --opt applied to each), joined by sequence id
+// when they have ids, else combined in order.
 func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
 	base, err := in.options()
 	if err != nil {
@@ -318,7 +319,17 @@ func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, er
 	if len(srcs) == 1 {
 		return srcs[0], nil
 	}
-	z, err := mlfeed.Zip(srcs...)
+	// CNTK joins deserializers by sequence key; files without ids are keyed by line, which is
+	// joining in order.
+	join := mlfeed.Zip
+	ids := true
+	for _, s := range srcs {
+		ids = ids && s.Schema().HasIDs
+	}
+	if ids {
+		join = minibatch.Join
+	}
+	z, err := join(srcs...)
 	if err != nil {
 		for _, s := range srcs {
 			s.Close()
