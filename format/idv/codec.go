@@ -232,7 +232,7 @@ func (r *bytesReader) readCodec() (*codec, error) {
 		return nil, fmt.Errorf("codec %s parameter length: %w", name, err)
 	}
 	if plen > uint64(r.left()) {
-		return nil, fmt.Errorf("%w: codec %s claims %d parameter bytes, %d remain", ErrTruncated, name, plen, r.left())
+		return nil, fmt.Errorf("%w: codec %s claims %d parameter bytes, %d remain: %w", ErrTruncated, name, plen, r.left(), errShort)
 	}
 	params, _ := r.take(int(plen))
 	c, err := parseCodec(name, params)

@@ -245,14 +245,29 @@ func (r *Reader) readTOC() error {
 	if int64(h.ColumnCount)*minTOCEntry > avail {
 		return r.errf(48, "column count", fmt.Errorf("%w: %d columns cannot fit in the %d bytes after the table of contents offset", ErrTooLarge, h.ColumnCount, avail))
 	}
-	// Read a window and widen it if the table turns out longer.
-	window := min(avail, max(int64(h.ColumnCount)*64, 4096))
+	if err := r.parseWindow(h.TOCOffset, int64(h.ColumnCount)*64, "table of contents", r.parseTOC); err != nil {
+		return err
+	}
+	for _, c := range r.cols {
+		if c.dead != "" {
+			r.warn("column %d %q skipped: %s", c.index, c.name, c.dead)
+		}
+	}
+	return nil
+}
+
+// parseWindow reads bytes from off and parses them, widening the window (up to the end of
+// the stream) while parse fails for lack of bytes, so that a table is read whole without
+// reading the rest of the file.
+func (r *Reader) parseWindow(off, guess int64, field string, parse func([]byte) error) error {
+	avail := r.size - off
+	window := min(avail, max(guess, 4096))
 	for {
-		p, err := r.readAt(h.TOCOffset, window, "table of contents")
+		p, err := r.readAt(off, window, field)
 		if err != nil {
 			return err
 		}
-		err = r.parseTOC(p)
+		err = parse(p)
 		if err == nil || !errors.Is(err, errShort) || window == avail {
 			return err
 		}
@@ -315,7 +330,6 @@ func (r *Reader) parseTOC(p []byte) error {
 		c.lookupOff, c.metaOff = int64(lo), int64(mo)
 		r.cols = append(r.cols, c)
 		if c.dead != "" {
-			r.warn("column %d %q skipped: %s", i, c.name, c.dead)
 			continue
 		}
 		if err := r.checkColumn(c); err != nil {
@@ -429,9 +443,14 @@ func (r *Reader) blockData(c *column, b int) ([]byte, error) {
 		}
 		return dst, nil
 	}
-	src, err := r.readAt(e.off, int64(e.stored), field)
-	if err != nil {
-		return nil, err
+	bp := storedBufs.Get().(*[]byte)
+	defer storedBufs.Put(bp)
+	if cap(*bp) < int(e.stored) {
+		*bp = make([]byte, e.stored)
+	}
+	src := (*bp)[:e.stored]
+	if _, err := r.r.ReadAt(src, e.off); err != nil && !(err == io.EOF && len(src) > 0) {
+		return nil, r.errf(e.off, field, err)
 	}
 	dst := mlfeed.NewBuffer(mlfeed.Uint8, int(e.inflated)).Bytes
 	if err := inflate(dst, src); err != nil {
@@ -439,6 +458,9 @@ func (r *Reader) blockData(c *column, b int) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// storedBufs holds buffers for compressed blocks, which are dropped once inflated.
+var storedBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // rowsIn returns the number of rows block b holds.
 func (r *Reader) rowsIn(b int) int {
@@ -471,15 +493,27 @@ func (r *Reader) readMetadata(c *column) error {
 	if c.metaOff == 0 {
 		return nil
 	}
-	tail := r.Header.TailOffset
-	p, err := r.readAt(c.metaOff, r.size-c.metaOff, fmt.Sprintf("column %q metadata", c.name))
+	err := r.parseWindow(c.metaOff, 1024, fmt.Sprintf("column %q metadata", c.name), func(p []byte) error {
+		return r.parseMetadata(c, p)
+	})
 	if err != nil {
 		return err
 	}
+	for _, me := range c.meta {
+		if me.dead != "" {
+			r.warn("column %q metadata %q skipped: %s", c.name, me.kind, me.dead)
+		}
+	}
+	return nil
+}
+
+func (r *Reader) parseMetadata(c *column, p []byte) error {
+	tail := r.Header.TailOffset
+	c.meta, c.metaAnns = c.meta[:0], nil
 	br := &bytesReader{b: p}
 	fail := func(err error) error {
 		if errors.Is(err, errShort) {
-			err = fmt.Errorf("%w: metadata table runs past the end of the stream", ErrTruncated)
+			err = fmt.Errorf("%w: metadata table runs past the end of the stream: %w", ErrTruncated, errShort)
 		}
 		return r.errf(c.metaOff+int64(br.off), fmt.Sprintf("column %q metadata table", c.name), err)
 	}
@@ -487,7 +521,7 @@ func (r *Reader) readMetadata(c *column) error {
 	if err != nil {
 		return fail(err)
 	}
-	if m == 0 || m >= math.MaxInt32 || m > uint64(len(p))/12 {
+	if m == 0 || m >= math.MaxInt32 || m > uint64(r.size-c.metaOff)/12 {
 		return fail(fmt.Errorf("%w: %d metadata entries", ErrFormat, m))
 	}
 	kinds := map[string]bool{}
@@ -530,7 +564,6 @@ func (r *Reader) readMetadata(c *column) error {
 		me.size = int64(size)
 		c.meta = append(c.meta, me)
 		if me.dead != "" {
-			r.warn("column %q metadata %q skipped: %s", c.name, me.kind, me.dead)
 			continue
 		}
 		a, err := r.readAnnotation(c, &me, cd)
