@@ -408,3 +408,39 @@ func TestCorruptBlocks(t *testing.T) {
 		t.Fatalf("got %v, want an error at block offset %d", err, e.off)
 	}
 }
+
+func TestDeadMetadata(t *testing.T) {
+	data, err := os.ReadFile(testutil.Testdata(t, "idv", "optionalcolumn-LoaderSchema.idv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Column 0's metadata table at 288: count, kind "SlotNames", codec VBuffer (27 bytes),
+	// then the compression byte.
+	bad := mutate(data, 288+1+10+27, 2)
+	r := readBytes(t, bad, nil)
+	if md := r.Schema().Streams[0].Metadata; len(md) != 0 {
+		t.Errorf("metadata %v kept", md)
+	}
+	eq(t, "other column's metadata", metaStrings(r.Schema()), []string{`NumericalFeatures/SlotNames: dense string 3=["1" "1" "1"]`})
+	eq(t, "warnings", r.Warnings(), []string{`column "CategoricalFeatures" metadata "SlotNames" skipped: unknown compression kind 2`})
+}
+
+// TestLargeTables: tables longer than the first read window are read whole.
+func TestLargeTables(t *testing.T) {
+	var sc mlfeed.Schema
+	var anns []mlfeed.Annotation
+	for i := 0; i < 80; i++ {
+		anns = append(anns, annotation(fmt.Sprintf("kind-%02d-%s", i, strings.Repeat("k", 30)), mlfeed.Stream{Type: mlfeed.Int32, Dim: 1}, num(mlfeed.Int32, float64(i))))
+	}
+	for i := 0; i < 300; i++ {
+		st := mlfeed.Stream{Name: fmt.Sprintf("column-%03d-%s", i, strings.Repeat("x", 40)), Type: mlfeed.Float32, Dim: 1}
+		if i == 7 {
+			st.Metadata = anns
+		}
+		sc.Streams = append(sc.Streams, st)
+	}
+	src := &memSource{schema: sc}
+	r := readBytes(t, writeAll(t, src, nil), nil)
+	eq(t, "schema", schemaStrings(r.Schema()), schemaStrings(sc))
+	eq(t, "metadata", metaStrings(r.Schema()), metaStrings(sc))
+}
