@@ -208,6 +208,15 @@ func BenchmarkLargeFile(b *testing.B) {
 		}
 		sec := time.Since(t0).Seconds()
 		fmt.Printf("idv-read: bytes=%d inflated=%d values=%d chunks=%d cpu=%.3f seconds=%.3f\n", r.size, inflated, values, len(r.Chunks()), cpuSeconds()-cpu0, sec)
+		// One consumer reading chunk after chunk, as mlfeed convert does (read-ahead decodes
+		// the next chunk meanwhile).
+		t0 = time.Now()
+		for k := range r.Chunks() {
+			if _, err := r.ReadChunk(context.Background(), k); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fmt.Printf("idv-read-sequential: seconds=%.3f\n", time.Since(t0).Seconds())
 		b.SetBytes(r.size)
 		r.Close()
 	}

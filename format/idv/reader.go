@@ -48,6 +48,9 @@ type ReaderOptions struct {
 	// Log receives warnings: columns and metadata items skipped because ML.NET does not
 	// know their codec or compression. Nil discards them.
 	Log io.Writer
+	// NoReadAhead turns off decoding the next chunk in the background while chunks are read
+	// in order (which costs the memory of one more chunk).
+	NoReadAhead bool
 }
 
 // Reader reads an IDV stream. It implements mlfeed.Source and mlfeed.Detailer; ReadChunk may
@@ -70,6 +73,13 @@ type Reader struct {
 	seq      []int64 // SeqStart shared by full chunks
 	closer   io.Closer
 	warnings []string
+	inflated int64 // sum of the blocks' inflated lengths
+
+	mu       sync.Mutex
+	ahead    *prefetch // chunk decoded ahead, if any
+	last     int       // last chunk requested
+	closed   bool
+	inflight sync.WaitGroup
 }
 
 type column struct {
@@ -134,7 +144,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 // larger file (an ML.NET model zip entry) is read through io.NewSectionReader(f, start, size).
 // Data blocks are decoded by ReadChunk.
 func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
-	rd := &Reader{r: r, size: size}
+	rd := &Reader{r: r, size: size, last: -1}
 	if opts != nil {
 		rd.opts = *opts
 	}
@@ -399,6 +409,12 @@ func (r *Reader) readLookup(c *column) error {
 			return r.errf(at, field, fmt.Errorf("%w: %d stored bytes cannot inflate to %d", ErrTooLarge, e.stored, e.inflated))
 		}
 		c.blocks[b] = e
+		// Blocks may share stored bytes, but all of them together cannot inflate to more than
+		// the whole stream could: this bounds what decoding may allocate.
+		r.inflated += int64(e.inflated)
+		if r.inflated > r.size*maxRatio {
+			return r.errf(at, field, fmt.Errorf("%w: the blocks declare %d inflated bytes, more than a %d-byte stream can hold", ErrTooLarge, r.inflated, r.size))
+		}
 	}
 	return nil
 }
@@ -734,11 +750,56 @@ func (r *Reader) Chunks() []mlfeed.ChunkInfo { return r.chunks }
 func (r *Reader) Warnings() []string { return r.warnings }
 
 // ReadChunk decodes chunk i, decoding the blocks of different columns (and of different block
-// indices) in parallel.
+// indices) in parallel. When chunks are requested in order, the next chunk is decoded in the
+// background meanwhile (unless ReaderOptions.NoReadAhead).
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("idv: chunk %d out of range [0, %d)", i, len(r.chunks))
 	}
+	if r.opts.NoReadAhead {
+		return r.readChunk(ctx, i)
+	}
+	r.mu.Lock()
+	p := r.ahead
+	if p != nil && p.i == i {
+		r.ahead = nil
+	} else {
+		p = nil
+	}
+	if (p != nil || i == r.last+1) && i+1 < len(r.chunks) && r.ahead == nil && !r.closed {
+		next := &prefetch{i: i + 1, done: make(chan struct{})}
+		r.ahead = next
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			next.c, next.err = r.readChunk(context.Background(), next.i)
+			close(next.done)
+		}()
+	}
+	r.last = i
+	r.mu.Unlock()
+	if p != nil {
+		select {
+		case <-p.done:
+			if p.err == nil {
+				return p.c, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return r.readChunk(ctx, i)
+}
+
+// prefetch is a chunk being decoded ahead of its request.
+type prefetch struct {
+	i    int
+	done chan struct{}
+	c    *mlfeed.Chunk
+	err  error
+}
+
+func (r *Reader) readChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	ch := &mlfeed.Chunk{Sequences: r.chunks[i].Sequences, Streams: make([]mlfeed.StreamData, len(r.alive))}
 	if len(r.alive) == 0 {
 		return ch, nil
@@ -831,8 +892,13 @@ func join(st *mlfeed.Stream, fs []frag, seq []int64) mlfeed.StreamData {
 	return d
 }
 
-// Close closes the file if the Reader was made by Open.
+// Close waits for a chunk being decoded ahead and closes the file if the Reader was made by
+// Open.
 func (r *Reader) Close() error {
+	r.mu.Lock()
+	r.closed, r.ahead = true, nil
+	r.mu.Unlock()
+	r.inflight.Wait()
 	if r.closer != nil {
 		return r.closer.Close()
 	}

@@ -444,3 +444,29 @@ func TestLargeTables(t *testing.T) {
 	eq(t, "schema", schemaStrings(r.Schema()), schemaStrings(sc))
 	eq(t, "metadata", metaStrings(r.Schema()), metaStrings(sc))
 }
+
+// TestReadAhead: chunks read in order, out of order and without read-ahead are the same.
+func TestReadAhead(t *testing.T) {
+	data := writeAll(t, allTypes(40, 40), &WriterOptions{MaxRowsPerBlock: 3})
+	want := columns(t, readBytes(t, data, &ReaderOptions{NoReadAhead: true, BlocksPerChunk: 2}))
+	r := readBytes(t, data, &ReaderOptions{BlocksPerChunk: 2})
+	eq(t, "in order", columns(t, r), want)
+	// Reverse order, then in order again after a jump.
+	n := len(r.Chunks())
+	got := make([]string, 0, 40)
+	for i := n - 1; i >= 0; i-- {
+		c, err := r.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []string
+		for s := int64(0); s < c.Streams[0].Samples(); s++ {
+			rows = append(rows, sampleString(&r.Schema().Streams[0], &c.Streams[0], s))
+		}
+		got = append(rows, got...)
+	}
+	eq(t, "reverse order", got, want[0])
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
