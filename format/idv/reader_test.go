@@ -470,3 +470,29 @@ func TestReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOverlappingBlocksBomb: lookup entries that all point at the same bytes cannot make the
+// reader allocate more than the stream could inflate to.
+func TestOverlappingBlocksBomb(t *testing.T) {
+	st := mlfeed.Stream{Name: "x", Type: mlfeed.Float32, Dim: 1}
+	b := dataBuilder{st: st}
+	for i := 0; i < 8; i++ {
+		b.add(num(mlfeed.Float32, float64(i)))
+	}
+	src := &memSource{schema: mlfeed.Schema{Streams: []mlfeed.Stream{st}}, chunks: []*mlfeed.Chunk{{Sequences: 8, Streams: []mlfeed.StreamData{b.d}}}}
+	data := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 1})
+	r := readBytes(t, data, nil)
+	c := r.cols[0]
+	le := binary.LittleEndian
+	span := int32(r.Header.TailOffset - 256)
+	for k := range c.blocks {
+		at := c.lookupOff + 16*int64(k)
+		le.PutUint64(data[at:], 256)
+		le.PutUint32(data[at+8:], uint32(span))
+		le.PutUint32(data[at+12:], uint32(span*1000))
+	}
+	_, err := NewReader(bytes.NewReader(data), int64(len(data)), nil)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("got %v, want ErrTooLarge", err)
+	}
+}
