@@ -173,6 +173,10 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 		}
 	}
 	s, n := 0, c.Sequences
+	if len(w.builders) == 0 {
+		w.rows += int64(n)
+		return nil
+	}
 	for s < n && w.rpb == 0 {
 		// Rows per block not decided yet: add rows one at a time, as BinarySaver does.
 		marks := make([]mark, len(w.builders))
@@ -202,10 +206,6 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 				return err
 			}
 		}
-	}
-	if len(w.builders) == 0 {
-		w.rows += int64(n - s)
-		return nil
 	}
 	for s < n {
 		k := min(int64(n-s), w.rpb-int64(w.builders[0].rows))
