@@ -30,8 +30,9 @@
 // NA as 0.
 //
 // A column whose name repeats a later column's (a hidden column in ML.NET) keeps its file
-// name as Stream.Alias and gets the Name "name#index"; the writer writes Alias, so the file's
-// column names round-trip.
+// name as Stream.Alias and gets the Name "name#index"; the writer gives such a stream its
+// alias back as column name, so the file's column names round-trip. Other streams are
+// written under their Name.
 package idv
 
 import (

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
@@ -109,7 +110,7 @@ func NewWriter(w io.WriteSeeker, schema mlfeed.Schema, opts *WriterOptions) (*Wr
 	}
 	for i := range schema.Streams {
 		st := &wr.schema.Streams[i]
-		if st.FileName() == "" {
+		if columnName(st) == "" {
 			return nil, fmt.Errorf("%w: stream %d has no name", ErrFormat, i)
 		}
 		c, err := codecFor(st)
@@ -150,6 +151,16 @@ func (w *Writer) write(p []byte) {
 	n, err := w.bw.Write(p)
 	w.pos += int64(n)
 	w.err = err
+}
+
+// columnName is the name a stream's column gets: its Name, except for a hidden column as the
+// reader names them ("x#3" with alias "x"), which gets its alias back. Other aliases (CTF's
+// short names) are not column names.
+func columnName(st *mlfeed.Stream) string {
+	if st.Alias != "" && strings.HasPrefix(st.Name, st.Alias+"#") {
+		return st.Alias
+	}
+	return st.Name
 }
 
 // WriteChunk appends the rows of c: every stream must hold exactly one sample per sequence.
@@ -359,7 +370,7 @@ func (w *Writer) Close() error {
 		comp = compNone
 	}
 	for i := range w.schema.Streams {
-		p = appendString(p, w.schema.Streams[i].FileName())
+		p = appendString(p, columnName(&w.schema.Streams[i]))
 		p = w.codecs[i].encode(p)
 		p = append(p, comp)
 		p = appendLEB(p, uint64(w.rpb))

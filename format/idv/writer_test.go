@@ -109,7 +109,7 @@ func sameData(t *testing.T, what string, a, b mlfeed.Source) {
 	eq(t, what+" schema", schemaStrings(b.Schema()), schemaStrings(a.Schema()))
 	eq(t, what+" metadata", metaStrings(b.Schema()), metaStrings(a.Schema()))
 	for i := range a.Schema().Streams {
-		if x, y := a.Schema().Streams[i].FileName(), b.Schema().Streams[i].FileName(); x != y {
+		if x, y := columnName(&a.Schema().Streams[i]), columnName(&b.Schema().Streams[i]); x != y {
 			t.Errorf("%s: stream %d file name %q, want %q", what, i, y, x)
 		}
 	}
