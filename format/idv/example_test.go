@@ -1,8 +1,11 @@
 package idv_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -66,4 +69,62 @@ func Example() {
 	// Features dense float32 2
 	// [Bad Fair Good] [1 2 3 4 5 6]
 	// VBuffer(Single, [2])
+}
+
+// Read an IDV stream stored inside a larger file, here an uncompressed entry of a zip archive
+// (as in ML.NET model zips): the reader takes an io.SectionReader over the stream's bytes.
+// (A DEFLATE-compressed entry would be read into memory and given as a bytes.Reader.)
+func ExampleNewReader() {
+	// Build a zip holding one IDV stream, stored without compression.
+	var idvBytes bytes.Buffer
+	tmp, err := os.CreateTemp("", "idv-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.Remove(tmp.Name())
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "Label", Type: mlfeed.Bool, Dim: 1}}}
+	w, err := idv.NewWriter(tmp, schema, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	labels := mlfeed.NewBuffer(mlfeed.Bool, 3)
+	copy(labels.Bytes, []byte{1, 0, 1})
+	if err := w.WriteChunk(&mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{{SeqStart: []int64{0, 1, 2, 3}, Values: labels}}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	tmp.Seek(0, io.SeekStart)
+	io.Copy(&idvBytes, tmp)
+	tmp.Close()
+
+	var archive bytes.Buffer
+	zw := zip.NewWriter(&archive)
+	entry, _ := zw.CreateHeader(&zip.FileHeader{Name: "Model/Schema.idv", Method: zip.Store})
+	entry.Write(idvBytes.Bytes())
+	zw.Close()
+
+	// Find the entry and read the IDV stream in place.
+	zr, err := zip.NewReader(bytes.NewReader(archive.Bytes()), int64(archive.Len()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	f := zr.File[0]
+	start, err := f.DataOffset()
+	if err != nil {
+		log.Fatal(err)
+	}
+	section := io.NewSectionReader(bytes.NewReader(archive.Bytes()), start, int64(f.UncompressedSize64))
+	r, err := idv.NewReader(section, section.Size(), &idv.ReaderOptions{Name: f.Name})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := r.ReadChunk(context.Background(), 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Schema().Streams[0], c.Streams[0].Values.Bytes)
+	// Output:
+	// Label dense bool 1 [1 0 1]
 }
