@@ -52,9 +52,19 @@ func (m *Matrix) NNZ() int64 {
 // iso and fill_value arrays of one element, bint8 values of 0 or 1, and
 // number_of_stored_values. It returns the first violation, an *ArrayError.
 func (m *Matrix) Validate() error {
+	_, err := m.validate()
+	return err
+}
+
+// validate checks the matrix strictly (ordering too) and returns the number of stored
+// positions.
+func (m *Matrix) validate() (int64, error) {
 	var first error
-	m.ValidateAll(func(err error) bool { first = err; return false })
-	return first
+	n, err := m.check(func(err error) bool { first = err; return false })
+	if err != nil {
+		return 0, err
+	}
+	return n, first
 }
 
 // ValidateAll reports every violation Validate would find to report (at most one per array

@@ -91,10 +91,10 @@ func (w *Writer) WriteMatrix(group string, m *Matrix) error {
 	if group == "" {
 		group = "/"
 	}
-	if err := m.Validate(); err != nil {
+	nnz, err := m.validate()
+	if err != nil {
 		return err
 	}
-	var err error
 	if w.opts.Format != "" || w.opts.Expand {
 		f := w.opts.Format
 		if f == "" {
@@ -103,6 +103,7 @@ func (w *Writer) WriteMatrix(group string, m *Matrix) error {
 		if m, err = m.Convert(f, &ConvertOptions{Expand: w.opts.Expand}); err != nil {
 			return err
 		}
+		nnz = m.Descriptor.NumberOfStoredValues
 	}
 	if w.opts.Minimize {
 		if m, err = minimize(m); err != nil {
@@ -114,7 +115,7 @@ func (w *Writer) WriteMatrix(group string, m *Matrix) error {
 	for k, v := range m.Descriptor.DataTypes {
 		d.DataTypes[k] = v
 	}
-	d.NumberOfStoredValues = m.NNZ()
+	d.NumberOfStoredValues = nnz
 	if d.Format != Custom && d.Custom != nil {
 		d.Custom = nil
 	}
