@@ -6,6 +6,7 @@ import (
 	"math"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -85,6 +86,13 @@ func decodeItems(c *codec, r *bytesReader, n int) (mlfeed.Buffer, error) {
 					return mlfeed.Buffer{}, &blockError{start + 8*i, fmt.Errorf("%w: DateTime ticks %d outside 0..%d", ErrFormat, v, int64(maxTicks))}
 				}
 			}
+		}
+		if align := min(w, 8); len(b) > 0 && uintptr(unsafe.Pointer(&b[0]))%uintptr(align) != 0 {
+			// Values that follow a vector block's header may be misaligned for typed views,
+			// which would then copy on every call: copy once here.
+			out := mlfeed.NewBuffer(t, n)
+			copy(out.Bytes, b)
+			return out, nil
 		}
 		return mlfeed.Buffer{Type: t, Bytes: b}, nil
 	}

@@ -496,3 +496,25 @@ func TestOverlappingBlocksBomb(t *testing.T) {
 		t.Fatalf("got %v, want ErrTooLarge", err)
 	}
 }
+
+// TestAlignedValues: 8-byte values that follow a vector block's header are handed out aligned,
+// so that typed views do not copy.
+func TestAlignedValues(t *testing.T) {
+	st := mlfeed.Stream{Name: "v", Type: mlfeed.Float64, Dim: 3}
+	b := dataBuilder{st: st}
+	for i := 0; i < 4; i++ { // 4 rows: the values start at byte 12+16 = 28 of the block
+		b.add(num(mlfeed.Float64, float64(i), 1, 2))
+	}
+	src := &memSource{schema: mlfeed.Schema{Streams: []mlfeed.Stream{st}}, chunks: []*mlfeed.Chunk{{Sequences: 4, Streams: []mlfeed.StreamData{b.d}}}}
+	for _, opts := range []*WriterOptions{nil, {Uncompressed: true}} {
+		r := readBytes(t, writeAll(t, src, opts), nil)
+		c, err := r.ReadChunk(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := c.Streams[0].Values
+		if a, b := v.Float64s(), v.Float64s(); &a[0] != &b[0] || a[4] != 1 {
+			t.Errorf("float64 view copies or is wrong: %v", a)
+		}
+	}
+}
