@@ -63,7 +63,8 @@
 // The Writer writes any source whose streams hold numbers: dense or sparse per stream, names
 // from the streams' aliases, sequence ids when the source has them (or when a sequence has
 // several samples), numbers in the shortest form that reads back to the same float32 or
-// float64.
+// float64. CTF has no spelling for infinities and NaN: infinities are written as ±1e999, which
+// reads back as ±Inf; NaN cannot be written.
 package ctf
 
 import (

@@ -355,7 +355,7 @@ func (p *parser[T]) sample() bool {
 	a := &p.acc[id]
 	if p.strict != nil {
 		if a.lastRow == p.row {
-			p.note(diag{kind: dStrictDuplicate, off: int64(p.pos), name: string(p.sp.aliases[id])})
+			p.note(diag{kind: dStrictDuplicate, off: int64(p.itemStart), name: string(p.sp.aliases[id])})
 		}
 		a.lastRow = p.row
 	}

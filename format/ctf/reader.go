@@ -69,19 +69,33 @@ func Open(name string, opts *Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{name: name, opts: *opts, lastRead: -2}
+	var region *mmap.Region
+	var data []byte
 	if st.Mode().IsRegular() {
-		if reg, err := mmap.Map(f, st.Size()); err == nil {
-			r.region, r.data = reg, reg.Bytes()
+		if region, err = mmap.Map(f, st.Size()); err == nil {
+			data = region.Bytes()
 		}
 	}
-	if r.region == nil {
-		if r.data, err = io.ReadAll(f); err != nil {
+	if region == nil {
+		if data, err = io.ReadAll(f); err != nil {
 			return nil, err
 		}
 	}
+	r, err := newReader(name, data, opts)
+	if err != nil {
+		if region != nil {
+			region.Close()
+		}
+		return nil, err
+	}
+	r.region = region
+	return r, nil
+}
+
+// newReader reads CTF text held in memory; name is used in messages and for the index cache.
+func newReader(name string, data []byte, opts *Options) (*Reader, error) {
+	r := &Reader{name: name, opts: *opts, data: data, lastRead: -2}
 	if err := r.init(); err != nil {
-		r.Close()
 		return nil, err
 	}
 	return r, nil

@@ -506,3 +506,7 @@ func parseF(t *testing.T, s string) float64 {
 	}
 	return f
 }
+
+func testdataPath(t *testing.T, name string) string {
+	return testutil.Testdata(t, "cntk", "ctf", name)
+}

@@ -31,6 +31,12 @@ func Validate(name string, opts *Options, report func(error) bool) error {
 		return nil
 	}
 	defer r.Close()
+	r.validate(report)
+	return nil
+}
+
+// validate runs the strict pass over every chunk.
+func (r *Reader) validate(report func(error) bool) {
 	stopped := false
 	strict := func(e error) bool {
 		if !report(e) {
@@ -40,23 +46,23 @@ func Validate(name string, opts *Options, report func(error) bool) error {
 		return true
 	}
 	for i := range r.chunks {
+		var err error
 		if r.double {
 			_, _, err = parseChunk[float64](r, i, strict)
 		} else {
 			_, _, err = parseChunk[float32](r, i, strict)
 		}
 		if stopped {
-			return nil
+			return
 		}
 		if err != nil {
 			report(err)
-			return nil
+			return
 		}
 	}
 	if r.layout.ids {
 		r.repeatedIDs(report)
 	}
-	return nil
 }
 
 // repeatedIDs reports sequence ids that start more than one sequence.

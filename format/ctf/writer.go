@@ -224,8 +224,13 @@ func appendValue(b []byte, v mlfeed.Buffer, k int) ([]byte, error) {
 	default:
 		return strconv.AppendInt(b, v.Int64At(k), 10), nil
 	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, fmt.Errorf("%w: value %v at element %d cannot be written in CTF", mlfeed.ErrRange, f, k)
+	switch {
+	case math.IsNaN(f):
+		return b, fmt.Errorf("%w: NaN at element %d cannot be written in CTF", mlfeed.ErrRange, k)
+	case math.IsInf(f, 1):
+		return append(b, "1e999"...), nil // CTF has no "inf"; this overflows to +Inf when read
+	case math.IsInf(f, -1):
+		return append(b, "-1e999"...), nil
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, bits), nil
 }
