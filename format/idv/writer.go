@@ -188,9 +188,12 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 		w.rows += int64(n)
 		return nil
 	}
+	var marks []mark
 	for s < n && w.rpb == 0 {
 		// Rows per block not decided yet: add rows one at a time, as BinarySaver does.
-		marks := make([]mark, len(w.builders))
+		if marks == nil {
+			marks = make([]mark, len(w.builders))
+		}
 		var est int64
 		for i, b := range w.builders {
 			marks[i] = b.mark()
