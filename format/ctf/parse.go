@@ -72,6 +72,8 @@ type parser[T float32 | float64] struct {
 
 	// strict, when set, receives every problem instead of the log (Validate).
 	strict func(error) bool
+	// quiet makes the parser give up (errSequential) at anything it would log or count.
+	quiet bool
 }
 
 func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase func() int64) *parser[T] {
@@ -161,6 +163,9 @@ func (p *parser[T]) note(d diag) {
 		return
 	}
 	if p.sp.trace >= lvl && p.sp.log != nil {
+		if p.quiet {
+			panic(abort{errSequential})
+		}
 		p.logLine(d.cntk(p.sp.file))
 	}
 }
@@ -190,6 +195,9 @@ func (p *parser[T]) report(d *diag) {
 
 // fail counts one recoverable error against the budget, as CNTK's IncrementNumberOfErrorsOrDie.
 func (p *parser[T]) fail() {
+	if p.quiet {
+		panic(abort{errSequential})
+	}
 	p.errors++
 	if p.strict != nil {
 		return
@@ -243,6 +251,9 @@ func (p *parser[T]) sequence(q seqInfo) {
 	for i := range p.acc {
 		a := &p.acc[i]
 		if a.seqN == 0 {
+			if p.quiet {
+				panic(abort{errSequential})
+			}
 			d := diag{kind: dEmptyInput, off: off, own: true, ownPos: here, key: p.key, name: p.sp.names[i]}
 			if p.strict != nil {
 				p.report(&d)

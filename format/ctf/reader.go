@@ -423,9 +423,9 @@ func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
 	var errs int
 	var err error
 	if r.double {
-		c, errs, err = parseChunk[float64](r, i, nil)
+		c, errs, err = parseSplit[float64](r, i)
 	} else {
-		c, errs, err = parseChunk[float32](r, i, nil)
+		c, errs, err = parseSplit[float32](r, i)
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,214 @@
+package ctf
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// This file parses one chunk on several cores: the chunk is cut at sequence starts into
+// pieces that are parsed at once and joined. A piece that meets anything CNTK would log or
+// count as an error gives up, and the chunk is parsed again in one piece, so that messages,
+// their order and the error budget are exactly those of a sequential parse.
+
+// minSplit is the smallest chunk worth splitting.
+const minSplit = 1 << 20
+
+// errSequential makes a piece give up.
+var errSequential = errors.New("ctf: parse sequentially")
+
+// parseSplit parses chunk i, in pieces when there are cores to spare.
+func parseSplit[T float32 | float64](r *Reader, i int) (*mlfeed.Chunk, int, error) {
+	return parsePieces[T](r, i, runtime.GOMAXPROCS(0), minSplit)
+}
+
+// parsePieces parses chunk i in n pieces when it holds at least minBytes.
+func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, error) {
+	c := r.chunks[i]
+	if n < 2 || c.end-c.start < minBytes {
+		return parseChunk[T](r, i, nil)
+	}
+	pts := r.splits(i, n)
+	if len(pts) < 3 {
+		return parseChunk[T](r, i, nil)
+	}
+	first := make([]int64, len(pts)-1) // line-mode keys: the line where each piece starts
+	if !r.layout.ids {
+		base := r.chunkLine(i)
+		prev := c.start
+		for k, p := range pts[:len(pts)-1] {
+			base += int64(bytes.Count(r.data[prev:p], []byte{'\n'}))
+			first[k] = base
+			prev = p
+		}
+	}
+	parts := make([]piece[T], len(pts)-1)
+	var wg sync.WaitGroup
+	for k := range parts {
+		if k == len(parts)-1 {
+			parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
+			break
+		}
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
+		}(k)
+	}
+	wg.Wait()
+	seqs := 0
+	for _, pc := range parts {
+		if pc.err != nil {
+			return parseChunk[T](r, i, nil)
+		}
+		seqs += pc.seqs
+	}
+	if seqs != c.sequences {
+		return parseChunk[T](r, i, nil)
+	}
+	return join(r, parts, seqs), 0, nil
+}
+
+// piece is the result of parsing part of a chunk.
+type piece[T float32 | float64] struct {
+	p    *parser[T]
+	ids  []string
+	seqs int
+	err  error
+}
+
+// parsePiece parses the sequences in [from, to) of chunk c quietly: it gives up with
+// errSequential at the first message or error.
+func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLine int64) (pc piece[T]) {
+	p := newParser[T](r.sp, r.data, 0, func() int64 { return 0 })
+	p.quiet = true
+	p.reserve(chunkEntry{start: from, end: to, samples: c.samples*(to-from)/(c.end-c.start) + 1})
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(abort); !ok {
+				panic(v)
+			}
+			pc = piece[T]{err: errSequential}
+		}
+	}()
+	s := scanner{data: r.data, from: from, to: to, atEOF: to == r.layout.size, ids: r.layout.ids, main: r.sp.main, firstLine: firstLine}
+	var ids []string
+	n := 0
+	if err := s.each(func(q seqInfo) bool {
+		p.sequence(q)
+		if r.layout.ids {
+			ids = append(ids, strconv.FormatUint(q.key, 10))
+		}
+		n++
+		return true
+	}); err != nil {
+		return piece[T]{err: err}
+	}
+	return piece[T]{p: p, ids: ids, seqs: n}
+}
+
+// join concatenates the pieces' stream data into one chunk.
+func join[T float32 | float64](r *Reader, parts []piece[T], seqs int) *mlfeed.Chunk {
+	var ids []string
+	if r.layout.ids {
+		ids = make([]string, 0, seqs)
+		for _, pc := range parts {
+			ids = append(ids, pc.ids...)
+		}
+	}
+	out := newParser[T](r.sp, nil, 0, nil)
+	for s := range out.acc {
+		o := &out.acc[s]
+		nv, ns := 0, 1
+		for _, pc := range parts {
+			a := &pc.p.acc[s]
+			nv += len(a.vals)
+			ns += len(a.seqStart) - 1
+		}
+		o.vals = make([]T, 0, nv)
+		o.seqStart = make([]int64, 1, ns)
+		if !r.sp.dense[s] {
+			o.idx = make([]int32, 0, nv)
+		}
+		for _, pc := range parts {
+			a := &pc.p.acc[s]
+			vbase := int64(len(o.vals))
+			for _, v := range a.seqStart[1:] {
+				o.seqStart = append(o.seqStart, o.n+v)
+			}
+			if !r.sp.dense[s] {
+				for _, v := range a.sampleStart[1:] {
+					o.sampleStart = append(o.sampleStart, vbase+v)
+				}
+				o.idx = append(o.idx, a.idx...)
+			}
+			o.vals = append(o.vals, a.vals...)
+			o.n += a.n
+		}
+	}
+	return out.chunk(seqs, ids)
+}
+
+// splits returns about n+1 offsets that cut chunk i at sequence starts, the chunk's start
+// first and its end last.
+func (r *Reader) splits(i, n int) []int64 {
+	c := r.chunks[i]
+	pts := []int64{c.start}
+	for k := 1; k < n; k++ {
+		target := c.start + (c.end-c.start)*int64(k)/int64(n)
+		if p := r.sequenceStartAfter(c, max(target, pts[len(pts)-1]+1)); p > 0 {
+			pts = append(pts, p)
+		}
+	}
+	return append(pts, c.end)
+}
+
+// sequenceStartAfter returns the first offset at or after target, within chunk c, where a
+// sequence of the index starts (in line mode, a line that may be one), or -1.
+func (r *Reader) sequenceStartAfter(c chunkEntry, target int64) int64 {
+	if target >= c.end {
+		return -1
+	}
+	d := r.data[:c.end]
+	p := target
+	if d[p-1] != '\n' {
+		j := bytes.IndexByte(d[p:], '\n')
+		if j < 0 || p+int64(j)+1 >= c.end {
+			return -1
+		}
+		p += int64(j) + 1
+	}
+	if !r.layout.ids {
+		return p
+	}
+	// Id mode: a sequence starts at a line whose id differs from the last id before it.
+	s := scanner{data: r.data, to: c.end, atEOF: c.end == r.layout.size}
+	cur, ok := uint64(0), false
+	for q := p - 1; !ok; {
+		ls := int64(bytes.LastIndexByte(d[c.start:q], '\n')) + 1 + c.start
+		cur, ok, _ = s.readID(ls)
+		q = ls - 1
+		if ls == c.start {
+			break
+		}
+	}
+	for p < c.end {
+		id, ok2, err := s.readID(p)
+		if err != nil {
+			return -1
+		}
+		if ok2 && (!ok || id != cur) {
+			return p
+		}
+		j := bytes.IndexByte(d[p:], '\n')
+		if j < 0 {
+			return -1
+		}
+		p += int64(j) + 1
+	}
+	return -1
+}

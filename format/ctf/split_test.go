@@ -1,0 +1,94 @@
+package ctf
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// TestSplitMatchesSequential parses chunks in 2 to 7 pieces and requires the result of a
+// sequential parse, for id mode, line mode, definesMBSize and files with errors (where the
+// pieces give up and the chunk is parsed again in one piece, log included).
+func TestSplitMatchesSequential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var ids, lines, dropped, bad strings.Builder
+	for q := 0; q < 3000; q++ {
+		for l := rng.IntN(4); l >= 0; l-- {
+			id := ""
+			if l == 0 || rng.IntN(2) == 0 {
+				id = fmt.Sprint(q % 700)
+			}
+			fmt.Fprintf(&ids, "%s |a %d %d |b %d:%d\n", id, q, l, rng.IntN(9), l)
+		}
+		fmt.Fprintf(&lines, "|b %d:1 |a %d.5 -%d\n", q%9, q, l2(q))
+		if q%3 == 0 {
+			fmt.Fprintf(&dropped, "|a %d 0\n", q)
+		} else {
+			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
+		}
+		if q == 2100 {
+			bad.WriteString("|a 1 x |b 1:1\n")
+		} else {
+			fmt.Fprintf(&bad, "|a %d 2 |b 2:2\n", q)
+		}
+	}
+	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
+	defining[1].DefinesMBSize = true
+	for _, tc := range []struct {
+		name string
+		text string
+		in   []mlfeed.Stream
+		max  int
+	}{
+		{"ids", ids.String(), []mlfeed.Stream{dense("a", 2), sparse("b", 9)}, 0},
+		{"lines", lines.String(), []mlfeed.Stream{dense("a", 2), sparse("b", 9)}, 0},
+		{"definesMBSize", dropped.String(), defining, 0},
+		{"errors", bad.String(), []mlfeed.Stream{dense("a", 2), sparse("b", 9)}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log1, log2 bytes.Buffer
+			r1, err := newReader("x.ctf", []byte(tc.text), &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2, _ := newReader("x.ctf", []byte(tc.text), &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
+			want, _, err1 := parseChunk[float32](r1, 0, nil)
+			for n := 2; n <= 7; n++ {
+				log2.Reset()
+				got, _, err2 := parsePieces[float32](r2, 0, n, 0)
+				if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%d pieces: result differs (errors %v / %v)", n, err1, err2)
+				}
+				if log1.String() != log2.String() {
+					t.Fatalf("%d pieces: log differs:\n%s\n---\n%s", n, log2.String(), log1.String())
+				}
+			}
+			if tc.name != "errors" {
+				// The pieces themselves must succeed, not fall back.
+				pts := r2.splits(0, 5)
+				if len(pts) < 5 {
+					t.Fatalf("splits %v", pts)
+				}
+				first := int64(0)
+				for k := 0; k+1 < len(pts); k++ {
+					if !r2.layout.ids {
+						first = int64(bytes.Count(r2.data[:pts[k]], []byte{'\n'}))
+					}
+					if pc := parsePiece[float32](r2, r2.chunks[0], pts[k], pts[k+1], first); pc.err != nil {
+						t.Fatalf("piece %d [%d, %d): %v", k, pts[k], pts[k+1], pc.err)
+					}
+				}
+			}
+			if tc.name == "errors" && log1.Len() == 0 {
+				t.Fatal("no warnings logged for the malformed line")
+			}
+		})
+	}
+}
+
+func l2(q int) int { return q % 4 }
