@@ -31,7 +31,7 @@ func FuzzRead(f *testing.F) {
 		if mode&128 != 0 {
 			opts.Precision = mlfeed.Float64
 		}
-		r, err := newReader("f.ctf", data, opts)
+		r, err := newReader("f.ctf", data, nil, opts)
 		if err != nil {
 			return
 		}
@@ -69,7 +69,7 @@ func FuzzRead(f *testing.F) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := newReader("back.ctf", buf.Bytes(), &Options{Inputs: sc.Streams, Precision: opts.Precision})
+		r2, err := newReader("back.ctf", buf.Bytes(), nil, &Options{Inputs: sc.Streams, Precision: opts.Precision})
 		if err != nil {
 			t.Fatalf("reading back: %v\n%s", err, buf.String())
 		}

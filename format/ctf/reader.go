@@ -81,20 +81,19 @@ func Open(name string, opts *Options) (*Reader, error) {
 			return nil, err
 		}
 	}
-	r, err := newReader(name, data, opts)
+	r, err := newReader(name, data, region, opts)
 	if err != nil {
 		if region != nil {
 			region.Close()
 		}
 		return nil, err
 	}
-	r.region = region
 	return r, nil
 }
 
 // newReader reads CTF text held in memory; name is used in messages and for the index cache.
-func newReader(name string, data []byte, opts *Options) (*Reader, error) {
-	r := &Reader{name: name, opts: *opts, data: data, lastRead: -2}
+func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*Reader, error) {
+	r := &Reader{name: name, opts: *opts, data: data, region: region, lastRead: -2}
 	if err := r.init(); err != nil {
 		return nil, err
 	}
@@ -422,6 +421,7 @@ func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
 	var c *mlfeed.Chunk
 	var errs int
 	var err error
+	r.populate(r.chunks[i].start, r.chunks[i].end)
 	if r.double {
 		c, errs, err = parseSplit[float64](r, i)
 	} else {
