@@ -19,7 +19,7 @@ file="$dir/bench.idv"
 
 # 1. mlfeed writes the file (if absent) and reads every chunk with all cores.
 out=$(MLFEED_IDV_BENCH="$file" go test ./format/idv -run '^$' -bench '^BenchmarkLargeFile$' -benchtime 1x -count 1 -timeout 30m)
-echo "$out" | grep -E '^idv-(write|read):' || { echo "$out" >&2; exit 1; }
+echo "$out" | grep -E '^idv-(write|read|read-sequential):' || { echo "$out" >&2; exit 1; }
 read_line=$(echo "$out" | grep '^idv-read:')
 go_sec=$(echo "$read_line" | sed -E 's/.*seconds=([0-9.]+).*/\1/')
 
