@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # CBF speed, in one run:
 #  1. read: a generated CBF file of about 600 MB, dense and then sparse, decoded chunk by chunk
-#     with every value summed (format/cbf/internal/cbfbench), against `cat FILE > /dev/null` on
-#     the same page-cached file; prints the median of 5 runs each and mlfeed's throughput as a
-#     fraction of cat's (goal: at least 0.5), reading the chunks in order on one goroutine, and
+#     (format/cbf/internal/cbfbench) against `cat FILE > /dev/null` on the same page-cached
+#     file; prints the median of 5 runs each and mlfeed's throughput as a fraction of cat's
+#     (goal: at least 0.5): decoding only, decoding and summing every value, and the latter
 #     with one goroutine per core.
 #  2. convert: a generated CTF file of about 200 MB (a dense and a sparse stream) to CBF with
 #     `mlfeed convert --compat ctf2bin` and with CNTK's ctf2bin.py, when it is found ($CTF2BIN,
@@ -29,21 +29,23 @@ median5() { # command...: median wall time of 5 runs
 }
 catfile() { cat "$1" > /dev/null; }
 
-echo "== read (${READ_MB} MB files, page-cached; median of 5 runs)"
-printf '%-8s %10s %10s %10s %10s %12s %12s\n' kind MB cat_s mlfeed_s par_s "ratio(1)" "ratio(par)"
+echo "== read (${READ_MB} MB files, page-cached; seconds, median of 5 runs; ratio = cat time / mlfeed time)"
+printf '%-7s %5s %8s %9s %9s %9s %9s %9s %9s\n' kind MB cat decode ratio dec+sum ratio par+sum ratio
 for kind in dense sparse; do
   f=$T/$kind.cbf
   "$T/cbfbench" gen "$kind" "$f" "$READ_MB"
   cat "$f" > /dev/null
   mb=$(( $(stat -c %s "$f") / 1048576 ))
   c=$(median5 catfile "$f")
+  read -r d _ < <("$T/cbfbench" read -runs 5 -sum=false "$f")
   read -r m _ < <("$T/cbfbench" read -runs 5 "$f")
   read -r p _ < <("$T/cbfbench" read -runs 5 -parallel "$(nproc)" "$f")
-  awk -v k="$kind" -v mb="$mb" -v c="$c" -v m="$m" -v p="$p" \
-    'BEGIN { printf "%-8s %10d %10.4f %10.4f %10.4f %11.2fx %11.2fx\n", k, mb, c, m, p, c / m, c / p }'
+  awk -v k="$kind" -v mb="$mb" -v c="$c" -v d="$d" -v m="$m" -v p="$p" \
+    'BEGIN { printf "%-7s %5d %8.4f %9.4f %8.2fx %9.4f %8.2fx %9.4f %8.2fx\n", k, mb, c, d, c / d, m, c / m, p, c / p }'
   rm -f "$f"
 done
-echo "ratio = cat time / mlfeed time: mlfeed's read throughput as a fraction of cat's (goal >= 0.5)"
+echo "decode: every chunk decoded in order on one goroutine; dec+sum: and every value summed;"
+echo "par+sum: the same with one goroutine per core ($(nproc)). Goal: ratio >= 0.5."
 
 echo
 echo "== convert (${CTF_MB} MB CTF -> CBF)"
