@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -158,5 +159,61 @@ func TestStrict(t *testing.T) {
 			defer rd.Close()
 			readAll(t, rd)
 		})
+	}
+}
+
+// sparseFile is a ReaderAt of size bytes that reads as zeros except for the given bytes at
+// their offsets; it counts the bytes read.
+type sparseFile struct {
+	size  int64
+	parts map[int64][]byte
+	read  int64
+}
+
+func (f *sparseFile) ReadAt(p []byte, off int64) (int, error) {
+	if off >= f.size {
+		return 0, io.EOF
+	}
+	n := len(p)
+	if int64(n) > f.size-off {
+		n = int(f.size - off)
+	}
+	clear(p[:n])
+	for at, b := range f.parts {
+		for i, c := range b {
+			if j := at + int64(i) - off; j >= 0 && j < int64(n) {
+				p[j] = c
+			}
+		}
+	}
+	f.read += int64(n)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// TestHugeHeaderRegion checks that a header offset far from the end does not make the reader
+// read everything up to the trailer.
+func TestHugeHeaderRegion(t *testing.T) {
+	const size = 1 << 40
+	hdr := le.AppendUint64(nil, Magic)
+	hdr = le.AppendUint32(hdr, 0) // chunks
+	hdr = le.AppendUint32(hdr, 1) // streams
+	hdr = append(hdr, encDense, 1, 0, 0, 0, 'x', elemFloat, 1, 0, 0, 0)
+	f := &sparseFile{size: size, parts: map[int64][]byte{
+		0:        prefix(),
+		12:       hdr,
+		size - 8: le.AppendUint64(nil, 12),
+	}}
+	rd, err := NewReader(f, size, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Chunks()) != 0 || f.read > 1<<16 {
+		t.Fatalf("%d chunks; read %d bytes", len(rd.Chunks()), f.read)
+	}
+	if _, err := NewReader(f, size, &Options{strict: true}); !errors.Is(err, ErrFormat) {
+		t.Fatalf("strict: %v, want trailing bytes reported", err)
 	}
 }

@@ -177,11 +177,23 @@ func (rd *Reader) readHeader() error {
 		return rd.posErr(rd.size-trailerSize, "header offset", ErrFormat, "header offset %d outside [%d, %d]", hoff, prefixSize, maxOff)
 	}
 	h.Offset = hoff
-	hb, err := rd.readAt(hoff, int(rd.size-trailerSize-hoff), "header")
-	if err != nil {
+	// The header runs to the trailer. It is read as far as its fields need, so that a bogus
+	// header offset does not make us read the whole file.
+	hlen := int(rd.size - trailerSize - hoff)
+	var hb []byte
+	need := func(n int) error { // n <= hlen
+		if n <= len(hb) {
+			return nil
+		}
+		want := min(hlen, max(n, 2*len(hb), 4096))
+		more, err := rd.readAt(hoff+int64(len(hb)), want-len(hb), "header")
+		hb = append(hb, more...)
 		return err
 	}
 	at := func(p int) int64 { return hoff + int64(p) }
+	if err := need(headerFixed); err != nil {
+		return err
+	}
 
 	if m := le.Uint64(hb); m != Magic {
 		return rd.posErr(hoff, "header magic", ErrFormat, "magic %#016x at the header offset, want %#016x", m, Magic)
@@ -192,16 +204,19 @@ func (rd *Reader) readHeader() error {
 	if numStreams == 0 {
 		return rd.posErr(at(12), "numStreams", ErrFormat, "the file declares no streams")
 	}
-	if uint64(numStreams) > uint64(len(hb)-p)/minStreamDesc {
-		return rd.posErr(at(12), "numStreams", ErrTooLarge, "%d streams need at least %d bytes, the header has %d left", numStreams, uint64(numStreams)*minStreamDesc, len(hb)-p)
+	if uint64(numStreams) > uint64(hlen-p)/minStreamDesc {
+		return rd.posErr(at(12), "numStreams", ErrTooLarge, "%d streams need at least %d bytes, the header has %d left", numStreams, uint64(numStreams)*minStreamDesc, hlen-p)
 	}
 	h.Streams = make([]StreamHeader, numStreams)
 	seen := make(map[string]bool, numStreams)
 	for k := range h.Streams {
 		s := &h.Streams[k]
 		field := func(f string) string { return fmt.Sprintf("stream %d %s", k, f) }
-		if len(hb)-p < 5 {
-			return rd.posErr(at(len(hb)), field("encoding"), ErrTruncated, "the header ends")
+		if hlen-p < 5 {
+			return rd.posErr(at(hlen), field("encoding"), ErrTruncated, "the header ends")
+		}
+		if err := need(p + 5); err != nil {
+			return err
 		}
 		switch hb[p] {
 		case encDense:
@@ -212,10 +227,13 @@ func (rd *Reader) readHeader() error {
 			return rd.posErr(at(p), field("encoding"), ErrFormat, "unknown encoding %d (want 0 dense or 1 sparse)", hb[p])
 		}
 		n := le.Uint32(hb[p+1:])
-		if int64(n) > int64(len(hb)-p-10) {
-			return rd.posErr(at(p+1), field("name length"), ErrTooLarge, "name length %d, the header has %d bytes left", n, len(hb)-p-5)
+		if int64(n) > int64(hlen-p-10) {
+			return rd.posErr(at(p+1), field("name length"), ErrTooLarge, "name length %d, the header has %d bytes left", n, hlen-p-5)
 		}
 		p += 5
+		if err := need(p + int(n) + 5); err != nil {
+			return err
+		}
 		name := hb[p : p+int(n)]
 		if err := checkName(name); err != nil {
 			return rd.posErr(at(p), field("name"), ErrFormat, "%v", err)
@@ -245,8 +263,11 @@ func (rd *Reader) readHeader() error {
 		p += 5
 	}
 
-	if uint64(numChunks) > uint64(len(hb)-p)/chunkEntrySize {
-		return rd.posErr(at(8), "numChunks", ErrTooLarge, "%d chunks need a %d-byte table, the header has %d bytes left", numChunks, uint64(numChunks)*chunkEntrySize, len(hb)-p)
+	if uint64(numChunks) > uint64(hlen-p)/chunkEntrySize {
+		return rd.posErr(at(8), "numChunks", ErrTooLarge, "%d chunks need a %d-byte table, the header has %d bytes left", numChunks, uint64(numChunks)*chunkEntrySize, hlen-p)
+	}
+	if err := need(p + int(numChunks)*chunkEntrySize); err != nil {
+		return err
 	}
 	table := p
 	h.Chunks = make([]ChunkEntry, numChunks)
@@ -266,8 +287,8 @@ func (rd *Reader) readHeader() error {
 		}
 		p += chunkEntrySize
 	}
-	if rd.strict && p != len(hb) {
-		return rd.posErr(at(p), "trailer", ErrFormat, "%d bytes between the chunk table and the trailer", len(hb)-p)
+	if rd.strict && p != hlen {
+		return rd.posErr(at(p), "trailer", ErrFormat, "%d bytes between the chunk table and the trailer", hlen-p)
 	}
 	if rd.strict && numChunks == 0 && hoff != prefixSize {
 		return rd.posErr(prefixSize, "data", ErrFormat, "%d bytes of data, but no chunks", hoff-prefixSize)
