@@ -99,6 +99,9 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		case int64(len(st.Name)) > math.MaxUint32:
 			return nil, fmt.Errorf("%w: stream name of %d bytes", ErrTooLarge, len(st.Name))
 		}
+		if err := checkName([]byte(st.Name)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+		}
 		cw.header.Streams = append(cw.header.Streams, StreamHeader{Name: st.Name, Storage: st.Storage, Type: st.Type, Dim: st.Dim})
 	}
 	cw.data = make([][]byte, len(schema.Streams))

@@ -341,6 +341,7 @@ func TestWriterRejects(t *testing.T) {
 		{Streams: []mlfeed.Stream{{Name: "u", Type: mlfeed.Uint8, Dim: 1}}},
 		{Streams: []mlfeed.Stream{{Name: "v", Type: mlfeed.Float32}}},
 		{Streams: []mlfeed.Stream{{Name: "s", Type: mlfeed.String, Dim: 1}}},
+		{Streams: []mlfeed.Stream{{Name: "a\tb", Type: mlfeed.Float32, Dim: 1}}},
 		{},
 	}
 	for _, s := range bad {
