@@ -1,6 +1,7 @@
 package ctf
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
@@ -16,27 +17,47 @@ type inferStat struct {
 	maxIndex int64 // largest sparse index, -1 if none
 }
 
+// Byte classes of the inference scan.
+const (
+	clsToken = iota
+	clsSep   // white space, control and non-ASCII bytes
+	clsColon
+	clsEnd // '|' and '\n'
+)
+
+var inferClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c == '|' || c == '\n':
+			t[c] = clsEnd
+		case c <= ' ' || c >= 0x80:
+			t[c] = clsSep
+		case c == ':':
+			t[c] = clsColon
+		}
+	}
+	return t
+}()
+
 // inferScan scans data[from:to] and returns its input names in order of first appearance.
 func inferScan(data []byte, from, to int64) []*inferStat {
 	var out []*inferStat
 	byName := map[string]*inferStat{}
 	b := data[from:to]
-	i := 0
-	for i < len(b) {
-		c := b[i]
-		if c != '|' {
-			i++
-			continue
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '|')
+		if j < 0 {
+			break
 		}
-		i++
+		i += j + 1
 		if i < len(b) && b[i] == '#' {
-			for i < len(b) && b[i] != '|' && b[i] != '\n' {
+			for i < len(b) && inferClass[b[i]] != clsEnd {
 				i++
 			}
 			continue
 		}
 		start := i
-		for i < len(b) && b[i] > ' ' && b[i] < 0x80 && b[i] != '|' {
+		for i < len(b) && inferClass[b[i]] == clsToken || i < len(b) && b[i] == ':' {
 			i++
 		}
 		if i == start {
@@ -48,41 +69,51 @@ func inferScan(data []byte, from, to int64) []*inferStat {
 			byName[st.name] = st
 			out = append(out, st)
 		}
-		count := 0
-		for i < len(b) && b[i] != '|' && b[i] != '\n' {
-			if b[i] <= ' ' || b[i] >= 0x80 {
-				i++
+		count, tok, colon := 0, -1, false
+		for ; i < len(b); i++ {
+			switch inferClass[b[i]] {
+			case clsToken:
+				if tok < 0 {
+					tok, colon = i, false
+					count++
+				}
+				continue
+			case clsSep:
+				tok = -1
+				continue
+			case clsColon:
+				if tok < 0 {
+					tok, colon = i, false
+					count++
+				}
+				if !colon {
+					colon = true
+					st.sparse = true
+					if ix, ok := index(b[tok:i]); ok && ix > st.maxIndex {
+						st.maxIndex = ix
+					}
+				}
 				continue
 			}
-			tok := i
-			colon := -1
-			for i < len(b) && b[i] > ' ' && b[i] < 0x80 && b[i] != '|' {
-				if b[i] == ':' && colon < 0 {
-					colon = i
-				}
-				i++
-			}
-			if colon < 0 {
-				count++
-				continue
-			}
-			st.sparse = true
-			var ix int64
-			ok := colon > tok
-			for _, d := range b[tok:colon] {
-				if d-'0' > 9 || ix > 1<<40 {
-					ok = false
-					break
-				}
-				ix = ix*10 + int64(d-'0')
-			}
-			if ok && ix > st.maxIndex {
-				st.maxIndex = ix
-			}
+			break
 		}
-		st.maxCount = max(st.maxCount, count)
+		if !st.sparse {
+			st.maxCount = max(st.maxCount, count)
+		}
 	}
 	return out
+}
+
+// index parses the digits of a sparse index, false if there are none or others.
+func index(b []byte) (int64, bool) {
+	var ix int64
+	for _, d := range b {
+		if d-'0' > 9 || ix > 1<<40 {
+			return 0, false
+		}
+		ix = ix*10 + int64(d-'0')
+	}
+	return ix, len(b) > 0
 }
 
 // infer determines the streams by scanning every chunk in parallel.
@@ -122,6 +153,9 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 	for i, s := range order {
 		st := mlfeed.Stream{Name: s.name, Storage: mlfeed.Dense, Dim: max(s.maxCount, 1)}
 		if s.sparse {
+			if s.maxIndex >= 1<<31-1 {
+				return nil, fmt.Errorf("%s: %w: input %q has sparse index %d; sparse dimensions must fit int32", r.name, ErrFormat, s.name, s.maxIndex)
+			}
 			st.Storage = mlfeed.Sparse
 			st.Dim = int(max(s.maxIndex+1, 1))
 		}

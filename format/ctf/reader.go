@@ -379,6 +379,9 @@ func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
 	if ahead <= 1 || len(r.chunks) == 1 {
 		return r.parse(i)
 	}
+	if r.chunks[i].end-r.chunks[i].start >= minSplit {
+		ahead = 1 // a large chunk is parsed in pieces on every core already
+	}
 	r.pfMu.Lock()
 	if r.inflight == nil {
 		r.inflight = map[int]*future{}

@@ -62,6 +62,7 @@ func read(args []string) {
 	var in inputs
 	fs.Var(&in, "input", "stream `NAME:dense|sparse:DIM` (repeatable; default: infer)")
 	prof := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	indexOnly := fs.Bool("index", false, "time Open (the index) only")
 	fs.Parse(args)
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -93,6 +94,14 @@ func read(args []string) {
 			os.Exit(1)
 		}
 		var values int64
+		if *indexOnly {
+			r.Close()
+			wall, cpu := time.Since(t0), cpuTime()-c0
+			if wall < bestWall {
+				bestWall, bestCPU = wall, cpu
+			}
+			continue
+		}
 		err = r.ReadChunks(context.Background(), func(_ int, c *mlfeed.Chunk) error {
 			for _, d := range c.Streams {
 				values += int64(d.Values.Len())
