@@ -137,8 +137,8 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 		}
 		if !w.continues(id) {
 			if w.staging {
-				if err := w.commit(); err != nil {
-					return err
+				if w.err = w.commit(); w.err != nil {
+					return w.err
 				}
 			}
 			w.staging, w.stageID = true, id
