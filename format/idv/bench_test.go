@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -166,7 +167,8 @@ func BenchmarkWrite(b *testing.B) {
 
 // BenchmarkLargeFile is run by bench/idv.sh: with MLFEED_IDV_BENCH=path it writes a DEFLATE
 // IDV of at least MLFEED_IDV_BENCH_MB megabytes (default 520) to path unless it exists, then
-// reads it once from memory and prints the read throughput. It is skipped otherwise.
+// reads it from memory MLFEED_IDV_BENCH_ROUNDS times (default 3) and prints the fastest read's
+// throughput. It is skipped otherwise.
 func BenchmarkLargeFile(b *testing.B) {
 	path := os.Getenv("MLFEED_IDV_BENCH")
 	if path == "" {
@@ -189,6 +191,10 @@ func BenchmarkLargeFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	rounds, _ := strconv.Atoi(os.Getenv("MLFEED_IDV_BENCH_ROUNDS"))
+	if rounds <= 0 {
+		rounds = 3
+	}
 	for i := 0; i < b.N; i++ {
 		r, err := NewReader(bytes.NewReader(data), int64(len(data)), nil)
 		if err != nil {
@@ -200,17 +206,23 @@ func BenchmarkLargeFile(b *testing.B) {
 				inflated += int64(e.inflated)
 			}
 		}
-		cpu0 := cpuSeconds()
-		t0 := time.Now()
-		values, err := readAll(r)
-		if err != nil {
-			b.Fatal(err)
+		// The machine may be shared: report the fastest of a few rounds.
+		best, bestCPU := math.Inf(1), 0.0
+		var values int64
+		for k := 0; k < rounds; k++ {
+			cpu0 := cpuSeconds()
+			t0 := time.Now()
+			if values, err = readAll(r); err != nil {
+				b.Fatal(err)
+			}
+			if sec := time.Since(t0).Seconds(); sec < best {
+				best, bestCPU = sec, cpuSeconds()-cpu0
+			}
 		}
-		sec := time.Since(t0).Seconds()
-		fmt.Printf("idv-read: bytes=%d inflated=%d values=%d chunks=%d cpu=%.3f seconds=%.3f\n", r.size, inflated, values, len(r.Chunks()), cpuSeconds()-cpu0, sec)
+		fmt.Printf("idv-read: bytes=%d inflated=%d values=%d chunks=%d rounds=%d cpu=%.3f seconds=%.3f\n", r.size, inflated, values, len(r.Chunks()), rounds, bestCPU, best)
 		// One consumer reading chunk after chunk, as mlfeed convert does (read-ahead decodes
 		// the next chunk meanwhile).
-		t0 = time.Now()
+		t0 := time.Now()
 		for k := range r.Chunks() {
 			if _, err := r.ReadChunk(context.Background(), k); err != nil {
 				b.Fatal(err)
