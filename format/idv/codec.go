@@ -312,9 +312,9 @@ func (c *codec) parseKey(pr *bytesReader) error {
 	case contig > 1:
 		return fmt.Errorf("%w: key contiguous flag %d is not a bool", ErrFormat, contig)
 	case contig != 1:
-		return fmt.Errorf("%w: non-contiguous keys are not supported (as in ML.NET)", ErrUnsupported)
+		return fmt.Errorf("%w: non-contiguous key (ML.NET rejects it too)", ErrFormat)
 	case min != 0:
-		return fmt.Errorf("%w: key minimum %d: ML.NET only reads keys with minimum 0", ErrUnsupported, min)
+		return fmt.Errorf("%w: key minimum %d (ML.NET only reads keys with minimum 0 and rejects the file too)", ErrFormat, min)
 	case count < 0 || uint64(count) > max:
 		return fmt.Errorf("%w: key count %d outside 0..%d", ErrFormat, count, max)
 	}

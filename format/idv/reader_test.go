@@ -209,8 +209,8 @@ func TestSlotNames(t *testing.T) {
 func TestOldKeyRejected(t *testing.T) {
 	_, err := Open(testutil.Testdata(t, "idv", "schema-codec-test-oldkey-fa37ce0.idv"), nil)
 	var pe *mlfeed.PosError
-	if !errors.As(err, &pe) || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `column 1 "B"`) || pe.Offset < 256 {
-		t.Fatalf("got %v, want an unsupported-key error at column B with an offset", err)
+	if !errors.As(err, &pe) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column 1 "B"`) || pe.Offset != 302 {
+		t.Fatalf("got %v, want a format error at column B's entry (offset 302)", err)
 	}
 }
 
