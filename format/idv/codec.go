@@ -82,7 +82,6 @@ type codec struct {
 	keyName  string // load name of the key codec ("Key2" or the legacy "Key"), if a key
 	vector   bool
 	dims     []int // vector dimensions; empty or containing 0 means variable size
-	params   []byte
 }
 
 // size returns a vector's slot count, 0 for variable size.
@@ -244,7 +243,7 @@ func (r *bytesReader) readCodec() (*codec, error) {
 
 // parseCodec interprets a codec's parameters.
 func parseCodec(name string, params []byte) (*codec, error) {
-	c := &codec{name: name, params: params}
+	c := &codec{name: name}
 	pr := &bytesReader{b: params}
 	if p, ok := primByName[name]; ok {
 		c.prim, c.item = p, name
