@@ -308,6 +308,21 @@ func (r *Reader) Sequences(i int) ([]SequenceInfo, error) {
 	return out, err
 }
 
+// SequenceLengths returns the index sample count of every sequence of chunk i (see
+// Sequences), without parsing values. It lets the minibatch package walk and pack sequences
+// without decoding chunks (minibatch.SequenceLengther).
+func (r *Reader) SequenceLengths(i int) ([]int64, error) {
+	seqs, err := r.Sequences(i)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(seqs))
+	for k, s := range seqs {
+		out[k] = s.Samples
+	}
+	return out, nil
+}
+
 // scanChunk walks the sequences of chunk i.
 func (r *Reader) scanChunk(i int, yield func(seqInfo) bool) error {
 	c := r.chunks[i]

@@ -153,6 +153,9 @@ func TestDefinesMBSize(t *testing.T) {
 	if err != nil || len(seqs) != 2 || seqs[0].Samples != 2 || seqs[1].Samples != 1 || seqs[1].Key != 2 {
 		t.Fatalf("sequences %+v, %v", seqs, err)
 	}
+	if ls, err := r.SequenceLengths(0); err != nil || !reflect.DeepEqual(ls, []int64{2, 1}) {
+		t.Fatalf("SequenceLengths %v, %v", ls, err)
+	}
 }
 
 func TestErrors(t *testing.T) {
