@@ -923,10 +923,12 @@ func (r *Reader) Details() map[string]any {
 	for _, c := range r.cols {
 		m := map[string]any{"name": c.name, "compression": compressionName(c.comp), "rows_per_block": c.rpb,
 			"lookup_offset": c.lookupOff, "metadata_offset": c.metaOff}
+		if c.codecDesc != "" {
+			m["codec"] = c.codecDesc
+		}
 		if c.dead != "" {
 			m["skipped"] = c.dead
 		} else {
-			m["codec"] = c.codecDesc
 			var stored, inflated int64
 			for _, e := range c.blocks {
 				stored += int64(e.stored)
