@@ -28,7 +28,8 @@
 // stream per input name, in order of first appearance, sparse if any of its samples holds an
 // index:value pair, with the largest sample size or index seen as its dimension.
 //
-// Every read sequence has its id in Chunk.IDs when the file has ids (Schema.HasIDs), as a
+// An id used again after other ids starts a new sequence with the same id, as in CNTK; at
+// TraceLevel 1 and above a warning names it. Every read sequence has its id in Chunk.IDs when the file has ids (Schema.HasIDs), as a
 // decimal string. ChunkInfo.Samples is CNTK's index sample count: the lines a sequence spans,
 // or, with a definesMBSize stream, the lines that mention that stream.
 //

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -259,18 +260,57 @@ func (r *Reader) index(main []byte) error {
 	if cache != "" {
 		rec = newCacheWriter(cache)
 	}
+	// Ids used by separate sequences are worth a warning (CNTK reads them silently as
+	// separate sequences); collect them when the warning can be seen.
+	var keys []uint64
+	checkIDs := r.layout.ids && o.Log != nil && o.TraceLevel >= levelWarning
 	var record func(seqInfo)
-	if rec != nil {
-		record = rec.add
+	if rec != nil || checkIDs {
+		record = func(q seqInfo) {
+			if rec != nil {
+				rec.add(q)
+			}
+			if checkIDs && len(keys) < maxIDCheck {
+				keys = append(keys, q.key)
+			}
+		}
 	}
 	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record)
 	if err != nil {
 		rec.abort()
 		return err
 	}
+	if checkIDs {
+		warnRepeatedIDs(o.Log, r.name, keys)
+	}
 	rec.commit()
 	r.chunks = chunks
 	return nil
+}
+
+// maxIDCheck bounds the ids kept for the repeated-id warning (8 bytes each).
+const maxIDCheck = 1 << 24
+
+// warnRepeatedIDs logs ids that start more than one sequence.
+func warnRepeatedIDs(log io.Writer, name string, keys []uint64) {
+	slices.Sort(keys)
+	shown := 0
+	for k := 0; k < len(keys); {
+		n := 1
+		for k+n < len(keys) && keys[k+n] == keys[k] {
+			n++
+		}
+		if n > 1 {
+			if shown < 10 {
+				fmt.Fprintf(log, "WARNING: sequence id %d starts %d separate sequences in the input file (%s); they are read as separate sequences, as CNTK does (mlfeed validate lists their lines).\n", keys[k], n, name)
+			}
+			shown++
+		}
+		k += n
+	}
+	if shown > 10 {
+		fmt.Fprintf(log, "WARNING: %d more sequence ids start several sequences in the input file (%s).\n", shown-10, name)
+	}
 }
 
 // Schema returns the streams, in declaration (or first appearance) order.

@@ -118,6 +118,17 @@ func TestGrammar(t *testing.T) {
 	}
 }
 
+func TestRepeatedIDWarning(t *testing.T) {
+	var log bytes.Buffer
+	_, _, err := readAll(t, "1 |a 1\n2 |a 2\n1 |a 3\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, TraceLevel: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "WARNING: sequence id 1 starts 2 separate sequences") {
+		t.Fatalf("log %q", log.String())
+	}
+}
+
 func TestSkipSequenceIDs(t *testing.T) {
 	r, chunks, err := readAll(t, "1 |a 1\n1 |a 2\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, SkipSequenceIDs: true})
 	if err != nil {
