@@ -429,24 +429,37 @@ func (p *parser[T]) inputID() (int, bool) {
 
 // dense reads a dense sample of dim values, zero-padding a shorter one.
 func (p *parser[T]) dense(a *acc[T], dim int) bool {
-	b := p.data
+	b := p.data[:p.end]
+	pos := p.pos
+	vals := a.vals
 	n := 0
-	for p.pos < p.end {
-		c := b[p.pos]
+	for pos < len(b) {
+		c := b[pos]
 		if c == ' ' || c == '\t' {
-			p.pos++
+			pos++
 			continue
 		}
 		if c < ' ' || c >= 0x80 || c == '|' {
+			p.pos, a.vals = pos, vals
 			return p.closeDense(a, n, dim)
 		}
-		v, ok := p.number()
-		if !ok {
-			return false
+		// The common case inline: a number that ends before the sequence does.
+		v, k, st := fastfloat.Scan(b[pos:])
+		if st != fastfloat.OK || pos+k == len(b) {
+			p.pos = pos
+			var ok bool
+			if v, ok = p.number(); !ok {
+				a.vals = vals
+				return false
+			}
+			pos = p.pos
+		} else {
+			pos += k
 		}
-		a.vals = append(a.vals, T(v))
+		vals = append(vals, T(v))
 		n++
 	}
+	p.pos, a.vals = pos, vals
 	p.note(diag{kind: dExhaustedDense, off: int64(p.pos)})
 	return n > 0 && p.closeDense(a, n, dim)
 }
@@ -467,8 +480,8 @@ func (p *parser[T]) closeDense(a *acc[T], n, dim int) bool {
 
 // sparse reads a sparse sample of index:value pairs with indices below dim.
 func (p *parser[T]) sparse(a *acc[T], dim int) bool {
-	b := p.data
-	for p.pos < p.end {
+	b := p.data[:p.end]
+	for p.pos < len(b) {
 		c := b[p.pos]
 		if c == ' ' || c == '\t' {
 			p.pos++
@@ -476,6 +489,22 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 		}
 		if c < ' ' || c >= 0x80 || c == '|' {
 			return true
+		}
+		// The common case inline: digits, ':' and a number that ends before the sequence.
+		pos := p.pos
+		var ix uint64
+		for pos < len(b) && pos-p.pos < 10 && b[pos]-'0' <= 9 {
+			ix = ix*10 + uint64(b[pos]-'0')
+			pos++
+		}
+		if pos > p.pos && pos < len(b) && b[pos] == ':' && ix < uint64(dim) {
+			v, k, st := fastfloat.Scan(b[pos+1:])
+			if st == fastfloat.OK && pos+1+k < len(b) {
+				p.pos = pos + 1 + k
+				a.vals = append(a.vals, T(v))
+				a.idx = append(a.idx, int32(ix))
+				continue
+			}
 		}
 		ix, ok := p.index()
 		if !ok {
