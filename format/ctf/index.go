@@ -71,10 +71,20 @@ func detectLayout(data []byte, skipIDs bool) (layout, error) {
 	case isDigit(c):
 		l.ids = true
 	default:
-		return l, fmt.Errorf("%w: expected a sequence id (digits) or '|' at byte offset %d, found %q (CNTK: Expected a sequence id at the offset %d, none was found.)", ErrFormat, p, c, p)
+		return l, &atOffset{int64(p), fmt.Errorf("%w: expected a sequence id (digits) or '|', found %q (CNTK: Expected a sequence id at the offset %d, none was found.)", ErrFormat, c, p)}
 	}
 	return l, nil
 }
+
+// atOffset is an indexing error at a byte offset; the Reader turns it into a line:column
+// error.
+type atOffset struct {
+	off int64
+	err error
+}
+
+func (e *atOffset) Error() string { return fmt.Sprintf("byte offset %d: %v", e.off, e.err) }
+func (e *atOffset) Unwrap() error { return e.err }
 
 // isSpace is C's isspace in the C locale.
 func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
@@ -121,7 +131,7 @@ func (s *scanner) readID(p int64) (id uint64, ok bool, err error) {
 			break
 		}
 		if id > (math.MaxUint64-uint64(d))/10 {
-			return 0, false, fmt.Errorf("%w: sequence id at byte offset %d overflows 64 bits (CNTK: Overflow while reading a numeric sequence id)", ErrFormat, p)
+			return 0, false, &atOffset{p, fmt.Errorf("%w: sequence id overflows 64 bits (CNTK: Overflow while reading a numeric sequence id)", ErrFormat)}
 		}
 		id = id*10 + uint64(d)
 		q++
@@ -161,7 +171,7 @@ func (s *scanner) each(yield func(seqInfo) bool) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: expected a sequence id at byte offset %d (CNTK: Expected a sequence id at the offset %d, none was found.)", ErrFormat, s.from, s.from)
+		return &atOffset{s.from, fmt.Errorf("%w: expected a sequence id (CNTK: Expected a sequence id at the offset %d, none was found.)", ErrFormat, s.from)}
 	}
 	seq := seqInfo{start: s.from, key: prev}
 	found := false
@@ -220,10 +230,10 @@ func (c *chunker) add(s seqInfo, line int64) {
 // checkSequence applies CNTK's limits to an indexed sequence.
 func checkSequence(s seqInfo, frameMode bool) error {
 	if s.end-s.start > maxSequenceBytes {
-		return fmt.Errorf("%w: the sequence at byte offset %d spans %d bytes; CNTK's limit is %d", ErrTooLarge, s.start, s.end-s.start, int64(maxSequenceBytes))
+		return &atOffset{s.start, fmt.Errorf("%w: the sequence spans %d bytes; CNTK's limit is %d", ErrTooLarge, s.end-s.start, int64(maxSequenceBytes))}
 	}
 	if frameMode && s.samples != 1 {
-		return fmt.Errorf("%w: the sequence at byte offset %d has %d samples; frameMode requires 1 (CNTK: Detected a non-frame sequence of size %d in frame mode)", ErrFormat, s.start, s.samples, s.samples)
+		return &atOffset{s.start, fmt.Errorf("%w: the sequence has %d samples; frameMode requires 1 (CNTK: Detected a non-frame sequence of size %d in frame mode)", ErrFormat, s.samples, s.samples)}
 	}
 	return nil
 }

@@ -161,7 +161,16 @@ func (r *Reader) init() error {
 	return nil
 }
 
+// fileError names the file in an indexing error, and the line and column when it has an
+// offset.
 func (r *Reader) fileError(err error) error {
+	var ao *atOffset
+	if errors.As(err, &ao) && ao.off <= int64(len(r.data)) {
+		head := r.data[:ao.off]
+		line := bytes.Count(head, []byte{'\n'}) + 1
+		col := len(head) - (bytes.LastIndexByte(head, '\n') + 1) + 1
+		return mlfeed.LineError(r.name, line, col, ao.err)
+	}
 	return fmt.Errorf("%s: %w", r.name, err)
 }
 

@@ -184,8 +184,8 @@ func TestErrors(t *testing.T) {
 		{"utf16", "\xFF\xFE|\x00", "data.ctf: ctf: invalid data: found a UTF-16 BOM"},
 		{"empty", "", "data.ctf: ctf: invalid data: Input file is empty"},
 		{"blank", " \n\t\n", "data.ctf: ctf: invalid data: Input file is empty"},
-		{"bad first byte", "a |a 1 2\n", "expected a sequence id (digits) or '|' at byte offset 0"},
-		{"id overflow", "99999999999999999999 |a 1 2 |b\n", "overflows 64 bits"},
+		{"bad first byte", "\n a |a 1 2\n", "data.ctf:2:2: ctf: invalid data: expected a sequence id (digits) or '|', found 'a'"},
+		{"id overflow", "1 |a 1 2 |b\n99999999999999999999 |a 1 2 |b\n", "data.ctf:2:1: ctf: invalid data: sequence id overflows 64 bits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := readAll(t, tc.text, &Options{Inputs: in})
