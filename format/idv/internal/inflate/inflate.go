@@ -385,11 +385,11 @@ func (d *decoder) huffman(dst []byte, op int, lit, dist *table) (int, error) {
 		}
 		e := lit.prim[bits&litMask]
 		if e&litFlag != 0 {
-			// Literals, up to three without refilling (each code is at most 15 bits).
+			// Literals, as many as the buffered bits surely hold (a code is at most 15 bits).
 			for {
 				bits >>= e & 31
 				nb -= uint(e & 31)
-				if op >= len(dst) {
+				if uint(op) >= uint(len(dst)) {
 					return op, nil
 				}
 				dst[op] = byte(e >> 16)
@@ -455,8 +455,10 @@ func (d *decoder) huffman(dst []byte, op int, lit, dist *table) (int, error) {
 		case dd >= 8 && op+length+8 <= len(dst):
 			// Eight bytes at a time; each read lies before the bytes it writes, and bytes
 			// written past the match are overwritten by what follows.
-			for k := 0; k < length; k += 8 {
-				binary.LittleEndian.PutUint64(dst[op+k:], binary.LittleEndian.Uint64(dst[src+k:]))
+			to := dst[op : op+length+8]
+			from := dst[src : src+len(to)]
+			for k := 0; k < length && k+8 <= len(to); k += 8 {
+				binary.LittleEndian.PutUint64(to[k:k+8], binary.LittleEndian.Uint64(from[k:k+8]))
 			}
 		case dd >= length:
 			copy(dst[op:op+length], dst[src:src+length])
