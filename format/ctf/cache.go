@@ -101,8 +101,9 @@ func (c *cacheWriter) commit() {
 }
 
 // loadCache rebuilds the chunk table from a cache that is at least as new as the input and
-// whose records fit the file; ok is false otherwise.
-func loadCache(cache, input string, data []byte, l layout, chunkSize int64, frameMode bool) ([]chunkEntry, bool) {
+// whose records fit the file: in order, each starting a line, and, unless lines can be
+// dropped (a definesMBSize stream), the last ending the file. ok is false otherwise.
+func loadCache(cache, input string, data []byte, l layout, chunkSize int64, frameMode, dropping bool) ([]chunkEntry, bool) {
 	cst, err := os.Stat(cache)
 	if err != nil {
 		return nil, false
@@ -147,7 +148,7 @@ func loadCache(cache, input string, data []byte, l layout, chunkSize int64, fram
 		ck.add(q, line)
 		prevEnd = q.end
 	}
-	if n == 0 {
+	if n == 0 || !dropping && prevEnd != l.size {
 		return nil, false
 	}
 	return ck.chunks, true

@@ -260,7 +260,7 @@ func (r *Reader) index(main []byte) error {
 	var cache string
 	if o.CacheIndex {
 		cache = cacheName(r.name, main, o.SkipSequenceIDs)
-		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSizeInBytes, o.FrameMode); ok {
+		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSizeInBytes, o.FrameMode, main != nil); ok {
 			r.chunks, r.fromCache = chunks, cache
 			return nil
 		}

@@ -305,6 +305,20 @@ func TestCacheIndex(t *testing.T) {
 		t.Fatalf("%v %+v", err, c)
 	}
 	r.Close()
+	// A cache that does not fit the file is not used, even when newer.
+	if err := os.WriteFile(p, []byte(content+"3 |a 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(p, past, past)
+	r, err = Open(p, &Options{Inputs: in, CacheIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Details()["indexCache"] != nil || r.Chunks()[0].Sequences != 3 {
+		t.Fatalf("cache of another file used: %v %+v", r.Details(), r.Chunks())
+	}
+	r.Close()
 	// A newer input makes the cache stale.
 	if err := os.WriteFile(p, []byte(content+"3 |a 4\n"), 0o644); err != nil {
 		t.Fatal(err)
