@@ -243,6 +243,7 @@ func (p *parser[T]) sequence(q seqInfo) {
 		}
 	}
 	off, here := int64(p.pos), int64(p.seqStart)
+	p.hadWarnings = true // CNTK's ShouldWarn() runs here for every sequence, which sets it
 	if read < expected {
 		p.note(diag{kind: dSeqExhausted, off: off, own: true, ownPos: here, key: p.key, a: read, b: expected})
 	}
