@@ -437,7 +437,26 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	return rd.load(i)
 }
 
-func (rd *Reader) load(i int) (*mlfeed.Chunk, error) {
+// ReadChunkReuse decodes chunk i as ReadChunk does, writing into the memory of prev where it
+// is large enough: prev is a chunk an earlier ReadChunkReuse call of this reader returned,
+// which the caller no longer uses (nil for the first call). A loop that handles one chunk at
+// a time then allocates almost nothing. With KeepDataInMemory, prev is ignored.
+func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	if rd.cache != nil || i < 0 || i >= len(rd.chunks) {
+		return rd.ReadChunk(ctx, i)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if prev != nil && len(prev.Streams) != len(rd.header.Streams) {
+		prev = nil
+	}
+	return rd.loadInto(i, prev)
+}
+
+func (rd *Reader) load(i int) (*mlfeed.Chunk, error) { return rd.loadInto(i, nil) }
+
+func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
 	var b []byte
 	if rd.mem != nil {
@@ -449,7 +468,7 @@ func (rd *Reader) load(i int) (*mlfeed.Chunk, error) {
 			return nil, err
 		}
 	}
-	d := decoder{rd: rd, chunk: i, b: b, base: off}
+	d := decoder{rd: rd, chunk: i, b: b, base: off, prev: prev}
 	return d.decode()
 }
 
@@ -464,12 +483,63 @@ func (rd *Reader) Close() error {
 	return errors.Join(errs...)
 }
 
-// decoder decodes the bytes b of one chunk, which start at file offset base.
+// decoder decodes the bytes b of one chunk, which start at file offset base, into new memory
+// or into the memory of prev.
 type decoder struct {
 	rd    *Reader
 	chunk int
 	b     []byte
 	base  int64
+	prev  *mlfeed.Chunk
+}
+
+// old returns stream k's data in prev, or an empty StreamData.
+func (d *decoder) old(k int) *mlfeed.StreamData {
+	if d.prev == nil {
+		return &mlfeed.StreamData{}
+	}
+	return &d.prev.Streams[k]
+}
+
+// gather returns the concatenation of segs: segs[0] itself when there is one (no copy), else
+// old's memory when it is large enough and writable, else a new slice (bytes.Join does not
+// zero the memory it then fills).
+func (d *decoder) gather(segs [][]byte, old []byte) []byte {
+	switch len(segs) {
+	case 0:
+		return []byte{}
+	case 1:
+		return segs[0]
+	}
+	n := 0
+	for _, s := range segs {
+		n += len(s)
+	}
+	if cap(old) < n || d.rd.mem != nil && overlaps(old[:cap(old)], d.rd.mem) {
+		return bytes.Join(segs, nil)
+	}
+	out := old[:n]
+	for p, k := 0, 0; k < len(segs); k++ {
+		p += copy(out[p:], segs[k])
+	}
+	return out
+}
+
+// overlaps reports whether a and b share memory.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
+}
+
+// int64s returns old resliced to n elements when it can hold them, else a new slice.
+func int64s(old []int64, n int) []int64 {
+	if cap(old) >= n {
+		return old[:n]
+	}
+	return make([]int64, n)
 }
 
 func (d *decoder) fail(p int, field string, kind error, format string, args ...any) error {
@@ -518,7 +588,9 @@ func (d *decoder) decode() (*mlfeed.Chunk, error) {
 func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 	st := &d.rd.header.Streams[k]
 	per := int64(st.Dim) * int64(st.Type.Size()) // bytes per sample
-	out.SeqStart = make([]int64, nseq+1)
+	old := d.old(k)
+	out.SeqStart = int64s(old.SeqStart, nseq+1)
+	out.SeqStart[0] = 0
 	segs := make([][]byte, nseq)
 	for q := range nseq {
 		if len(d.b)-p < 4 {
@@ -529,23 +601,12 @@ func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d samples of %d bytes each, the chunk has %d bytes left", n, per, left)
 		}
 		out.SeqStart[q+1] = out.SeqStart[q] + n
-		segs[q] = d.b[p+4 : p+4+int(n*per)]
-		p += 4 + int(n*per)
+		end := p + 4 + int(n*per)
+		segs[q] = d.b[p+4 : end : end]
+		p = end
 	}
-	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: gather(segs)}
+	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.gather(segs, old.Values.Bytes)}
 	return p, nil
-}
-
-// gather returns the concatenation of segs: segs[0] itself when there is one (no copy),
-// else a new slice. bytes.Join does not zero the memory it then fills.
-func gather(segs [][]byte) []byte {
-	switch len(segs) {
-	case 0:
-		return []byte{}
-	case 1:
-		return segs[0]
-	}
-	return bytes.Join(segs, nil)
 }
 
 // sparse decodes stream k's sequences starting at p and returns the offset after them.
@@ -571,15 +632,16 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 		case n > (left-nnz*(es+4))/4:
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d per-sample counts after %d values and indices, the chunk has %d bytes left", n, nnz, left)
 		}
-		at := p + 8
+		at, mid, end := p+8, p+8+int(nnz*es), p+8+int(nnz*(es+4))
 		seqs[q] = seq{at, int(n), int(nnz)}
-		vsegs[q] = d.b[at : at+int(nnz*es)]
-		isegs[q] = d.b[at+int(nnz*es) : at+int(nnz*(es+4))]
+		vsegs[q] = d.b[at:mid:mid]
+		isegs[q] = d.b[mid:end:end]
 		samples += int(n)
 		p = at + int(nnz*(es+4)+n*4)
 	}
-	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: gather(vsegs)}
-	out.Indices = int32s(gather(isegs))
+	old := d.old(k)
+	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.gather(vsegs, old.Values.Bytes)}
+	out.Indices = int32s(d.gather(isegs, int32Bytes(old.Indices)))
 	dim := int32(st.Dim)
 	for j, ix := range out.Indices {
 		if uint32(ix) >= uint32(dim) {
@@ -591,8 +653,9 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 			return 0, d.fail(off, d.field(k, q, "index"), ErrFormat, "index %d outside [0, %d)", ix, dim)
 		}
 	}
-	out.SeqStart = make([]int64, nseq+1)
-	out.SampleStart = make([]int64, samples+1)
+	out.SeqStart = int64s(old.SeqStart, nseq+1)
+	out.SampleStart = int64s(old.SampleStart, samples+1)
+	out.SeqStart[0], out.SampleStart[0] = 0, 0
 	s, base := 0, 0 // samples and values so far
 	for q, sq := range seqs {
 		out.SeqStart[q+1] = out.SeqStart[q] + int64(sq.n)
@@ -635,6 +698,14 @@ func int32s(b []byte) []int32 {
 		out[j] = int32(le.Uint32(b[4*j:]))
 	}
 	return out
+}
+
+// int32Bytes returns the memory of v (up to its capacity) as bytes, for reuse.
+func int32Bytes(v []int32) []byte {
+	if cap(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*cap(v))[:0]
 }
 
 // nativeLE reports whether the machine is little-endian, like CBF.

@@ -141,9 +141,14 @@ func Validate(name string, opts *Options, report func(error) bool) error {
 		return err
 	}
 	defer rd.Close()
+	var prev *mlfeed.Chunk
 	for i := range rd.Chunks() {
-		if _, err := rd.ReadChunk(context.Background(), i); err != nil && !report(err) {
+		c, err := rd.ReadChunkReuse(context.Background(), i, prev)
+		if err != nil && !report(err) {
 			return nil
+		}
+		if c != nil {
+			prev = c
 		}
 	}
 	return nil

@@ -2,7 +2,7 @@
 //
 //	cbfbench gen dense|sparse OUT MB    write a CBF file of about MB megabytes
 //	cbfbench genctf OUT MB              write a CTF file of about MB megabytes (dense F, sparse S)
-//	cbfbench read [-runs N] [-parallel P] [-sum=false] FILE
+//	cbfbench read [-runs N] [-parallel P] [-sum=false] [-nommap] FILE
 //	                                    decode every chunk and sum every value (or only decode);
 //	                                    print the median seconds of N runs and the sum. With
 //	                                    P > 1, P goroutines read chunks at once.
@@ -48,11 +48,12 @@ func main() {
 		runs := fs.Int("runs", 3, "runs")
 		par := fs.Int("parallel", 1, "goroutines reading chunks")
 		sum := fs.Bool("sum", true, "sum every value")
+		noMmap := fs.Bool("nommap", false, "read chunks with ReadAt instead of mapping the file")
 		fs.Parse(os.Args[2:])
 		if fs.NArg() != 1 || *par < 1 {
 			usage()
 		}
-		err = read(fs.Arg(0), *runs, *par, *sum)
+		err = read(fs.Arg(0), &cbf.Options{NoMmap: *noMmap}, *runs, *par, *sum)
 	default:
 		usage()
 	}
@@ -63,7 +64,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: cbfbench gen dense|sparse OUT MB | genctf OUT MB | read [-runs N] [-parallel P] [-sum=false] FILE")
+	fmt.Fprintln(os.Stderr, "usage: cbfbench gen dense|sparse OUT MB | genctf OUT MB | read [-runs N] [-parallel P] [-sum=false] [-nommap] FILE")
 	os.Exit(2)
 }
 
@@ -181,12 +182,12 @@ func genCTF(out string, size int64) error {
 // read decodes every chunk of a CBF file and sums the values, runs times, and prints the
 // median time in seconds and the sum. par goroutines take chunks in turn. Without sum, the
 // chunks are only decoded.
-func read(name string, runs, par int, sum bool) error {
+func read(name string, opts *cbf.Options, runs, par int, sum bool) error {
 	var times []float64
 	var total float64
 	for range runs {
 		t := time.Now()
-		rd, err := cbf.Open(name, nil)
+		rd, err := cbf.Open(name, opts)
 		if err != nil {
 			return err
 		}
@@ -198,9 +199,10 @@ func read(name string, runs, par int, sum bool) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var c *mlfeed.Chunk // the previous chunk, whose memory the next one reuses
 				for i := int(next.Add(1) - 1); i < len(sums); i = int(next.Add(1) - 1) {
-					c, err := rd.ReadChunk(context.Background(), i)
-					if err != nil {
+					var err error
+					if c, err = rd.ReadChunkReuse(context.Background(), i, c); err != nil {
 						errs[g] = err
 						return
 					}
