@@ -75,6 +75,9 @@ func createFormat(f *os.File, schema mlfeed.Schema, opts *format.WriteOptions) (
 		default:
 			return nil, fmt.Errorf("%w: idv: compression %q: want deflate or none", format.ErrUsage, opts.Compress)
 		}
+		if opts.Compat != "" {
+			return nil, fmt.Errorf("%w: idv: --compat %q: the IDV writer has no compatibility modes (it always writes what BinarySaver writes)", format.ErrUsage, opts.Compat)
+		}
 		if opts.ChunkSize > 0 {
 			wo.MaxBytesPerBlock = opts.ChunkSize
 		}
