@@ -3,6 +3,7 @@ package cbf
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
@@ -110,12 +111,17 @@ func fuzzRead(data []byte) (*mlfeed.Chunk, mlfeed.Schema, bool) {
 		return nil, mlfeed.Schema{}, false
 	}
 	var parts []*mlfeed.Chunk
+	var prev *mlfeed.Chunk
 	for i := range rd.Chunks() {
 		c, err := rd.ReadChunk(context.Background(), i)
 		if err != nil {
 			return nil, mlfeed.Schema{}, false
 		}
 		parts = append(parts, c)
+		// The same chunk decoded into the previous chunk's memory must be the same.
+		if prev, err = rd.ReadChunkReuse(context.Background(), i, prev); err != nil || !chunksEqual(prev, c) {
+			panic(fmt.Sprintf("chunk %d: ReadChunkReuse differs from ReadChunk (%v)", i, err))
+		}
 	}
 	if len(parts) == 0 {
 		return nil, mlfeed.Schema{}, false
