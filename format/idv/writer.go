@@ -368,8 +368,10 @@ func (w *Writer) Close() error {
 	}
 	toc := w.pos
 	var p []byte
+	// The compression kind describes a column's blocks. Without rows there are none, and the
+	// kind is BinarySaver's default, DEFLATE, as in the schema-only streams of ML.NET models.
 	comp := byte(compDeflate)
-	if w.opts.Uncompressed {
+	if w.opts.Uncompressed && w.rows > 0 {
 		comp = compNone
 	}
 	for i := range w.schema.Streams {
