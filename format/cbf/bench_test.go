@@ -79,8 +79,9 @@ func benchFile(b *testing.B, storage mlfeed.Storage) string {
 	return path
 }
 
-// benchRead decodes every chunk of a memory-mapped file and sums the values.
-func benchRead(b *testing.B, storage mlfeed.Storage) {
+// benchRead decodes every chunk of a memory-mapped file and sums the values; with reuse,
+// each chunk is decoded into the previous one's memory.
+func benchRead(b *testing.B, storage mlfeed.Storage, reuse bool) {
 	path := benchFile(b, storage)
 	st, _ := os.Stat(path)
 	rd, err := Open(path, nil)
@@ -90,9 +91,14 @@ func benchRead(b *testing.B, storage mlfeed.Storage) {
 	defer rd.Close()
 	b.SetBytes(st.Size())
 	var sum float32
+	var c *mlfeed.Chunk
 	for b.Loop() {
 		for i := range rd.Chunks() {
-			c, err := rd.ReadChunk(context.Background(), i)
+			if reuse {
+				c, err = rd.ReadChunkReuse(context.Background(), i, c)
+			} else {
+				c, err = rd.ReadChunk(context.Background(), i)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -104,8 +110,10 @@ func benchRead(b *testing.B, storage mlfeed.Storage) {
 	_ = sum
 }
 
-func BenchmarkReadDense(b *testing.B)  { benchRead(b, mlfeed.Dense) }
-func BenchmarkReadSparse(b *testing.B) { benchRead(b, mlfeed.Sparse) }
+func BenchmarkReadDense(b *testing.B)       { benchRead(b, mlfeed.Dense, false) }
+func BenchmarkReadSparse(b *testing.B)      { benchRead(b, mlfeed.Sparse, false) }
+func BenchmarkReadDenseReuse(b *testing.B)  { benchRead(b, mlfeed.Dense, true) }
+func BenchmarkReadSparseReuse(b *testing.B) { benchRead(b, mlfeed.Sparse, true) }
 
 func benchWrite(b *testing.B, compat string) {
 	schema, chunks := benchData(b, mlfeed.Sparse, 16<<20)
