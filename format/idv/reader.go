@@ -48,6 +48,10 @@ type ReaderOptions struct {
 	// Log receives warnings: columns and metadata items skipped because ML.NET does not
 	// know their codec or compression. Nil discards them.
 	Log io.Writer
+	// Columns, if not nil, names the columns to read (in file order, whatever the order of
+	// the names); the others are not decoded. A name that matches no readable column is an
+	// error (ErrNoColumn). Nil reads every column.
+	Columns []string
 	// NoReadAhead turns off decoding the next chunk in the background while chunks are read
 	// in order (which costs the memory of one more chunk).
 	NoReadAhead bool
@@ -155,6 +159,9 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	if err := rd.readTOC(); err != nil {
 		return nil, err
 	}
+	if err := rd.selectColumns(); err != nil {
+		return nil, err
+	}
 	for _, c := range rd.alive {
 		if err := rd.readLookup(c); err != nil {
 			return nil, err
@@ -239,6 +246,37 @@ func (r *Reader) readHeader() error {
 	if le.Uint64(t) != tailSignature {
 		return r.errf(h.TailOffset, "tail signature", fmt.Errorf("%w: bad tail signature % x", ErrFormat, t))
 	}
+	return nil
+}
+
+// ErrNoColumn is returned by NewReader when ReaderOptions.Columns names a column the stream
+// does not have (or one that is skipped).
+var ErrNoColumn = errors.New("idv: no such column")
+
+// selectColumns keeps the columns ReaderOptions.Columns names, in file order.
+func (r *Reader) selectColumns() error {
+	if r.opts.Columns == nil {
+		return nil
+	}
+	var keep []*column
+	for _, name := range r.opts.Columns {
+		found := false
+		for _, c := range r.alive {
+			found = found || c.name == name
+		}
+		if !found {
+			return fmt.Errorf("%w %q in %s", ErrNoColumn, name, r.name)
+		}
+	}
+	for _, c := range r.alive {
+		for _, name := range r.opts.Columns {
+			if c.name == name {
+				keep = append(keep, c)
+				break
+			}
+		}
+	}
+	r.alive = keep
 	return nil
 }
 

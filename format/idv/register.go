@@ -3,9 +3,11 @@ package idv
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -24,16 +26,19 @@ func init() {
 	})
 }
 
-// readerOptions translates the registry's options: --opt vectors=auto|dense|sparse and
-// --opt blocks_per_chunk=N.
+// readerOptions translates the registry's options: --opt vectors=auto|dense|sparse,
+// --opt blocks_per_chunk=N and --opt columns=NAME,NAME.
 func readerOptions(name string, opts *format.Options) (*ReaderOptions, error) {
 	ro := &ReaderOptions{Name: name}
 	if opts == nil {
 		return ro, nil
 	}
 	ro.Log = opts.Log
-	if err := format.CheckParams("idv", opts.Params, "vectors", "blocks_per_chunk"); err != nil {
+	if err := format.CheckParams("idv", opts.Params, "vectors", "blocks_per_chunk", "columns"); err != nil {
 		return nil, err
+	}
+	if v, ok := opts.Params["columns"]; ok {
+		ro.Columns = strings.Split(v, ",")
 	}
 	switch v := opts.Params["vectors"]; v {
 	case "", "auto":
@@ -59,7 +64,11 @@ func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Open(name, ro)
+	r, err := Open(name, ro)
+	if errors.Is(err, ErrNoColumn) {
+		return nil, fmt.Errorf("%w: --opt columns: %v", format.ErrUsage, err)
+	}
+	return r, err
 }
 
 // createFormat translates the registry's write options: Compress "deflate" (default) or

@@ -56,3 +56,21 @@ func TestRegistryOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestColumnsOption(t *testing.T) {
+	name := testutil.Testdata(t, "idv", "datatypes.idv")
+	r, err := Open(name, &ReaderOptions{Columns: []string{"tx", "i1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	eq(t, "schema", schemaStrings(r.Schema()), []string{"i1 dense int8 1", "tx dense string 1"})
+	eq(t, "values", columns(t, r), [][]string{{"127", "-127", "-128", "0", "-128"}, {`"foo"`, `"xyz"`, `""`, `""`, `""`}})
+	if _, err := Open(name, &ReaderOptions{Columns: []string{"i1", "nope"}}); !errors.Is(err, ErrNoColumn) {
+		t.Errorf("got %v, want ErrNoColumn", err)
+	}
+	ft, _ := format.Lookup("idv")
+	if _, err := ft.Open(name, &format.Options{Params: map[string]string{"columns": "nope"}}); !errors.Is(err, format.ErrUsage) {
+		t.Errorf("got %v, want a usage error", err)
+	}
+}
