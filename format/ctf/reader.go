@@ -510,10 +510,7 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
 	p.reserve(r.chunks[i])
-	var ids []string
-	if r.layout.ids && strict == nil {
-		ids = make([]string, 0, r.chunks[i].sequences)
-	}
+	var ids idList
 	defer func() {
 		if v := recover(); v != nil {
 			a, ok := v.(abort)
@@ -524,10 +521,11 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 		}
 	}()
 	n := 0
+	keepIDs := r.layout.ids && strict == nil
 	serr := r.scanChunk(i, func(q seqInfo) bool {
 		p.sequence(q)
-		if ids != nil {
-			ids = append(ids, strconv.FormatUint(q.key, 10))
+		if keepIDs {
+			ids.add(q.key)
 		}
 		n++
 		return true
@@ -535,7 +533,34 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 	if serr != nil {
 		return nil, p.errors, r.fileError(serr)
 	}
-	return p.chunk(n, ids), p.errors, nil
+	return p.chunk(n, ids.strings()), p.errors, nil
+}
+
+// idList collects sequence ids as decimal text in one buffer, to make one string allocation
+// per chunk rather than one per sequence.
+type idList struct {
+	text []byte
+	ends []int
+}
+
+func (l *idList) add(key uint64) {
+	l.text = strconv.AppendUint(l.text, key, 10)
+	l.ends = append(l.ends, len(l.text))
+}
+
+// strings returns the ids, or nil when none were added.
+func (l *idList) strings() []string {
+	if l.ends == nil {
+		return nil
+	}
+	all := string(l.text)
+	out := make([]string, len(l.ends))
+	start := 0
+	for k, e := range l.ends {
+		out[k] = all[start:e]
+		start = e
+	}
+	return out
 }
 
 // ReadChunks parses every chunk, using all cores, and calls fn with each in order. It stops

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
@@ -96,19 +95,19 @@ func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLin
 		}
 	}()
 	s := scanner{data: r.data, from: from, to: to, atEOF: to == r.layout.size, ids: r.layout.ids, main: r.sp.main, firstLine: firstLine}
-	var ids []string
+	var ids idList
 	n := 0
 	if err := s.each(func(q seqInfo) bool {
 		p.sequence(q)
 		if r.layout.ids {
-			ids = append(ids, strconv.FormatUint(q.key, 10))
+			ids.add(q.key)
 		}
 		n++
 		return true
 	}); err != nil {
 		return piece[T]{err: err}
 	}
-	return piece[T]{p: p, ids: ids, seqs: n}
+	return piece[T]{p: p, ids: ids.strings(), seqs: n}
 }
 
 // join concatenates the pieces' stream data into one chunk.

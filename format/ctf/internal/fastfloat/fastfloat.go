@@ -51,6 +51,14 @@ func Scan(b []byte) (v float64, n int, st Status) {
 	if len(b) == 0 {
 		return 0, 0, BadEnd
 	}
+	// One digit alone (labels, one-hot vectors, "index:1") is common enough for a shortcut.
+	if len(b) >= 2 {
+		if d := b[0] - '0'; d <= 9 {
+			if c := b[1]; c-'0' > 9 && c != '.' && c|0x20 != 'e' {
+				return float64(d), 1, OK
+			}
+		}
+	}
 	neg := false
 	c := b[0]
 	if c == '-' || c == '+' {
