@@ -196,6 +196,9 @@ func (f *File) readArray(group, name string, dt DataType) (mlfeed.Buffer, error)
 		want = st
 	default:
 		want = dt.Type
+		if want.IsInteger() != info.Type.IsInteger() {
+			return mlfeed.Buffer{}, aerr("stored as %s, descriptor says %s", info.Type, dt)
+		}
 	}
 	limit := f.size
 	if info.Filtered {

@@ -60,7 +60,7 @@ static hid_t memtype(int code) {
 }
 
 // bsp_attr_exists returns 1 if loc has the attribute, 0 if not, -1 on error.
-static int bsp_attr_exists(hid_t loc, const char *name, char *err) {
+static int bsp_attr_exists_(hid_t loc, const char *name, char *err) {
 	bsp_prepare();
 	htri_t r = H5Aexists(loc, name);
 	if (r < 0) { bsp_error(err, ERRLEN); return -1; }
@@ -70,7 +70,7 @@ static int bsp_attr_exists(hid_t loc, const char *name, char *err) {
 // bsp_attr_read reads a string attribute of one element (scalar or one-element simple
 // dataspace; fixed or variable length) into a malloc'd buffer. Returns 0 on success, -1 on a
 // libhdf5 error, -2 when the attribute is not a single string, -3 when it is too long.
-static int bsp_attr_read(hid_t loc, const char *name, char **out, size_t *outlen, char *err) {
+static int bsp_attr_read_(hid_t loc, const char *name, char **out, size_t *outlen, char *err) {
 	int rc = -1;
 	hid_t attr = -1, ftype = -1, space = -1, mtype = -1;
 	*out = NULL;
@@ -154,7 +154,7 @@ typedef struct {
 
 // bsp_dset_info describes the dataset name in loc. Returns 1 if found, 0 if absent, -1 on error,
 // -2 when name is not a dataset.
-static int bsp_dset_info(hid_t loc, const char *name, dsinfo *info, char *err) {
+static int bsp_dset_info_(hid_t loc, const char *name, dsinfo *info, char *err) {
 	int rc = -1;
 	hid_t ds = -1, t = -1, sp = -1, pl = -1;
 	memset(info, 0, sizeof *info);
@@ -208,7 +208,7 @@ done:
 
 // bsp_dset_read reads elements [off, off+n) of the one-dimensional dataset name into buf,
 // converted to the native type code.
-static int bsp_dset_read(hid_t loc, const char *name, int code, long long off, long long n, long long total, void *buf, char *err) {
+static int bsp_dset_read_(hid_t loc, const char *name, int code, long long off, long long n, long long total, void *buf, char *err) {
 	int rc = -1;
 	hid_t ds = -1, fs = -1, ms = -1;
 	hid_t mt = memtype(code);
@@ -290,14 +290,14 @@ static int bsp_chunk_write(hid_t ds, long long off, const void *buf, size_t size
 	return 0;
 }
 
-static hid_t bsp_dset_open(hid_t loc, const char *name, char *err) {
+static hid_t bsp_dset_open_(hid_t loc, const char *name, char *err) {
 	bsp_prepare();
 	hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT);
 	if (ds < 0) bsp_error(err, ERRLEN);
 	return ds;
 }
 
-static int bsp_dset_close(hid_t ds, char *err) {
+static int bsp_dset_close_(hid_t ds, char *err) {
 	bsp_prepare();
 	if (H5Dclose(ds) < 0) { bsp_error(err, ERRLEN); return -1; }
 	return 0;
@@ -305,7 +305,7 @@ static int bsp_dset_close(hid_t ds, char *err) {
 
 // bsp_chunk_size returns the stored size of the chunk at element offset off (0 when it was
 // never written), or -1.
-static long long bsp_chunk_size(hid_t ds, long long off, char *err) {
+static long long bsp_chunk_size_(hid_t ds, long long off, char *err) {
 	bsp_prepare();
 	hsize_t o[1] = {(hsize_t)off}, size = 0;
 	if (H5Dget_chunk_storage_size(ds, o, &size) < 0) { bsp_error(err, ERRLEN); return -1; }
@@ -314,7 +314,7 @@ static long long bsp_chunk_size(hid_t ds, long long off, char *err) {
 
 // bsp_chunk_read reads the stored (filtered) chunk at element offset off into buf and sets
 // *mask to the filters that were skipped when it was written.
-static int bsp_chunk_read(hid_t ds, long long off, void *buf, unsigned *mask, char *err) {
+static int bsp_chunk_read_(hid_t ds, long long off, void *buf, unsigned *mask, char *err) {
 	bsp_prepare();
 	hsize_t o[1] = {(hsize_t)off};
 	uint32_t m = 0;
@@ -336,5 +336,100 @@ static long long bsp_inflate(void *dst, size_t dstlen, const void *src, size_t s
 	if (rc != Z_OK) return rc < 0 ? rc : -100;
 	return (long long)n;
 }
+
+// Crash guard. libhdf5 1.10 can crash on corrupt files (a bit-flipped global heap makes
+// H5HG_read copy out of bounds; h5py and h5dump crash the same way). Every call that reads
+// file data runs guarded: a SIGSEGV, SIGBUS or SIGFPE on the calling thread while it is inside
+// libhdf5 jumps back to the wrapper, which returns BSP_CRASHED and marks the library unusable
+// (its global lock and state are left behind, so nothing may call it again). Signals on other
+// threads go to the handlers that were installed before (Go's). Calls are serialized by the
+// Go side, so one guard is active at a time.
+#include <setjmp.h>
+#include <signal.h>
+#include <pthread.h>
+
+#define BSP_CRASHED (-9)
+
+static sigjmp_buf bsp_jmp;
+static volatile sig_atomic_t bsp_guarded;
+static pthread_t bsp_guard_thread;
+static volatile int bsp_crashed;
+static struct sigaction bsp_old[3];
+static const int bsp_sigs[3] = {SIGSEGV, SIGBUS, SIGFPE};
+
+static void bsp_on_signal(int sig, siginfo_t *si, void *uc) {
+	if (bsp_guarded && pthread_equal(pthread_self(), bsp_guard_thread)) {
+		bsp_guarded = 0;
+		siglongjmp(bsp_jmp, sig);
+	}
+	for (int i = 0; i < 3; i++) {
+		if (bsp_sigs[i] != sig) continue;
+		struct sigaction *old = &bsp_old[i];
+		if (old->sa_flags & SA_SIGINFO) { old->sa_sigaction(sig, si, uc); return; }
+		if (old->sa_handler == SIG_IGN) return;
+		if (old->sa_handler != SIG_DFL) { old->sa_handler(sig); return; }
+		sigaction(sig, old, NULL);
+		raise(sig);
+	}
+}
+
+static void bsp_guard_install(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = bsp_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++) sigaction(bsp_sigs[i], &sa, &bsp_old[i]);
+}
+
+static void bsp_guard_remove(void) {
+	for (int i = 0; i < 3; i++) sigaction(bsp_sigs[i], &bsp_old[i], NULL);
+}
+
+static int bsp_is_crashed(void) { return bsp_crashed; }
+
+#define BSP_GUARDED(ret_t, name, params, args) \
+	static ret_t name params { \
+		if (bsp_crashed) return BSP_CRASHED; \
+		bsp_guard_install(); \
+		if (sigsetjmp(bsp_jmp, 1)) { \
+			bsp_guard_remove(); \
+			bsp_crashed = 1; \
+			return BSP_CRASHED; \
+		} \
+		bsp_guard_thread = pthread_self(); \
+		bsp_guarded = 1; \
+		ret_t r = name##_ args; \
+		bsp_guarded = 0; \
+		bsp_guard_remove(); \
+		return r; \
+	}
+
+BSP_GUARDED(int, bsp_attr_exists, (hid_t loc, const char *name, char *err), (loc, name, err))
+BSP_GUARDED(int, bsp_attr_read, (hid_t loc, const char *name, char **out, size_t *outlen, char *err), (loc, name, out, outlen, err))
+BSP_GUARDED(int, bsp_dset_info, (hid_t loc, const char *name, dsinfo *info, char *err), (loc, name, info, err))
+BSP_GUARDED(int, bsp_dset_read, (hid_t loc, const char *name, int code, long long off, long long n, long long total, void *buf, char *err), (loc, name, code, off, n, total, buf, err))
+BSP_GUARDED(hid_t, bsp_dset_open, (hid_t loc, const char *name, char *err), (loc, name, err))
+BSP_GUARDED(int, bsp_dset_close, (hid_t ds, char *err), (ds, err))
+BSP_GUARDED(long long, bsp_chunk_size, (hid_t ds, long long off, char *err), (ds, off, err))
+BSP_GUARDED(int, bsp_chunk_read, (hid_t ds, long long off, void *buf, unsigned *mask, char *err), (ds, off, buf, mask, err))
+
+// bsp_probe opens and closes the file name, guarded, and walks every object it links to, so
+// that a file on which libhdf5 crashes is caught before gonum's unguarded calls touch it.
+static herr_t bsp_probe_visit(hid_t obj, const char *name, const H5O_info_t *info, void *data) {
+	(void)obj; (void)name; (void)info; (void)data;
+	return 0;
+}
+
+static int bsp_probe_(const char *name, char *err) {
+	bsp_prepare();
+	hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (f < 0) { bsp_error(err, ERRLEN); return -1; }
+	int rc = 0;
+	if (H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, bsp_probe_visit, NULL) < 0) { bsp_error(err, ERRLEN); rc = -1; }
+	if (H5Fclose(f) < 0 && rc == 0) { bsp_error(err, ERRLEN); rc = -1; }
+	return rc;
+}
+BSP_GUARDED(int, bsp_probe, (const char *name, char *err), (name, err))
 
 #endif

@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"gonum.org/v1/hdf5"
@@ -41,9 +42,22 @@ type File struct {
 	f    *hdf5.File
 }
 
+// mu serializes calls into libhdf5 (which serializes them anyway), so that one crash guard is
+// active at a time (see bsp_h5.h).
+var mu sync.Mutex
+
+// ErrCrashed is returned once libhdf5 has crashed on a corrupt file: the library's state is
+// lost, so no further HDF5 call is made in this process.
+var ErrCrashed = fmt.Errorf("%w: libhdf5 crashed reading a corrupt HDF5 file; HDF5 is disabled for the rest of this process", mlfeed.ErrFormat)
+
 // call runs fn on a locked OS thread with libhdf5's error printing off, so that the error
-// stack fn leaves behind can be read by errorf.
+// stack fn leaves behind can be read by stackErr.
 func call(fn func() error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if C.bsp_is_crashed() != 0 {
+		return ErrCrashed
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	C.bsp_prepare()
@@ -68,8 +82,12 @@ func newErrBuf() errBuf { return make(errBuf, 1024) }
 
 func (e errBuf) c() *C.char { return (*C.char)(unsafe.Pointer(&e[0])) }
 
-// err returns the recorded error stack as an error wrapping sentinel.
+// err returns the recorded error stack as an error wrapping sentinel (ErrCrashed, with what,
+// when libhdf5 crashed).
 func (e errBuf) err(sentinel error, what string) error {
+	if C.bsp_is_crashed() != 0 {
+		return fmt.Errorf("%s: %w", what, ErrCrashed)
+	}
 	msg := strings.TrimSpace(string(e[:clen(e)]))
 	if msg == "" {
 		return fmt.Errorf("%w: %s", sentinel, what)
@@ -92,7 +110,15 @@ func Open(name string) (*File, error) {
 		return nil, err
 	}
 	var f *hdf5.File
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
 	err := call(func() error {
+		// A guarded first pass: libhdf5 parses the superblock and every object header, so
+		// that gonum's unguarded calls below meet only structures libhdf5 survives.
+		eb := newErrBuf()
+		if C.bsp_probe(cname, eb.c()) < 0 {
+			return eb.err(mlfeed.ErrFormat, "not a readable HDF5 file (truncated or corrupt?)")
+		}
 		var err error
 		if f, err = hdf5.OpenFile(name, hdf5.F_ACC_RDONLY); err != nil {
 			return stackErr(mlfeed.ErrFormat, "not a readable HDF5 file (truncated or corrupt?)")

@@ -62,3 +62,6 @@ type WriteOptions struct {
 
 // Write reports that HDF5 support is not compiled in.
 func (f *File) Write(path, name string, b mlfeed.Buffer, o WriteOptions) error { return errUnavailable }
+
+// ErrCrashed is returned once libhdf5 has crashed on a corrupt file (never, in this build).
+var ErrCrashed = fmt.Errorf("%w: libhdf5 crashed reading a corrupt HDF5 file", mlfeed.ErrFormat)
