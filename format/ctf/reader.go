@@ -38,15 +38,15 @@ type Reader struct {
 	closed  bool
 
 	lines   []atomic.Int64 // per chunk: its first line + 1, 0 while unknown
-	counted []atomic.Bool  // per chunk: its errors were added to errCount
-	errs    atomic.Int64   // errors in distinct chunks so far
+	counted []atomic.Bool  // per chunk: its errors were added to errs
+	errs    atomic.Int64   // errors in distinct chunks so far (the maxErrors budget)
 
 	keepMu sync.Mutex
-	kept   map[int]*future
+	kept   map[int]*future // KeepDataInMemory: every chunk parsed so far
 
 	pfMu     sync.Mutex
-	inflight map[int]*future
-	lastRead int
+	inflight map[int]*future // chunks parsed ahead of in-order reads
+	lastRead int             // the last chunk read, to detect in-order reads
 }
 
 // future is a chunk being parsed or parsed.
