@@ -461,3 +461,23 @@ func writeGroups(t *testing.T, dir string, ms map[string]*binsparse.Matrix, path
 	}
 	return paths
 }
+
+func TestWriteCustomTensor(t *testing.T) {
+	needHDF5(t)
+	m := read(t, corpus(t, "reference-c", "tensor3d.custom.bsp.h5"))
+	for _, ext := range []string{".bsp.h5", ".bsp.npz"} {
+		p := filepath.Join(t.TempDir(), "t"+ext)
+		if err := binsparse.WriteFile(p, m, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := read(t, p)
+		if got.Format() != binsparse.Custom || got.Descriptor.Custom == nil || !reflect.DeepEqual(got.Descriptor.Custom, m.Descriptor.Custom) {
+			t.Errorf("%s: custom levels %+v, want %+v", ext, got.Descriptor.Custom, m.Descriptor.Custom)
+		}
+		r1, c1, v1, _ := m.Entries(false)
+		r2, c2, v2, err := got.Entries(false)
+		if err != nil || !reflect.DeepEqual(r1, r2) || !reflect.DeepEqual(c1, c2) || !bytes.Equal(v1.Bytes, v2.Bytes) {
+			t.Errorf("%s: entries differ: %v", ext, err)
+		}
+	}
+}
