@@ -15,6 +15,7 @@ package fastfloat
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"strconv"
 	"unsafe"
@@ -47,34 +48,34 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // occupies (or, when st is not OK, the offset of the byte that broke it) and the status. When
 // the number runs to the end of b, n == len(b) and st is OK or BadEnd.
 func Scan(b []byte) (v float64, n int, st Status) {
-	i := 0
 	if len(b) == 0 {
 		return 0, 0, BadEnd
 	}
-	// One digit alone (labels, one-hot vectors, "index:1") is common enough for a shortcut.
-	if len(b) >= 2 {
-		if d := b[0] - '0'; d <= 9 {
-			if c := b[1]; c-'0' > 9 && c != '.' && c|0x20 != 'e' {
-				return float64(d), 1, OK
-			}
-		}
-	}
-	neg := false
+	// Sign handling without branches: signs are as likely as not in real data.
 	c := b[0]
+	var sign uint64
+	if c == '-' {
+		sign = 1 << 63
+	}
+	i := 0
 	if c == '-' || c == '+' {
-		neg = c == '-'
 		i = 1
-		if i == len(b) {
-			return 0, i, BadEnd
-		}
-		if d := b[i] - '0'; d > 9 {
+	}
+	if i == len(b) {
+		return 0, i, BadEnd
+	}
+	if b[i]-'0' > 9 {
+		if i == 1 {
 			return 0, i, BadAfterSign
 		}
-	} else if c-'0' > 9 {
 		return 0, 0, BadStart
 	}
-	// Digits accumulate into mant; more than 19 of them (leading zeros included, which is
-	// rare) leave the value to strconv.
+	// One digit alone (labels, one-hot vectors, "index:1") is common enough for a shortcut.
+	if i+1 < len(b) {
+		if c := b[i+1]; c-'0' > 9 && c != '.' && c|0x20 != 'e' {
+			return math.Float64frombits(math.Float64bits(float64(b[i]-'0')) | sign), i + 1, OK
+		}
+	}
 	// Integer parts are short: a plain loop is quicker than the eight-byte path there.
 	d0 := i
 	var mant uint64
@@ -134,12 +135,6 @@ func Scan(b []byte) (v float64, n int, st Status) {
 		exp += e
 	}
 	if nd <= 19 {
-		if mant == 0 {
-			if neg {
-				return negZero(), i, OK
-			}
-			return 0, i, OK
-		}
 		if mant <= 1<<53 && exp >= -22 && exp <= 22 {
 			f := float64(mant)
 			if exp < 0 {
@@ -147,12 +142,12 @@ func Scan(b []byte) (v float64, n int, st Status) {
 			} else {
 				f *= pow10[exp]
 			}
-			if neg {
-				f = -f
-			}
-			return f, i, OK
+			return math.Float64frombits(math.Float64bits(f) | sign), i, OK
 		}
-		if f, ok := lemire(mant, exp, neg); ok {
+		if mant == 0 {
+			return math.Float64frombits(sign), i, OK
+		}
+		if f, ok := lemire(mant, exp, sign != 0); ok {
 			return f, i, OK
 		}
 	}
@@ -195,11 +190,6 @@ func digits(b []byte, i int, acc uint64) (uint64, int) {
 		i++
 	}
 	return acc, i
-}
-
-func negZero() float64 {
-	var z float64
-	return -z
 }
 
 // slow converts a token the fast path cannot handle exactly.
