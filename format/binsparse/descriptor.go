@@ -208,7 +208,10 @@ func (d *Descriptor) IsDense() bool {
 	return true
 }
 
-var versionRE = regexp.MustCompile(`^0\.1(\.[0-9]+)?$`)
+var (
+	versionRE    = regexp.MustCompile(`^0\.1(\.[0-9]+)?$`)
+	anyVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+)
 
 // maxRank bounds the dimensions a descriptor may declare.
 const maxRank = 32
@@ -263,7 +266,7 @@ func (d *Descriptor) parseInner(in map[string]json.RawMessage) error {
 	}
 	if ok {
 		if !versionRE.MatchString(v) {
-			if strings.HasPrefix(v, "0.1") || !regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`).MatchString(v) {
+			if strings.HasPrefix(v, "0.1") || !anyVersionRE.MatchString(v) {
 				return fmt.Errorf("%w: descriptor: malformed version %q", ErrFormat, v)
 			}
 			return fmt.Errorf("%w: Binsparse version %q (this reader knows 0.1)", ErrUnsupported, v)

@@ -221,14 +221,12 @@ func checkOrder(idx [][]int64, ptr []int64, dim int) error {
 				}
 			}
 			if c == 0 {
-				e := arrayErr(fmt.Sprintf("indices_%d", dim), q, "%v", errDuplicate)
-				e.Err = fmt.Errorf("%w: %w: the same coordinate as element %d", ErrFormat, errDuplicate, q-1)
-				return e
+				return &ArrayError{Array: fmt.Sprintf("indices_%d", dim), Index: q,
+					Err: fmt.Errorf("%w: %w: the same coordinate as element %d", ErrFormat, errDuplicate, q-1)}
 			}
 			if c > 0 {
-				e := arrayErr(fmt.Sprintf("indices_%d", dim), q, "")
-				e.Err = fmt.Errorf("%w: %w: element %d precedes element %d in its fiber", ErrFormat, errUnsorted, q, q-1)
-				return e
+				return &ArrayError{Array: fmt.Sprintf("indices_%d", dim), Index: q,
+					Err: fmt.Errorf("%w: %w: element %d precedes element %d in its fiber", ErrFormat, errUnsorted, q, q-1)}
 			}
 		}
 	}

@@ -123,6 +123,11 @@ func (c *npzContainer) load(f *zip.File) (*npyHeader, []byte, error) {
 		return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	size := h.count() * int64(h.itemsize)
+	// The entry's sizes come from the archive too: deflate expands at most about 1032 times.
+	if f.Method == zip.Store && f.UncompressedSize64 != f.CompressedSize64 ||
+		f.Method != zip.Store && f.UncompressedSize64 > f.CompressedSize64*1100+1<<20 {
+		return nil, nil, fmt.Errorf("%w: %s: %d bytes claimed from %d compressed", ErrTooLarge, f.Name, f.UncompressedSize64, f.CompressedSize64)
+	}
 	if size < 0 || uint64(size) > f.UncompressedSize64 {
 		return nil, nil, fmt.Errorf("%w: %s: header claims %d bytes, the entry holds %d", ErrTooLarge, f.Name, size, f.UncompressedSize64)
 	}

@@ -3,6 +3,7 @@ package binsparse
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
@@ -195,18 +196,7 @@ func sortRows(ptr, idx []int64, vals mlfeed.Buffer) error {
 			}
 		}
 		if !sorted {
-			// insertion sort: rows are short
-			for k := lo + 1; k < hi; k++ {
-				x := idx[k]
-				copy(tmp, vals.Bytes[int(k)*sz:int(k+1)*sz])
-				j := k - 1
-				for ; j >= lo && idx[j] > x; j-- {
-					idx[j+1] = idx[j]
-					copy(vals.Bytes[int(j+1)*sz:int(j+2)*sz], vals.Bytes[int(j)*sz:int(j+1)*sz])
-				}
-				idx[j+1] = x
-				copy(vals.Bytes[int(j+1)*sz:int(j+2)*sz], tmp)
-			}
+			sortRow(idx[lo:hi], vals.Bytes[int(lo)*sz:int(hi)*sz], sz, tmp)
 		}
 		for k := lo + 1; k < hi; k++ {
 			if idx[k] == idx[k-1] {
@@ -215,6 +205,35 @@ func sortRows(ptr, idx []int64, vals mlfeed.Buffer) error {
 		}
 	}
 	return nil
+}
+
+// sortRow sorts one row's indices and moves its values (sz bytes each) along.
+func sortRow(idx []int64, vals []byte, sz int, tmp []byte) {
+	if len(idx) <= 32 { // insertion sort: most rows are short
+		for k := 1; k < len(idx); k++ {
+			x := idx[k]
+			copy(tmp, vals[k*sz:(k+1)*sz])
+			j := k - 1
+			for ; j >= 0 && idx[j] > x; j-- {
+				idx[j+1] = idx[j]
+				copy(vals[(j+1)*sz:(j+2)*sz], vals[j*sz:(j+1)*sz])
+			}
+			idx[j+1] = x
+			copy(vals[(j+1)*sz:(j+2)*sz], tmp)
+		}
+		return
+	}
+	perm := make([]int, len(idx))
+	for i := range perm {
+		perm[i] = i
+	}
+	sort.SliceStable(perm, func(a, b int) bool { return idx[perm[a]] < idx[perm[b]] })
+	oi := append([]int64(nil), idx...)
+	ov := append([]byte(nil), vals...)
+	for i, p := range perm {
+		idx[i] = oi[p]
+		copy(vals[i*sz:(i+1)*sz], ov[p*sz:(p+1)*sz])
+	}
 }
 
 // Close writes the matrices and finishes the file.

@@ -1,0 +1,103 @@
+package binsparse_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/binsparse"
+)
+
+// chunk builds a chunk of one sparse stream from rows of (index, value) pairs.
+func sparseChunk(rows [][][2]int) mlfeed.StreamData {
+	d := mlfeed.StreamData{SeqStart: []int64{0}, SampleStart: []int64{0}, Values: mlfeed.Buffer{Type: mlfeed.Float32}}
+	var vals []float64
+	for i, r := range rows {
+		for _, e := range r {
+			d.Indices = append(d.Indices, int32(e[0]))
+			vals = append(vals, float64(e[1]))
+		}
+		d.SeqStart = append(d.SeqStart, int64(i+1))
+		d.SampleStart = append(d.SampleStart, int64(len(d.Indices)))
+	}
+	d.Values = mlfeed.NewBuffer(mlfeed.Float32, len(vals))
+	for i, v := range vals {
+		d.Values.SetFloat64(i, v)
+	}
+	return d
+}
+
+func TestSinkSortsRows(t *testing.T) {
+	long := make([][2]int, 40)
+	for i := range long {
+		long[i] = [2]int{39 - i, i + 1}
+	}
+	rows := [][][2]int{{{5, 1}, {2, 2}, {9, 3}}, {}, long}
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 50}}}
+	p := filepath.Join(t.TempDir(), "s.bsp.npz")
+	s, err := binsparse.NewSink(p, schema, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteChunk(&mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{sparseChunk(rows)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m := read(t, p)
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := denseOf(t, m)
+	if d[0][2] != 2 || d[0][5] != 1 || d[0][9] != 3 || d[2][0] != 40 || d[2][39] != 1 || len(d[1]) != 50 {
+		t.Errorf("rows %v", d)
+	}
+	// A repeated index in a sample is refused.
+	s, _ = binsparse.NewSink(p, schema, "", nil)
+	s.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{sparseChunk([][][2]int{{{3, 1}, {3, 2}}})}})
+	if err := s.Close(); err == nil {
+		t.Error("a sample with a repeated index was written")
+	}
+}
+
+func TestSinkSeveralStreams(t *testing.T) {
+	needHDF5(t)
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
+		{Name: "features", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 10},
+		{Name: "labels", Storage: mlfeed.Dense, Type: mlfeed.Uint8, Dim: 2, Shape: []int{1, 2}},
+	}}
+	labels := mlfeed.StreamData{SeqStart: []int64{0, 1, 2}, Values: mlfeed.NewBuffer(mlfeed.Uint8, 4)}
+	copy(labels.Values.Bytes, []byte{1, 0, 0, 1})
+	p := filepath.Join(t.TempDir(), "two.bsp.h5")
+	s, err := binsparse.NewSink(p, schema, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{sparseChunk([][][2]int{{{1, 5}}, {{0, 2}, {7, 3}}}), labels}}
+	if err := s.WriteChunk(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src, err := format.Open([]string{p}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sc := src.Schema()
+	if len(sc.Streams) != 2 || sc.Streams[0].Name != "features" || sc.Streams[1].Name != "labels" || !reflect.DeepEqual(sc.Streams[1].Shape, []int{1, 2}) {
+		t.Fatalf("schema %v", sc.Streams)
+	}
+	got, err := src.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Streams[1].Values.Bytes, []byte{1, 0, 0, 1}) || !reflect.DeepEqual(got.Streams[0].Indices, []int32{1, 0, 7}) {
+		t.Errorf("read back %v %v", got.Streams[0].Indices, got.Streams[1].Values.Bytes)
+	}
+}
