@@ -8,6 +8,8 @@
 #     with GOMAXPROCS=1 and GOMAXPROCS=2, best of $RUNS runs; prints MB/s by wall time, MB/s per
 #     CPU-second (what one core does, whatever else the machine runs) and the 2-core speed-up
 #     (goals: 500 MB/s per core, 1.8x on 2 cores);
+#     A pure computation on 1 and 2 threads is timed first: the 2-core speed-up cannot exceed
+#     what the machine grants two busy threads at that moment.
 #  3. /usr/bin/python3 + numpy.loadtxt loads the same values of the dense file (the 110 numeric
 #     columns, skipping the |features and |labels tokens); prints its MB/s and mlfeed's speed as
 #     a multiple of it, by wall time and per CPU-second (the latter is what to trust on a busy
@@ -27,6 +29,10 @@ if ! $PY -c 'import numpy' 2>/dev/null; then
 fi
 
 go build -o "$T/ctfbench" ./format/ctf/internal/ctfbench
+# What two busy threads get from this machine right now: the ceiling for the 2-core figures
+# (on a shared or throttled machine it can be well below 2).
+SPIN=$(GOMAXPROCS=2 "$T/ctfbench" spin | sed -n 's/.*speedup=\([0-9.]*\).*/\1/p')
+echo "== machine check: 2 threads of pure computation run ${SPIN}x as fast as 1"
 
 declare -A INPUTS=(
   [dense]="-input features:dense:100 -input labels:dense:10"

@@ -2,6 +2,11 @@
 //
 //	ctfbench gen -kind dense|sparse|mix -mb 200 -o FILE
 //	ctfbench read [-n RUNS] [-input NAME:dense|sparse:DIM ...] FILE
+//	ctfbench spin
+//
+// spin measures the parallelism the machine actually grants: it times a pure computation on
+// one goroutine and on GOMAXPROCS goroutines (the same work each) and prints the speed-up, the
+// ceiling for any parallel code on this machine at this moment.
 //
 // read prints one line: the file size, the best wall time of the runs and the CPU time of that
 // run, and the throughputs in MB/s (10^6 bytes per second) by wall time and by CPU time.
@@ -23,6 +28,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,6 +47,8 @@ func main() {
 		gen(os.Args[2:])
 	case "read":
 		read(os.Args[2:])
+	case "spin":
+		spin()
 	default:
 		fmt.Fprintln(os.Stderr, "usage: ctfbench gen|read ...")
 		os.Exit(2)
@@ -120,6 +128,35 @@ func read(args []string) {
 	}
 	mb := float64(st.Size()) / 1e6
 	fmt.Printf("bytes=%d wall_s=%.3f cpu_s=%.3f wall_MBps=%.1f cpu_MBps=%.1f\n", st.Size(), bestWall.Seconds(), bestCPU.Seconds(), mb/bestWall.Seconds(), mb/bestCPU.Seconds())
+}
+
+func spin() {
+	work := func() {
+		x := uint64(1)
+		for i := 0; i < 4e8; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if x == 42 {
+			fmt.Println()
+		}
+	}
+	best := func(n int) time.Duration {
+		b := time.Duration(1 << 62)
+		for k := 0; k < 3; k++ {
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			for g := 0; g < n; g++ {
+				wg.Add(1)
+				go func() { defer wg.Done(); work() }()
+			}
+			wg.Wait()
+			b = min(b, time.Since(t0))
+		}
+		return b
+	}
+	n := runtime.GOMAXPROCS(0)
+	one, all := best(1), best(n)
+	fmt.Printf("goroutines=%d speedup=%.2f\n", n, float64(n)*one.Seconds()/all.Seconds())
 }
 
 // cpuTime returns the process's user and system CPU time.
