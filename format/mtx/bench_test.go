@@ -106,7 +106,7 @@ func BenchmarkScript(b *testing.B) {
 			b.Fatal(err)
 		}
 		if i == 0 {
-			b.ReportMetric(float64(m.NNZ()), "entries")
+			b.ReportMetric(float64(m.Descriptor.NumberOfStoredValues), "entries")
 		}
 	}
 }

@@ -85,12 +85,23 @@ func readAll(r io.Reader) ([]byte, error) {
 	}
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			buf := bytes.NewBuffer(make([]byte, 0, st.Size()+1))
-			_, err := buf.ReadFrom(br)
-			return buf.Bytes(), err
+			if pos, err := f.Seek(0, io.SeekCurrent); err == nil && st.Size() >= pos {
+				// Read a regular file in one piece: the peeked bytes, then the rest.
+				buf := make([]byte, int(st.Size()-pos)+len(br.head))
+				n := copy(buf, br.head)
+				m, err := io.ReadFull(f, buf[n:])
+				return buf[:n+m], ignoreEOF(err)
+			}
 		}
 	}
 	return io.ReadAll(br)
+}
+
+func ignoreEOF(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil
+	}
+	return err
 }
 
 // peekReader lets readAll look at the first bytes of a reader and then read all of it.
@@ -504,6 +515,20 @@ func parseEntries(s *scanner, h *Header, limit, capacity int) (*part, error) {
 			}
 			return nil, s.errorf(0, ErrTruncated, "file ends after %d of %d entries", len(p.rows), limit)
 		}
+		// The fast path takes "i j [value]" lines of plain numbers; anything else (comments,
+		// complex values, malformed lines) goes through the general path and its errors.
+		if h.Symmetry == "general" {
+			if i, j, x, n, ok := fastEntry(line, v.field); ok && i >= 1 && i <= h.Rows && j >= 1 && j <= h.Cols {
+				p.rows, p.cols = append(p.rows, i-1), append(p.cols, j-1)
+				switch v.field {
+				case "real":
+					v.f = append(v.f, x)
+				case "integer":
+					v.i = append(v.i, n)
+				}
+				continue
+			}
+		}
 		k, more := fields(line, f[:want], c[:want])
 		if k == 0 || line[0] == '%' {
 			continue
@@ -536,13 +561,63 @@ func parseEntries(s *scanner, h *Header, limit, capacity int) (*part, error) {
 	return p, nil
 }
 
+// fastEntry parses a line "i j", "i j real" or "i j integer" (blank-separated plain numbers)
+// of the given field into the indices and the value (x for real, n for integer); ok is false
+// for any other line.
+func fastEntry(line []byte, field string) (i, j int64, x float64, n int64, ok bool) {
+	k := 0
+	num := func() (int64, bool) {
+		for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+			k++
+		}
+		st := k
+		var x int64
+		for k < len(line) && line[k]-'0' < 10 {
+			x = x*10 + int64(line[k]-'0')
+			k++
+		}
+		return x, k > st && k-st <= 18 && (k == len(line) || line[k] == ' ' || line[k] == '\t')
+	}
+	if i, ok = num(); !ok {
+		return 0, 0, 0, 0, false
+	}
+	if j, ok = num(); !ok {
+		return 0, 0, 0, 0, false
+	}
+	for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+		k++
+	}
+	st := k
+	for k < len(line) && line[k] != ' ' && line[k] != '\t' {
+		k++
+	}
+	tok := line[st:k]
+	for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+		k++
+	}
+	if k != len(line) {
+		return 0, 0, 0, 0, false
+	}
+	switch field {
+	case "pattern":
+		ok = len(tok) == 0
+	case "real":
+		x, ok = parseFloat(tok)
+	case "integer":
+		n, ok = parseInt(tok)
+	default:
+		ok = false
+	}
+	return i, j, x, n, ok && (field == "pattern" || len(tok) > 0)
+}
+
 // parallelMin is the number of entries from which the entries are parsed in parallel.
 const parallelMin = 1 << 16
 
 // parseParallel parses the entries in pieces cut at line ends, one goroutine each. It returns
 // nil when any piece fails or the count is not exactly the header's, so that the sequential
 // parser reports the error with its exact line.
-func parseParallel(s *scanner, h *Header, procs int) *part {
+func parseParallel(s *scanner, h *Header, procs int) []*part {
 	data := s.data[s.pos:]
 	n := int(h.Entries)
 	var pieces [][]byte
@@ -582,7 +657,31 @@ func parseParallel(s *scanner, h *Header, procs int) *part {
 	if total != n {
 		return nil
 	}
-	out := &part{rows: make([]int64, 0, n), cols: make([]int64, 0, n), v: values{field: h.Field}}
+	return parts
+}
+
+// sortedParts reports whether the entries of parts, in order, are sorted by row, then column,
+// without repeats.
+func sortedParts(parts []*part) bool {
+	pr, pc := int64(-1), int64(-1)
+	for _, p := range parts {
+		for k, r := range p.rows {
+			c := p.cols[k]
+			if r < pr || r == pr && c <= pc {
+				return false
+			}
+			pr, pc = r, c
+		}
+	}
+	return true
+}
+
+// concat joins parts into one.
+func concat(parts []*part, field string) *part {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := &part{v: values{field: field}}
 	for _, p := range parts {
 		out.rows = append(out.rows, p.rows...)
 		out.cols = append(out.cols, p.cols...)
@@ -594,31 +693,79 @@ func parseParallel(s *scanner, h *Header, procs int) *part {
 
 func readCoordinate(s *scanner, h *Header) (*binsparse.Matrix, error) {
 	n := int(h.Entries)
-	var p *part
+	var parts []*part
 	if procs := runtime.GOMAXPROCS(0); procs > 1 && n >= parallelMin {
-		p = parseParallel(s, h, procs)
+		parts = parseParallel(s, h, procs)
 	}
-	if p == nil {
-		var err error
-		if p, err = parseEntries(s, h, n, n); err != nil {
+	if parts == nil {
+		p, err := parseEntries(s, h, n, n)
+		if err != nil {
 			return nil, err
 		}
 		if err := trailing(s); err != nil {
 			return nil, err
 		}
+		parts = []*part{p}
 	}
-	rows, cols, v := p.rows, p.cols, &p.v
-	perm, err := rowMajor(rows, cols, h.Rows, h.Cols)
+	it := binsparse.MinIndexType(max(h.Rows, h.Cols))
+	if sortedParts(parts) {
+		// Already in order (as mlfeed and most tools write): build the arrays piece by piece.
+		ri, ci := mlfeed.NewBuffer(it, n), mlfeed.NewBuffer(it, n)
+		var vals mlfeed.Buffer
+		iso := false
+		at := 0
+		for k, p := range parts {
+			fillIndex(ri, at, p.rows)
+			fillIndex(ci, at, p.cols)
+			b, isIso := p.v.buffer(nil)
+			if k == 0 {
+				vals, iso = b, isIso
+				if !iso && len(parts) > 1 {
+					vals = mlfeed.NewBuffer(b.Type, n)
+					copy(vals.Bytes, b.Bytes)
+				}
+			} else if !iso {
+				copy(vals.Bytes[at*b.Type.Size():], b.Bytes)
+			}
+			at += len(p.rows)
+		}
+		return matrix(binsparse.COOR, h, map[string]mlfeed.Buffer{"indices_0": ri, "indices_1": ci, "values": vals}, iso, int64(n)), nil
+	}
+	p := concat(parts, h.Field)
+	perm, err := rowMajor(p.rows, p.cols, h.Rows, h.Cols)
 	if err != nil {
 		return nil, mlfeed.LineError(s.name, 0, 0, err)
 	}
-	it := binsparse.MinIndexType(max(h.Rows, h.Cols))
-	vals, iso := v.buffer(perm)
+	vals, iso := p.v.buffer(perm)
 	return matrix(binsparse.COOR, h, map[string]mlfeed.Buffer{
-		"indices_0": indexBuffer(rows, perm, it),
-		"indices_1": indexBuffer(cols, perm, it),
+		"indices_0": indexBuffer(p.rows, perm, it),
+		"indices_1": indexBuffer(p.cols, perm, it),
 		"values":    vals,
 	}, iso, int64(n)), nil
+}
+
+// fillIndex stores v at elements [at, at+len(v)) of the unsigned index buffer b.
+func fillIndex(b mlfeed.Buffer, at int, v []int64) {
+	switch b.Type {
+	case mlfeed.Uint8:
+		for k, x := range v {
+			b.Bytes[at+k] = byte(x)
+		}
+	case mlfeed.Uint16:
+		for k, x := range v {
+			binary.LittleEndian.PutUint16(b.Bytes[2*(at+k):], uint16(x))
+		}
+	case mlfeed.Uint32:
+		o := b.Uint32s()[at:]
+		for k, x := range v {
+			o[k] = uint32(x)
+		}
+	default:
+		o := b.Uint64s()[at:]
+		for k, x := range v {
+			o[k] = uint64(x)
+		}
+	}
 }
 
 // trailing rejects data after the last entry (blank and comment lines are allowed).
