@@ -38,3 +38,25 @@ func BenchmarkStrconv(b *testing.B) {
 	}
 	_ = s
 }
+
+// BenchmarkScanLine scans a line of 100 values with six decimals, as CTF dense data holds.
+func BenchmarkScanLine(b *testing.B) {
+	var line []byte
+	x := uint64(12345)
+	for k := 0; k < 100; k++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		v := float64(int64(x>>40)%2000000-1000000) / 1e6
+		line = strconv.AppendFloat(line, v, 'f', -1, 64)
+		line = append(line, ' ')
+	}
+	b.SetBytes(int64(len(line)))
+	var s float64
+	for i := 0; i < b.N; i++ {
+		for p := 0; p < len(line); {
+			v, n, _ := Scan(line[p:])
+			s += v
+			p += n + 1
+		}
+	}
+	_ = s
+}

@@ -70,12 +70,6 @@ func Scan(b []byte) (v float64, n int, st Status) {
 		}
 		return 0, 0, BadStart
 	}
-	// One digit alone (labels, one-hot vectors, "index:1") is common enough for a shortcut.
-	if i+1 < len(b) {
-		if c := b[i+1]; c-'0' > 9 && c != '.' && c|0x20 != 'e' {
-			return math.Float64frombits(math.Float64bits(float64(b[i]-'0')) | sign), i + 1, OK
-		}
-	}
 	// Integer parts are short: a plain loop is quicker than the eight-byte path there.
 	d0 := i
 	var mant uint64
@@ -137,9 +131,10 @@ func Scan(b []byte) (v float64, n int, st Status) {
 	if nd <= 19 {
 		if mant <= 1<<53 && exp >= -22 && exp <= 22 {
 			f := float64(mant)
-			if exp < 0 {
+			switch {
+			case exp < 0:
 				f /= pow10[-exp]
-			} else {
+			case exp > 0:
 				f *= pow10[exp]
 			}
 			return math.Float64frombits(math.Float64bits(f) | sign), i, OK
