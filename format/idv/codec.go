@@ -212,11 +212,58 @@ func (r *bytesReader) str() (string, error) {
 	return validUTF8(p), nil
 }
 
+// validUTF8 returns p as a string, replacing invalid UTF-8 as .NET decodes it: each maximal
+// subpart of an ill-formed sequence becomes one U+FFFD (so that UTF-16 lengths agree with
+// what ML.NET counts).
 func validUTF8(p []byte) string {
 	if utf8.Valid(p) {
 		return string(p)
 	}
-	return strings.ToValidUTF8(string(p), "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(p) + 8)
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r != utf8.RuneError || size > 1 {
+			b.Write(p[i : i+size])
+			i += size
+			continue
+		}
+		b.WriteRune(utf8.RuneError)
+		i += maximalSubpart(p[i:])
+	}
+	return b.String()
+}
+
+// maximalSubpart returns the length of the ill-formed sequence at the start of p that Unicode
+// (and .NET) replace with a single U+FFFD: a lead byte and the continuation bytes that could
+// still have completed it.
+func maximalSubpart(p []byte) int {
+	need, lo, hi := 0, byte(0x80), byte(0xBF)
+	switch c := p[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	default:
+		return 1
+	}
+	k := 1
+	for ; k <= need && k < len(p); k++ {
+		if c := p[k]; k == 1 && (c < lo || c > hi) || k > 1 && (c < 0x80 || c > 0xBF) {
+			break
+		}
+	}
+	return k
 }
 
 // readCodec reads a codec definition: load name, LEB128 parameter length and parameters. An

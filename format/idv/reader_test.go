@@ -518,3 +518,19 @@ func TestAlignedValues(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a\xE2\x82b", "a\uFFFDb"},             // truncated 3-byte sequence: one replacement
+		{"\xF0\x9F\x98", "\uFFFD"},             // truncated 4-byte sequence
+		{"\xC0\xAF", "\uFFFD\uFFFD"},           // C0 can never start a sequence
+		{"\xED\xA0\x80", "\uFFFD\uFFFD\uFFFD"}, // an encoded surrogate
+		{"x\x80y\xFF", "x\uFFFDy\uFFFD"},
+		{"ok \uFFFD ok", "ok \uFFFD ok"},
+	} {
+		if got := validUTF8([]byte(tc.in)); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
