@@ -236,8 +236,8 @@ func (r *Reader) readHeader() error {
 		return r.errf(48, "column count", fmt.Errorf("%w: negative column count %d", ErrFormat, h.ColumnCount))
 	case h.TailOffset < headerSize || h.TailOffset > r.size-8:
 		return r.errf(32, "tail offset", fmt.Errorf("%w: tail offset %d outside [256, %d]", ErrTruncated, h.TailOffset, r.size-8))
-	case h.ColumnCount > 0 && (h.TOCOffset < headerSize || h.TOCOffset > h.TailOffset):
-		return r.errf(24, "table of contents offset", fmt.Errorf("%w: table of contents offset %d outside [256, %d]", ErrFormat, h.TOCOffset, h.TailOffset))
+	case h.ColumnCount > 0 && (h.TOCOffset < headerSize || h.TOCOffset >= r.size):
+		return r.errf(24, "table of contents offset", fmt.Errorf("%w: table of contents offset %d outside [256, %d)", ErrFormat, h.TOCOffset, r.size))
 	}
 	t, err := r.readAt(h.TailOffset, 8, "tail signature")
 	if err != nil {
