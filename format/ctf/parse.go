@@ -58,6 +58,7 @@ type parser[T float32 | float64] struct {
 	key      uint64
 
 	last, prev  diag // the latest warnings, for error messages
+	lastFail    diag // the cause of the latest counted error
 	hadWarnings bool
 
 	// Positions: the chunk's first line (absolute, -1 until known) and the current row.
@@ -202,11 +203,12 @@ func (p *parser[T]) fail() {
 	if p.strict != nil {
 		return
 	}
+	cause := p.last
+	if cause.kind == dRowFailed {
+		cause = p.prev
+	}
+	p.lastFail = cause
 	if p.budget == 0 {
-		cause := p.last
-		if cause.kind == dRowFailed {
-			cause = p.prev
-		}
 		p.warningNotice()
 		panic(abort{p.errorAt(&cause, "Reached the maximum number of allowed errors while reading the input file ("+p.sp.file+").")})
 	}

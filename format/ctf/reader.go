@@ -487,26 +487,29 @@ func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
 	defer r.closeMu.RUnlock()
 	var c *mlfeed.Chunk
 	var errs int
+	var cause *diag
 	var err error
 	r.populate(r.chunks[i].start, r.chunks[i].end)
 	if r.double {
-		c, errs, err = parseSplit[float64](r, i)
+		c, errs, cause, err = parseSplit[float64](r, i)
 	} else {
-		c, errs, err = parseSplit[float32](r, i)
+		c, errs, cause, err = parseSplit[float32](r, i)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if errs > 0 && !r.counted[i].Swap(true) {
 		if total := r.errs.Add(int64(errs)); total > int64(r.opts.MaxErrors) {
-			return nil, fmt.Errorf("%s: %w: %d malformed samples or rows, more than maxErrors=%d allows (CNTK: Reached the maximum number of allowed errors while reading the input file (%s).)", r.name, ErrFormat, total, r.opts.MaxErrors, r.name)
+			e := fmt.Errorf("%w: %s; %d errors in the file so far, more than maxErrors=%d allows (CNTK: Reached the maximum number of allowed errors while reading the input file (%s).)", ErrFormat, cause.text(), total, r.opts.MaxErrors, r.name)
+			return nil, r.fileError(&atOffset{cause.at(), e})
 		}
 	}
 	return c, nil
 }
 
 // parseChunk parses chunk i with element type T. strict, if set, makes it a validation pass.
-func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, err error) {
+// It returns the chunk, the errors it counted and the cause of the last one.
+func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
 	p.reserve(r.chunks[i])
@@ -531,9 +534,9 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 		return true
 	})
 	if serr != nil {
-		return nil, p.errors, r.fileError(serr)
+		return nil, p.errors, nil, r.fileError(serr)
 	}
-	return p.chunk(n, ids.strings()), p.errors, nil
+	return p.chunk(n, ids.strings()), p.errors, &p.lastFail, nil
 }
 
 // idList collects sequence ids as decimal text in one buffer, to make one string allocation

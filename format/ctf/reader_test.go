@@ -225,6 +225,20 @@ func TestMaxErrors(t *testing.T) {
 	}
 }
 
+// TestMaxErrorsAcrossChunks checks that the budget covers the whole file, not each chunk.
+func TestMaxErrorsAcrossChunks(t *testing.T) {
+	text := "1 |a 1\n1 |a x\n2 |a 3\n3 |a 4\n3 |a y\n4 |a 5\n"
+	in := []mlfeed.Stream{dense("a", 1)}
+	// Each bad line costs 3 errors (the value, the empty row, the short sequence).
+	if _, _, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 5, ChunkSizeInBytes: 20}); err == nil || !strings.Contains(err.Error(), "data.ctf:4:1: ctf: invalid data: sequence 3 has 1 samples but spans 2 lines; 6 errors in the file so far, more than maxErrors=5") {
+		t.Fatalf("two chunks of 3 errors each with maxErrors=5: %v", err)
+	}
+	r, _, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 6, ChunkSizeInBytes: 20})
+	if err != nil || len(r.Chunks()) < 2 {
+		t.Fatalf("maxErrors=6: %v, %d chunks", err, len(r.Chunks()))
+	}
+}
+
 func TestWarningNotice(t *testing.T) {
 	var log bytes.Buffer
 	_, _, err := readAll(t, "|a 1 2\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, Log: &log})

@@ -21,12 +21,12 @@ const minSplit = 1 << 20
 var errSequential = errors.New("ctf: parse sequentially")
 
 // parseSplit parses chunk i, in pieces when there are cores to spare.
-func parseSplit[T float32 | float64](r *Reader, i int) (*mlfeed.Chunk, int, error) {
+func parseSplit[T float32 | float64](r *Reader, i int) (*mlfeed.Chunk, int, *diag, error) {
 	return parsePieces[T](r, i, runtime.GOMAXPROCS(0), minSplit)
 }
 
 // parsePieces parses chunk i in n pieces when it holds at least minBytes.
-func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, error) {
+func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, *diag, error) {
 	c := r.chunks[i]
 	if n < 2 || c.end-c.start < minBytes {
 		return parseChunk[T](r, i, nil)
@@ -69,7 +69,7 @@ func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlf
 	if seqs != c.sequences {
 		return parseChunk[T](r, i, nil)
 	}
-	return join(r, parts, seqs), 0, nil
+	return join(r, parts, seqs), 0, nil, nil
 }
 
 // piece is the result of parsing part of a chunk.

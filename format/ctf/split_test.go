@@ -57,10 +57,10 @@ func TestSplitMatchesSequential(t *testing.T) {
 				t.Fatal(err)
 			}
 			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
-			want, _, err1 := parseChunk[float32](r1, 0, nil)
+			want, _, _, err1 := parseChunk[float32](r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
-				got, _, err2 := parsePieces[float32](r2, 0, n, 0)
+				got, _, _, err2 := parsePieces[float32](r2, 0, n, 0)
 				if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d pieces: result differs (errors %v / %v)", n, err1, err2)
 				}

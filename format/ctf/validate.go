@@ -48,9 +48,9 @@ func (r *Reader) validate(report func(error) bool) {
 	for i := range r.chunks {
 		var err error
 		if r.double {
-			_, _, err = parseChunk[float64](r, i, strict)
+			_, _, _, err = parseChunk[float64](r, i, strict)
 		} else {
-			_, _, err = parseChunk[float32](r, i, strict)
+			_, _, _, err = parseChunk[float32](r, i, strict)
 		}
 		if stopped {
 			return
