@@ -91,8 +91,8 @@ func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase 
 }
 
 // reserve sizes the value buffers for a chunk: a dense stream holds at most dim values per
-// indexed sample, and every value takes at least two bytes of text unless padded; sparse
-// streams share a guess of one value per eight bytes.
+// indexed sample, and every value takes at least two bytes of text (padding grows the buffer
+// as needed); sparse streams share a guess of one value per eight bytes.
 func (p *parser[T]) reserve(c chunkEntry) {
 	bytes := c.end - c.start
 	sparse := 0
@@ -104,7 +104,7 @@ func (p *parser[T]) reserve(c chunkEntry) {
 	for i := range p.acc {
 		a := &p.acc[i]
 		if p.sp.dense[i] {
-			n := min(c.samples*int64(p.sp.dims[i]), bytes/2+int64(p.sp.dims[i]))
+			n := min(c.samples*int64(p.sp.dims[i]), bytes/2+1)
 			a.vals = make([]T, 0, n)
 			continue
 		}

@@ -174,6 +174,10 @@ func (r *Reader) fileError(err error) error {
 	return fmt.Errorf("%s: %w", r.name, err)
 }
 
+// maxDenseDim bounds a dense sample (1 GiB of float32): every sample, even an empty one, takes
+// Dim values in memory.
+const maxDenseDim = 1 << 28
+
 // checkInputs validates declared streams as CNTK's config helper does.
 func checkInputs(in []mlfeed.Stream) ([]mlfeed.Stream, error) {
 	if in == nil {
@@ -205,6 +209,9 @@ func checkInputs(in []mlfeed.Stream) ([]mlfeed.Stream, error) {
 		aliases[al] = s.Name
 		if s.Dim <= 0 {
 			return nil, fmt.Errorf("%w: ctf: input %q needs a positive dimension", format.ErrUsage, s.Name)
+		}
+		if s.Storage == mlfeed.Dense && s.Dim > maxDenseDim {
+			return nil, fmt.Errorf("%w: ctf: dense input %q: dimension %d exceeds %d values per sample", mlfeed.ErrTooLarge, s.Name, s.Dim, maxDenseDim)
 		}
 		if s.Storage == mlfeed.Sparse && s.Dim > 1<<31-1 {
 			return nil, fmt.Errorf("%w: ctf: sparse input %q: dimension %d exceeds %d", format.ErrUsage, s.Name, s.Dim, 1<<31-1)
