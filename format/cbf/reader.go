@@ -613,10 +613,17 @@ func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 	st := &d.rd.header.Streams[k]
 	es := int64(st.Type.Size())
+	old := d.old(k)
 	type seq struct{ at, n, nnz int } // at: offset of the sequence's values
 	seqs := make([]seq, nseq)
 	vsegs, isegs := make([][]byte, nseq), make([][]byte, nseq)
-	samples := 0
+	// The first pass checks the counts and builds the offsets; the per-sample counts of a
+	// sequence sit just before the next sequence's counts, so this pass reads each part of
+	// the chunk's bookkeeping once.
+	out.SeqStart = int64s(old.SeqStart, nseq+1)
+	out.SeqStart[0] = 0
+	out.SampleStart = append(old.SampleStart[:0], 0)
+	base := 0 // values so far
 	for q := range nseq {
 		if len(d.b)-p < 8 {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
@@ -636,10 +643,22 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 		seqs[q] = seq{at, int(n), int(nnz)}
 		vsegs[q] = d.b[at:mid:mid]
 		isegs[q] = d.b[mid:end:end]
-		samples += int(n)
-		p = at + int(nnz*(es+4)+n*4)
+		acc := 0
+		for j := range int(n) {
+			c := int(int32(le.Uint32(d.b[end+4*j:])))
+			if c < 0 || c > int(nnz)-acc {
+				return 0, d.fail(end+4*j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j, c, int(nnz)-acc, nnz)
+			}
+			acc += c
+			out.SampleStart = append(out.SampleStart, int64(base+acc))
+		}
+		if acc != int(nnz) {
+			return 0, d.fail(end, d.field(k, q, "sample nnz"), ErrFormat, "the per-sample counts add up to %d, nnz is %d", acc, nnz)
+		}
+		out.SeqStart[q+1] = out.SeqStart[q] + n
+		base += int(nnz)
+		p = end + int(n)*4
 	}
-	old := d.old(k)
 	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.gather(vsegs, old.Values.Bytes)}
 	out.Indices = int32s(d.gather(isegs, int32Bytes(old.Indices)))
 	dim := int32(st.Dim)
@@ -653,32 +672,19 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 			return 0, d.fail(off, d.field(k, q, "index"), ErrFormat, "index %d outside [0, %d)", ix, dim)
 		}
 	}
-	out.SeqStart = int64s(old.SeqStart, nseq+1)
-	out.SampleStart = int64s(old.SampleStart, samples+1)
-	out.SeqStart[0], out.SampleStart[0] = 0, 0
-	s, base := 0, 0 // samples and values so far
-	for q, sq := range seqs {
-		out.SeqStart[q+1] = out.SeqStart[q] + int64(sq.n)
-		at := sq.at + sq.nnz*int(es+4) // the per-sample counts
-		acc := 0
-		for j := range sq.n {
-			c := int(int32(le.Uint32(d.b[at+4*j:])))
-			if c < 0 || c > sq.nnz-acc {
-				return 0, d.fail(at+4*j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j, c, sq.nnz-acc, sq.nnz)
-			}
-			if d.rd.strict {
-				if err := d.checkSorted(out.Indices[base+acc:base+acc+c], at-4*sq.nnz+4*acc, k, q); err != nil {
+	if d.rd.strict {
+		s, before := 0, 0 // samples and values of the sequences before q
+		for q, sq := range seqs {
+			for range sq.n {
+				from, to := int(out.SampleStart[s]), int(out.SampleStart[s+1])
+				off := sq.at + sq.nnz*int(es) + 4*(from-before) // the sample's first index
+				if err := d.checkSorted(out.Indices[from:to], off, k, q); err != nil {
 					return 0, err
 				}
+				s++
 			}
-			acc += c
-			s++
-			out.SampleStart[s] = int64(base + acc)
+			before += sq.nnz
 		}
-		if acc != sq.nnz {
-			return 0, d.fail(at, d.field(k, q, "sample nnz"), ErrFormat, "the per-sample counts add up to %d, nnz is %d", acc, sq.nnz)
-		}
-		base += sq.nnz
 	}
 	return p, nil
 }
