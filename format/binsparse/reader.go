@@ -161,67 +161,72 @@ func (f *File) ReadMatrix(group string) (*Matrix, error) {
 // readArray reads one array, checking its stored type and size against the descriptor and
 // the file before allocating.
 func (f *File) readArray(group, name string, dt DataType) (mlfeed.Buffer, error) {
+	info, err := f.checkArray(group, name, dt)
+	if err != nil {
+		return mlfeed.Buffer{}, err
+	}
+	_, per := storage(dt.Type)
+	return f.readRange(group, name, dt, info, 0, info.Len/int64(per))
+}
+
+// checkArray returns the stored array's facts after checking its stored type against dt and
+// its size against the file's.
+func (f *File) checkArray(group, name string, dt DataType) (arrayInfo, error) {
 	where := f.where(group)
 	info, ok, err := f.c.array(group, name)
 	if err != nil {
-		return mlfeed.Buffer{}, &ArrayError{File: where, Array: name, Index: -1, Err: err}
+		return info, &ArrayError{File: where, Array: name, Index: -1, Err: err}
 	}
 	if !ok {
-		return mlfeed.Buffer{}, &ArrayError{File: where, Array: name, Index: -1, Err: fmt.Errorf("%w: the descriptor lists it but the file has no such array", ErrFormat)}
+		return info, &ArrayError{File: where, Array: name, Index: -1, Err: fmt.Errorf("%w: the descriptor lists it but the file has no such array", ErrFormat)}
 	}
 	aerr := func(format string, args ...any) error {
 		return &ArrayError{File: where, Array: name, Index: -1, Err: fmt.Errorf("%w: "+format, append([]any{ErrFormat}, args...)...)}
 	}
-	if info.Rank > 1 {
-		return mlfeed.Buffer{}, aerr("has %d dimensions; Binsparse arrays have one", info.Rank)
-	}
-	if info.Type == mlfeed.Invalid {
-		return mlfeed.Buffer{}, aerr("is not stored as integers or floats")
-	}
-	st, per := storage(dt.Type)
-	want := mlfeed.ElemType(0)
+	_, per := storage(dt.Type)
 	switch {
+	case info.Rank > 1:
+		return info, aerr("has %d dimensions; Binsparse arrays have one", info.Rank)
+	case info.Type == mlfeed.Invalid:
+		return info, aerr("is not stored as integers or floats")
 	case dt.Type == mlfeed.Bool:
 		if info.Type != mlfeed.Int8 && info.Type != mlfeed.Uint8 {
-			return mlfeed.Buffer{}, aerr("bint8 stored as %s; want int8 or uint8", info.Type)
+			return info, aerr("bint8 stored as %s; want int8 or uint8", info.Type)
 		}
-		want = info.Type
 	case per == 2:
 		if !info.Type.IsFloat() {
-			return mlfeed.Buffer{}, aerr("%s stored as %s", dt, info.Type)
+			return info, aerr("%s stored as %s", dt, info.Type)
 		}
 		if info.Len%2 != 0 {
-			return mlfeed.Buffer{}, aerr("complex array has an odd number (%d) of floats", info.Len)
+			return info, aerr("complex array has an odd number (%d) of floats", info.Len)
 		}
-		want = st
-	default:
-		want = dt.Type
-		if want.IsInteger() != info.Type.IsInteger() {
-			return mlfeed.Buffer{}, aerr("stored as %s, descriptor says %s", info.Type, dt)
-		}
+	case dt.Type.IsInteger() != info.Type.IsInteger():
+		return info, aerr("stored as %s, descriptor says %s", info.Type, dt)
 	}
 	limit := f.size
 	if info.Filtered {
 		limit = f.size*1100 + 1<<20
 	}
 	if info.Len*int64(info.Type.Size()) > limit {
-		return mlfeed.Buffer{}, &ArrayError{File: where, Array: name, Index: -1,
+		return info, &ArrayError{File: where, Array: name, Index: -1,
 			Err: fmt.Errorf("%w: %d elements of %s are more than a %d-byte file can hold", ErrTooLarge, info.Len, info.Type, f.size)}
 	}
-	b, err := f.c.read(group, name, info.Type, 0, info.Len, info.Len)
+	return info, nil
+}
+
+// readRange reads elements [off, off+n) of an array checked by checkArray (complex elements
+// count as one) and returns them as dt's type.
+func (f *File) readRange(group, name string, dt DataType, info arrayInfo, off, n int64) (mlfeed.Buffer, error) {
+	st, per := storage(dt.Type)
+	b, err := f.c.read(group, name, info.Type, off*int64(per), n*int64(per), info.Len)
 	if err != nil {
-		return mlfeed.Buffer{}, &ArrayError{File: where, Array: name, Index: -1, Err: err}
+		return mlfeed.Buffer{}, &ArrayError{File: f.where(group), Array: name, Index: -1, Err: err}
 	}
-	if info.Type != want && per == 1 && dt.Type != mlfeed.Bool {
+	if want := st; want != info.Type && dt.Type != mlfeed.Bool {
 		c, err := mlfeed.ConvertBuffer(b, want)
 		if err != nil {
-			return mlfeed.Buffer{}, aerr("stored as %s, descriptor says %s: %v", info.Type, dt, err)
-		}
-		b = c
-	} else if per == 2 && info.Type != st {
-		c, err := mlfeed.ConvertBuffer(b, st)
-		if err != nil {
-			return mlfeed.Buffer{}, aerr("stored as %s, descriptor says %s: %v", info.Type, dt, err)
+			return mlfeed.Buffer{}, &ArrayError{File: f.where(group), Array: name, Index: -1,
+				Err: fmt.Errorf("%w: stored as %s, descriptor says %s: %v", ErrFormat, info.Type, dt, err)}
 		}
 		b = c
 	}

@@ -26,8 +26,8 @@ type SourceOptions struct {
 	Log io.Writer
 }
 
-// valuesPerChunk is the number of stored values a chunk aims at.
-const valuesPerChunk = 1 << 20
+// valuesPerChunk is the number of stored values a chunk aims at (a variable for tests).
+var valuesPerChunk = 1 << 20
 
 // Source delivers a matrix as an mlfeed.Source: each row is a sequence of one sample, sparse
 // for the sparse formats (indices are columns) and dense for the dense formats. A vector is one
@@ -52,6 +52,10 @@ type Source struct {
 	ptr  []int64 // sparse: row pointers
 	idx  []int32 // sparse: column indices
 	vals mlfeed.Buffer
+
+	// Streaming (CSR, DMATR and DVEC in HDF5): only ptr is held; each chunk reads its rows.
+	streaming bool
+	infos     map[string]arrayInfo
 }
 
 // Open opens the matrix at name ("file.bsp.h5", "file.bsp.h5:/group") as a Source. Only the
@@ -138,7 +142,7 @@ func (s *Source) init() error {
 	}
 	per := rows
 	if nnz > 0 {
-		per = max(1, int64(float64(rows)*valuesPerChunk/float64(nnz)))
+		per = max(1, int64(float64(rows)*float64(valuesPerChunk)/float64(nnz)))
 	}
 	for r := int64(0); r < rows; r += per {
 		n := min(per, rows-r)
@@ -151,6 +155,11 @@ func (s *Source) init() error {
 	}
 	if s.opts.KeepStructure && d.Structure != General {
 		s.schema.Streams[0].Metadata = []mlfeed.Annotation{structureAnnotation(d.Structure)}
+	}
+	if s.f != nil {
+		_, h5 := s.f.c.(*h5container)
+		s.streaming = h5 && (d.Format == CSR || d.Format == DMATR || d.Format == DVEC) &&
+			(d.Structure == General || s.opts.KeepStructure)
 	}
 	return nil
 }
@@ -295,6 +304,10 @@ func (s *Source) load() error {
 			s.err = s.arrange(s.m)
 			return
 		}
+		if s.streaming {
+			s.err = s.prepareStreaming()
+			return
+		}
 		m, err := s.f.ReadMatrix(s.group)
 		if err != nil {
 			s.err = err
@@ -359,6 +372,143 @@ func (s *Source) arrange(m *Matrix) error {
 	return nil
 }
 
+// prepareStreaming checks the arrays' types and lengths and reads the row pointers, which
+// are validated whole; chunks then read and check their own rows.
+func (s *Source) prepareStreaming() error {
+	d := s.desc
+	s.infos = map[string]arrayInfo{}
+	for _, n := range d.LevelsOf().arrays() {
+		in, err := s.f.checkArray(s.group, n, d.DataTypes[n])
+		if err != nil {
+			return err
+		}
+		_, per := storage(d.DataTypes[n].Type)
+		in.Len /= int64(per)
+		s.infos[n] = in
+	}
+	rows := d.Rows()
+	nvals := s.infos["values"].Len
+	aerr := func(array string, index int64, format string, args ...any) error {
+		e := arrayErr(array, index, format, args...)
+		e.File = s.where
+		return e
+	}
+	if d.Format != CSR {
+		if nvals != rows*s.ncols {
+			return aerr("values", -1, "has %d elements, shape %v needs %d", nvals, d.Shape, rows*s.ncols)
+		}
+		return nil
+	}
+	pb, err := s.f.readArray(s.group, "pointers_to_1", d.DataTypes["pointers_to_1"])
+	if err != nil {
+		return err
+	}
+	if s.ptr, err = toInt64s("pointers_to_1", pb); err != nil {
+		err.(*ArrayError).File = s.where
+		return err
+	}
+	nnz := s.infos["indices_1"].Len
+	switch {
+	case int64(len(s.ptr)) != rows+1:
+		return aerr("pointers_to_1", -1, "has %d elements, want %d (rows + 1)", len(s.ptr), rows+1)
+	case s.ptr[0] != 0:
+		return aerr("pointers_to_1", 0, "first pointer is %d, not 0", s.ptr[0])
+	case s.ptr[rows] != nnz:
+		return aerr("pointers_to_1", rows, "last pointer is %d, indices_1 has %d elements", s.ptr[rows], nnz)
+	case d.ValueType().Iso && nvals != 1:
+		return aerr("values", -1, "iso values array has %d elements, not 1", nvals)
+	case !d.ValueType().Iso && nvals != nnz:
+		return aerr("values", -1, "has %d elements, the format's indices give %d", nvals, nnz)
+	case d.NumberOfStoredValues >= 0 && d.NumberOfStoredValues != nnz:
+		return fmt.Errorf("%s: %w: number_of_stored_values is %d, the arrays hold %d", s.where, ErrFormat, d.NumberOfStoredValues, nnz)
+	}
+	for i := 1; i < len(s.ptr); i++ {
+		if s.ptr[i] < s.ptr[i-1] {
+			return aerr("pointers_to_1", int64(i), "pointer %d is below the previous %d", s.ptr[i], s.ptr[i-1])
+		}
+	}
+	return nil
+}
+
+// readStreamed reads rows [r0, r1) from the file.
+func (s *Source) readStreamed(r0, r1 int64, out *mlfeed.StreamData) error {
+	d := s.desc
+	vt := d.ValueType()
+	if d.Format != CSR {
+		v, err := s.f.readRange(s.group, "values", vt, s.infos["values"], r0*s.ncols, (r1-r0)*s.ncols)
+		out.Values = v
+		return err
+	}
+	p0, p1 := s.ptr[r0], s.ptr[r1]
+	ib, err := s.f.readRange(s.group, "indices_1", d.DataTypes["indices_1"], s.infos["indices_1"], p0, p1-p0)
+	if err != nil {
+		return err
+	}
+	idx, err := toInt64s("indices_1", ib)
+	if err != nil {
+		e := err.(*ArrayError)
+		e.File = s.where
+		if e.Index >= 0 {
+			e.Index += p0
+		}
+		return e
+	}
+	var vals mlfeed.Buffer
+	if vt.Iso {
+		one, err := s.f.readRange(s.group, "values", vt, s.infos["values"], 0, 1)
+		if err != nil {
+			return err
+		}
+		vals = gather(one, make([]int64, len(idx)))
+	} else if vals, err = s.f.readRange(s.group, "values", vt, s.infos["values"], p0, p1-p0); err != nil {
+		return err
+	}
+	if vals.Type == mlfeed.Bool {
+		for k, c := range vals.Bytes {
+			if c > 1 {
+				e := arrayErr("values", p0+int64(k), "bint8 value %d is not 0 or 1", int8(c))
+				e.File = s.where
+				return e
+			}
+		}
+	}
+	out.SampleStart = make([]int64, r1-r0+1)
+	sz := vals.Type.Size()
+	tmp := make([]byte, sz)
+	for r := r0; r < r1; r++ {
+		lo, hi := s.ptr[r]-p0, s.ptr[r+1]-p0
+		out.SampleStart[r-r0+1] = hi
+		row := idx[lo:hi]
+		sorted := true
+		for k, c := range row {
+			if c >= s.ncols {
+				e := arrayErr("indices_1", p0+lo+int64(k), "index %d is outside [0, %d)", c, s.ncols)
+				e.File = s.where
+				return e
+			}
+			if k > 0 && c <= row[k-1] {
+				sorted = false
+			}
+		}
+		if !sorted { // tolerated when reading, as for whole matrices
+			sortRow(row, vals.Bytes[int(lo)*sz:int(hi)*sz], sz, tmp)
+			for k := 1; k < len(row); k++ {
+				if row[k] == row[k-1] {
+					e := arrayErr("indices_1", p0+lo+int64(k), "%w: column %d appears twice in row %d", errDuplicate, row[k], r)
+					e.File = s.where
+					return e
+				}
+			}
+		}
+	}
+	out.Indices = make([]int32, len(idx))
+	for k, c := range idx {
+		out.Indices[k] = int32(c)
+	}
+	out.Values = vals
+	return nil
+}
+
 // ReadChunk returns chunk i: its rows, one sequence of one sample each.
 func (s *Source) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(s.chunks) {
@@ -376,7 +526,11 @@ func (s *Source) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	for k := range d.SeqStart {
 		d.SeqStart[k] = int64(k)
 	}
-	if s.ptr == nil {
+	if s.streaming {
+		if err := s.readStreamed(r0, r1, &d); err != nil {
+			return nil, err
+		}
+	} else if s.ptr == nil {
 		d.Values = s.vals.Slice(int(r0*s.ncols), int(r1*s.ncols))
 	} else {
 		p0, p1 := s.ptr[r0], s.ptr[r1]

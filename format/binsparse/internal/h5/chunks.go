@@ -168,8 +168,8 @@ func directReadable(di *C.dsinfo, t mlfeed.ElemType) (shuffled bool, ok bool) {
 // incompressible data only slightly).
 const maxChunkBytes = 1 << 30
 
-// readDirect reads the whole dataset into dst (n elements of size bytes).
-func readDirect(loc C.hid_t, cname *C.char, di *C.dsinfo, shuffled bool, dst []byte, size int) error {
+// readDirect reads elements [from, from+len(dst)/size) of the dataset into dst.
+func readDirect(loc C.hid_t, cname *C.char, di *C.dsinfo, shuffled bool, dst []byte, size int, from int64) error {
 	eb := newErrBuf()
 	name := C.GoString(cname)
 	ds := C.bsp_dset_open(loc, cname, eb.c())
@@ -178,12 +178,13 @@ func readDirect(loc C.hid_t, cname *C.char, di *C.dsinfo, shuffled bool, dst []b
 	}
 	defer C.bsp_dset_close(ds, eb.c())
 	chunk := int64(di.chunk)
-	n := int64(di.n)
 	chunkBytes := int(chunk) * size
 	if chunkBytes > maxChunkBytes {
 		return fmt.Errorf("%w: dataset %s has chunks of %d bytes", mlfeed.ErrTooLarge, name, chunkBytes)
 	}
-	nchunks := int((n + chunk - 1) / chunk)
+	to := from + int64(len(dst)/size)
+	first, last := int(from/chunk), int((to-1)/chunk) // the chunks holding [from, to)
+	nchunks := last - first + 1
 	type job struct {
 		k    int
 		data []byte
@@ -198,6 +199,7 @@ func readDirect(loc C.hid_t, cname *C.char, di *C.dsinfo, shuffled bool, dst []b
 		go func() {
 			defer wg.Done()
 			plain := make([]byte, chunkBytes)
+			var tmp []byte
 			for j := range jobs {
 				// Mask bits name the filters skipped at write time, in pipeline order.
 				skipShuffle, skipDeflate := false, j.mask&1 != 0
@@ -220,23 +222,22 @@ func readDirect(loc C.hid_t, cname *C.char, di *C.dsinfo, shuffled bool, dst []b
 					errs <- fmt.Errorf("%w: dataset %s, chunk %d: unfiltered chunk of %d bytes, want %d", mlfeed.ErrFormat, name, j.k, len(data), chunkBytes)
 					continue
 				}
-				out := dst[j.k*chunkBytes : min((j.k+1)*chunkBytes, len(dst))]
 				if shuffled && !skipShuffle {
-					if len(out) == chunkBytes {
-						unshuffle(out, data, size)
-					} else {
-						tmp := make([]byte, chunkBytes)
-						unshuffle(tmp, data, size)
-						copy(out, tmp)
+					if len(tmp) == 0 {
+						tmp = make([]byte, chunkBytes)
 					}
-				} else {
-					copy(out, data)
+					unshuffle(tmp, data, size)
+					data = tmp
 				}
+				// The part of chunk k inside [from, to).
+				c0 := int64(j.k) * chunk
+				lo, hi := max(c0, from), min(c0+chunk, to)
+				copy(dst[(lo-from)*int64(size):(hi-from)*int64(size)], data[(lo-c0)*int64(size):(hi-c0)*int64(size)])
 			}
 		}()
 	}
 	var err error
-	for k := 0; k < nchunks && err == nil; k++ {
+	for k := first; k <= last && err == nil; k++ {
 		select {
 		case err = <-errs:
 			continue

@@ -398,11 +398,11 @@ func (f *File) Read(path, name string, t mlfeed.ElemType, off, n, total int64) (
 			p = unsafe.Pointer(&buf.Bytes[0])
 		}
 		eb := newErrBuf()
-		if off == 0 && n == total && n > 0 {
+		if n > 0 {
 			var di C.dsinfo
-			if C.bsp_dset_info(loc, cname, &di, eb.c()) == 1 && int64(di.n) == n {
+			if C.bsp_dset_info(loc, cname, &di, eb.c()) == 1 && int64(di.n) == total && off+n <= total {
 				if shuffled, ok := directReadable(&di, t); ok {
-					err := readDirect(loc, cname, &di, shuffled, buf.Bytes, t.Size())
+					err := readDirect(loc, cname, &di, shuffled, buf.Bytes, t.Size(), off)
 					if err != errMissingChunk {
 						return err
 					}
