@@ -25,14 +25,16 @@
 //
 // [NewReader] reads the header and the chunk table, and nothing else, from an io.ReaderAt;
 // [Open] does the same for a file, which it memory-maps. [Reader.ReadChunk] decodes one chunk
-// and may be called from several goroutines at once. CNTK's own reader trusts the file; this
+// and may be called from several goroutines at once; [Reader.ReadChunkReuse] decodes into the
+// memory of a chunk the caller is done with. CNTK's own reader trusts the file; this
 // one checks every claim before using it: the magic at the start and at the header offset,
 // the version, stream encodings, element types, dimensions and names, chunk offsets
 // (increasing, inside the data section), the chunk table against the chunk sizes, and in each
 // chunk every length against the bytes that remain before anything is allocated, sequence
 // lengths against the table and the streams, nnz counts against the per-sample counts, and
 // sparse indices against [0, dim). Every failure is a *mlfeed.PosError naming the file, the
-// byte offset and the field.
+// byte offset and the field. [Validate] also reports what reading tolerates (stray bytes,
+// unsorted sparse indices).
 //
 // # Writing
 //
