@@ -133,10 +133,10 @@ type Header struct {
 
 // StreamHeader describes one stream as the header stores it.
 type StreamHeader struct {
-	Name    string
-	Storage mlfeed.Storage
+	Name    string          // the stream's name in the file
+	Storage mlfeed.Storage  // encoding 0 (dense) or 1 (sparse)
 	Type    mlfeed.ElemType // Float32 or Float64
-	Dim     int
+	Dim     int             // values per dense sample, or the sparse index bound
 }
 
 // ChunkEntry is one entry of the chunk table.
