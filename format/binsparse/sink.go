@@ -13,14 +13,19 @@ import (
 // rows are the stream's samples in order, CSR for sparse streams and DMATR for dense ones
 // (WriteOptions.Format converts them). One stream is written to the root group (or Group);
 // several streams each to a group named after the stream. The stream's name (and a dense
-// sample's Shape) is kept in the user key "mlfeed". The data is gathered in memory and
-// written by Close.
+// sample's Shape) is kept in the user key "mlfeed".
+//
+// In HDF5 files with no Format, Minimize or Expand option the rows are written as they arrive
+// (growable chunked datasets; CSR pointers are uint64, indices the smallest unsigned type that
+// holds the stream's Dim), so memory stays bounded; otherwise, and for NPZ, the data is
+// gathered in memory and written by Close. The file is complete only after Close.
 type Sink struct {
-	w      *Writer
-	schema mlfeed.Schema
-	group  string
-	acc    []*Collector
-	closed bool
+	w       *Writer
+	schema  mlfeed.Schema
+	group   string
+	acc     []*Collector
+	streams []*streamWriter
+	closed  bool
 }
 
 // StructureAnnotation is the name of the stream annotation that carries a matrix's structure
@@ -85,7 +90,24 @@ func newSink(name string, npz bool, schema mlfeed.Schema, group string, opts *Wr
 		return nil, fmt.Errorf("%w: an NPZ file holds one matrix; the data set has %d streams", ErrUnsupported, len(schema.Streams))
 	}
 	s := &Sink{w: w, schema: schema, group: group}
+	streamed := w.h != nil && w.opts.Format == "" && !w.opts.Minimize && !w.opts.Expand
 	for _, st := range schema.Streams {
+		g := group
+		if len(schema.Streams) > 1 {
+			g = "/" + st.Name
+		}
+		if g == "" {
+			g = "/"
+		}
+		if streamed {
+			sw, err := newStreamWriter(w, st, g)
+			if err != nil {
+				w.Close()
+				return nil, err
+			}
+			s.streams = append(s.streams, sw)
+			continue
+		}
 		c, err := NewCollector(st)
 		if err != nil {
 			w.Close()
@@ -111,6 +133,11 @@ func NewCollector(st mlfeed.Stream) (*Collector, error) {
 func (s *Sink) WriteChunk(c *mlfeed.Chunk) error {
 	if err := c.Validate(&s.schema); err != nil {
 		return err
+	}
+	for i, sw := range s.streams {
+		if err := sw.add(&c.Streams[i]); err != nil {
+			return err
+		}
 	}
 	for i, a := range s.acc {
 		a.Add(&c.Streams[i])
@@ -242,6 +269,12 @@ func (s *Sink) Close() error {
 		return nil
 	}
 	s.closed = true
+	for _, sw := range s.streams {
+		if err := sw.finish(); err != nil {
+			s.w.Close()
+			return err
+		}
+	}
 	for _, a := range s.acc {
 		m, err := a.Matrix()
 		if err != nil {

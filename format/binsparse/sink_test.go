@@ -2,6 +2,7 @@ package binsparse_test
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -37,30 +38,54 @@ func TestSinkSortsRows(t *testing.T) {
 	}
 	rows := [][][2]int{{{5, 1}, {2, 2}, {9, 3}}, {}, long}
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 50}}}
-	p := filepath.Join(t.TempDir(), "s.bsp.npz")
-	s, err := binsparse.NewSink(p, schema, "", nil)
-	if err != nil {
-		t.Fatal(err)
+	exts := []string{".bsp.npz"}
+	if binsparse.HDF5Available {
+		exts = append(exts, ".bsp.h5") // rows streamed into growable datasets
 	}
-	if err := s.WriteChunk(&mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{sparseChunk(rows)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	m := read(t, p)
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	d := denseOf(t, m)
-	if d[0][2] != 2 || d[0][5] != 1 || d[0][9] != 3 || d[2][0] != 40 || d[2][39] != 1 || len(d[1]) != 50 {
-		t.Errorf("rows %v", d)
-	}
-	// A repeated index in a sample is refused.
-	s, _ = binsparse.NewSink(p, schema, "", nil)
-	s.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{sparseChunk([][][2]int{{{3, 1}, {3, 2}}})}})
-	if err := s.Close(); err == nil {
-		t.Error("a sample with a repeated index was written")
+	for _, ext := range exts {
+		p := filepath.Join(t.TempDir(), "s"+ext)
+		s, err := binsparse.NewSink(p, schema, "", &binsparse.WriteOptions{Chunk: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{sparseChunk(rows)}}
+		orig := append([]int32(nil), c.Streams[0].Indices...)
+		if err := s.WriteChunk(c); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(orig, c.Streams[0].Indices) {
+			t.Errorf("%s: the sink changed the chunk", ext)
+		}
+		if err := s.WriteChunk(c); err != nil { // the same rows again: 6 rows
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		m := read(t, p)
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		d := denseOf(t, m)
+		if len(d) != 6 || d[3][2] != 2 || d[0][5] != 1 || d[0][9] != 3 || d[5][0] != 40 || d[2][39] != 1 || len(d[1]) != 50 {
+			t.Errorf("%s: rows %v", ext, d)
+		}
+		if ext == ".bsp.h5" {
+			if _, err := exec.LookPath("/usr/bin/python3"); err == nil {
+				if res := runPython(t, []string{p}); !reflect.DeepEqual(res[p].Dense, d) {
+					t.Errorf("python reads the streamed file as %v", res[p].Dense)
+				}
+			}
+		}
+		// A repeated index in a sample is refused.
+		s, _ = binsparse.NewSink(p, schema, "", nil)
+		err = s.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{sparseChunk([][][2]int{{{3, 1}, {3, 2}}})}})
+		if err == nil {
+			err = s.Close()
+		}
+		if err == nil {
+			t.Errorf("%s: a sample with a repeated index was written", ext)
+		}
 	}
 }
 

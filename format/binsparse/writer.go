@@ -142,19 +142,7 @@ func (w *Writer) WriteMatrix(group string, m *Matrix) error {
 	}
 	for _, n := range names {
 		b := storedForm(m.Arrays[n], true)
-		o := h5.WriteOptions{Level: w.opts.Level, Shuffle: w.opts.Shuffle}
-		if o.Level == 0 {
-			o.Level = DefaultLevel
-		}
-		if o.Level < 0 {
-			o.Level = 0
-		}
-		chunk := w.opts.Chunk
-		if chunk <= 0 {
-			chunk = 1 << 20
-		}
-		o.Chunk = max(1, chunk/int64(b.Type.Size()))
-		if err := w.h.Write(group, n, b, o); err != nil {
+		if err := w.h.Write(group, n, b, w.h5Options(b.Type)); err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 	}
@@ -167,6 +155,23 @@ func (w *Writer) WriteMatrix(group string, m *Matrix) error {
 	}
 	w.n++
 	return nil
+}
+
+// h5Options returns the HDF5 storage options for arrays of element type t.
+func (w *Writer) h5Options(t mlfeed.ElemType) h5.WriteOptions {
+	o := h5.WriteOptions{Level: w.opts.Level, Shuffle: w.opts.Shuffle}
+	if o.Level == 0 {
+		o.Level = DefaultLevel
+	}
+	if o.Level < 0 {
+		o.Level = 0
+	}
+	chunk := w.opts.Chunk
+	if chunk <= 0 {
+		chunk = 1 << 20
+	}
+	o.Chunk = max(1, chunk/int64(t.Size()))
+	return o
 }
 
 // storedForm returns b as its stored element type: complex values as float pairs, bint8 as

@@ -262,24 +262,33 @@ done:
 	return rc;
 }
 
-// bsp_dset_create creates the chunked one-dimensional dataset name (chunks of chunk elements,
-// shuffled and deflated as asked) for direct chunk writes; returns its id or -1.
-static hid_t bsp_dset_create(hid_t loc, const char *name, int code, long long n, long long chunk, int level, int shuffle, char *err) {
+// bsp_dset_create creates the chunked one-dimensional dataset name of n elements (growable
+// without limit when extendable), in chunks of chunk elements, shuffled and deflated as asked
+// (level 0: unfiltered), for direct chunk writes; returns its id or -1.
+static hid_t bsp_dset_create(hid_t loc, const char *name, int code, long long n, long long chunk, int level, int shuffle, int extendable, char *err) {
 	hid_t sp = -1, pl = -1, ds = -1;
 	hid_t mt = memtype(code);
 	bsp_prepare();
 	if (mt < 0) return -1;
-	hsize_t dims[1] = {(hsize_t)n}, cd[1] = {(hsize_t)chunk};
-	if ((sp = H5Screate_simple(1, dims, NULL)) < 0) FAIL;
+	hsize_t dims[1] = {(hsize_t)n}, cd[1] = {(hsize_t)chunk}, maxdims[1] = {H5S_UNLIMITED};
+	if ((sp = H5Screate_simple(1, dims, extendable ? maxdims : NULL)) < 0) FAIL;
 	if ((pl = H5Pcreate(H5P_DATASET_CREATE)) < 0) FAIL;
 	if (H5Pset_chunk(pl, 1, cd) < 0) FAIL;
-	if (shuffle && H5Pset_shuffle(pl) < 0) FAIL;
-	if (H5Pset_deflate(pl, (unsigned)level) < 0) FAIL;
+	if (level > 0 && shuffle && H5Pset_shuffle(pl) < 0) FAIL;
+	if (level > 0 && H5Pset_deflate(pl, (unsigned)level) < 0) FAIL;
 	if ((ds = H5Dcreate2(loc, name, mt, sp, H5P_DEFAULT, pl, H5P_DEFAULT)) < 0) FAIL;
 done:
 	if (pl >= 0) H5Pclose(pl);
 	if (sp >= 0) H5Sclose(sp);
 	return ds;
+}
+
+// bsp_dset_extend sets the length of an extendable dataset.
+static int bsp_dset_extend(hid_t ds, long long n, char *err) {
+	bsp_prepare();
+	hsize_t d[1] = {(hsize_t)n};
+	if (H5Dset_extent(ds, d) < 0) { bsp_error(err, ERRLEN); return -1; }
+	return 0;
 }
 
 // bsp_chunk_write stores the filtered chunk at element offset off.

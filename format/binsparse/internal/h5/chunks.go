@@ -61,7 +61,7 @@ func writeDirect(loc C.hid_t, cname *C.char, code C.int, b mlfeed.Buffer, o Writ
 	if o.Shuffle {
 		shuf = 1
 	}
-	ds := C.bsp_dset_create(loc, cname, code, C.longlong(n), C.longlong(chunk), C.int(o.Level), shuf, eb.c())
+	ds := C.bsp_dset_create(loc, cname, code, C.longlong(n), C.longlong(chunk), C.int(o.Level), shuf, 0, eb.c())
 	if ds < 0 {
 		return eb.err(errors.New("creating dataset failed"), C.GoString(cname))
 	}
@@ -276,3 +276,147 @@ func readDirect(loc C.hid_t, cname *C.char, di *C.dsinfo, shuffled bool, dst []b
 
 // errMissingChunk makes Read fall back to libhdf5's own read, which supplies the fill value.
 var errMissingChunk = errors.New("chunk never written")
+
+// Appender writes a one-dimensional chunked dataset that grows as data is appended: full
+// chunks are filtered in Go and stored directly, the last one padded, and the length is set
+// on Close. Only Close makes the dataset complete.
+type Appender struct {
+	f       *File
+	ds      C.hid_t
+	name    string
+	size    int   // bytes per element
+	chunk   int64 // elements per chunk
+	o       WriteOptions
+	pending []byte // appended bytes not yet stored (less than a chunk)
+	n       int64  // elements appended
+	k       int64  // chunks stored
+	zw      *zlib.Writer
+	out     bytes.Buffer
+	tmp     []byte
+	closed  bool
+}
+
+// Append creates the growable dataset name of type t in the group at path (creating the group
+// if needed), chunked by o.Chunk elements (at least 1), deflated at o.Level (0: unfiltered).
+func (f *File) Append(path, name string, t mlfeed.ElemType, o WriteOptions) (*Appender, error) {
+	code := typeCode(t)
+	if code == 0 {
+		return nil, fmt.Errorf("%w: cannot store %s values in HDF5", mlfeed.ErrUnsupported, t)
+	}
+	o.Chunk = max(1, o.Chunk)
+	a := &Appender{f: f, name: name, size: t.Size(), chunk: o.Chunk, o: o}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	err := f.withGroup(path, true, func(loc C.hid_t) error {
+		eb := newErrBuf()
+		shuf := C.int(0)
+		if o.Shuffle {
+			shuf = 1
+		}
+		a.ds = C.bsp_dset_create(loc, cname, code, 0, C.longlong(o.Chunk), C.int(o.Level), shuf, 1, eb.c())
+		if a.ds < 0 {
+			return eb.err(errors.New("creating dataset failed"), name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.Level > 0 {
+		a.zw, _ = zlib.NewWriterLevel(&a.out, o.Level)
+	}
+	return a, nil
+}
+
+// Write appends b, whole elements of the dataset's type.
+func (a *Appender) Write(b []byte) error {
+	chunkBytes := int(a.chunk) * a.size
+	a.n += int64(len(b) / a.size)
+	for len(b) > 0 {
+		if len(a.pending) == 0 && len(b) >= chunkBytes {
+			if err := a.store(b[:chunkBytes]); err != nil {
+				return err
+			}
+			b = b[chunkBytes:]
+			continue
+		}
+		k := min(chunkBytes-len(a.pending), len(b))
+		a.pending = append(a.pending, b[:k]...)
+		b = b[k:]
+		if len(a.pending) == chunkBytes {
+			if err := a.store(a.pending); err != nil {
+				return err
+			}
+			a.pending = a.pending[:0]
+		}
+	}
+	return nil
+}
+
+// store filters one full chunk and writes it at the next chunk position.
+func (a *Appender) store(raw []byte) error {
+	data := raw
+	if a.zw != nil {
+		if a.o.Shuffle {
+			if len(a.tmp) < len(raw) {
+				a.tmp = make([]byte, len(raw))
+			}
+			shuffle(a.tmp[:len(raw)], raw, a.size)
+			data = a.tmp[:len(raw)]
+		}
+		a.out.Reset()
+		a.zw.Reset(&a.out)
+		if _, err := a.zw.Write(data); err != nil {
+			return err
+		}
+		if err := a.zw.Close(); err != nil {
+			return err
+		}
+		data = a.out.Bytes()
+	}
+	off := a.k * a.chunk
+	err := call(func() error {
+		eb := newErrBuf()
+		if C.bsp_dset_extend(a.ds, C.longlong(off+a.chunk), eb.c()) < 0 {
+			return eb.err(errors.New("growing dataset failed"), a.name)
+		}
+		if C.bsp_chunk_write(a.ds, C.longlong(off), unsafe.Pointer(&data[0]), C.size_t(len(data)), eb.c()) < 0 {
+			return eb.err(errors.New("writing chunk failed"), a.name)
+		}
+		return nil
+	})
+	a.k++
+	return err
+}
+
+// Len returns the number of elements appended.
+func (a *Appender) Len() int64 { return a.n }
+
+// Close stores the last, partial chunk (padded with zeros), sets the dataset's length and
+// closes it.
+func (a *Appender) Close() error {
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	var err error
+	if len(a.pending) > 0 {
+		chunkBytes := int(a.chunk) * a.size
+		last := append(a.pending, make([]byte, chunkBytes-len(a.pending))...)
+		err = a.store(last)
+	}
+	cerr := call(func() error {
+		eb := newErrBuf()
+		if err == nil && C.bsp_dset_extend(a.ds, C.longlong(a.n), eb.c()) < 0 {
+			return eb.err(errors.New("setting the dataset's length failed"), a.name)
+		}
+		if C.bsp_dset_close(a.ds, eb.c()) < 0 {
+			return eb.err(errors.New("closing dataset failed"), a.name)
+		}
+		return nil
+	})
+	if err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -65,3 +65,20 @@ func (f *File) Write(path, name string, b mlfeed.Buffer, o WriteOptions) error {
 
 // ErrCrashed is returned once libhdf5 has crashed on a corrupt file (never, in this build).
 var ErrCrashed = fmt.Errorf("%w: libhdf5 crashed reading a corrupt HDF5 file", mlfeed.ErrFormat)
+
+// Appender writes a growable dataset; this build cannot create any.
+type Appender struct{}
+
+// Append reports that HDF5 support is not compiled in.
+func (f *File) Append(path, name string, t mlfeed.ElemType, o WriteOptions) (*Appender, error) {
+	return nil, errUnavailable
+}
+
+// Write reports that HDF5 support is not compiled in.
+func (a *Appender) Write(b []byte) error { return errUnavailable }
+
+// Len returns 0.
+func (a *Appender) Len() int64 { return 0 }
+
+// Close does nothing.
+func (a *Appender) Close() error { return nil }
