@@ -186,9 +186,15 @@ func decodeText(r *bytesReader, n int) (mlfeed.Buffer, error) {
 		}
 		prev = m
 	}
-	s := validUTF8(raw)
+	var s string
+	ascii := isASCII(raw)
+	if ascii {
+		s = string(raw)
+	} else {
+		s = validUTF8(raw)
+	}
 	out := mlfeed.Buffer{Type: mlfeed.String, Strings: make([]string, n)}
-	if isASCII(s) {
+	if ascii {
 		if int(prev) != len(s) {
 			return mlfeed.Buffer{}, &blockError{sstart, fmt.Errorf("%w: text has %d UTF-16 units, boundaries end at %d", ErrFormat, len(s), prev)}
 		}
@@ -229,7 +235,7 @@ func decodeText(r *bytesReader, n int) (mlfeed.Buffer, error) {
 }
 
 // isASCII reports whether s holds only ASCII, eight bytes at a time.
-func isASCII(s string) bool {
+func isASCII[T string | []byte](s T) bool {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
