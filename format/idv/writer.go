@@ -38,7 +38,8 @@ type WriterOptions struct {
 	// means no cap (MaxBytesPerBlock alone decides).
 	MaxRowsPerBlock int
 	// MaxBytesPerBlock caps the estimated size of a block's rows over all columns, as
-	// BinarySaver estimates it. Zero means DefaultMaxBytesPerBlock; negative means no cap.
+	// BinarySaver estimates it. Zero means DefaultMaxBytesPerBlock; negative means no cap, and
+	// then every block holds MaxRowsPerBlock rows (the last one fewer), as in BinarySaver.
 	MaxBytesPerBlock int64
 	// Workers is the number of blocks compressed at once. Zero means GOMAXPROCS.
 	Workers int
@@ -100,6 +101,10 @@ func NewWriter(w io.WriteSeeker, schema mlfeed.Schema, opts *WriterOptions) (*Wr
 	}
 	if wr.maxRows < 0 && wr.maxBytes < 0 {
 		return nil, errors.New("idv: rows per block and bytes per block cannot both be unlimited")
+	}
+	if wr.maxBytes < 0 {
+		// Without a byte cap BinarySaver uses the row cap as it is, whatever the data.
+		wr.rpb = wr.maxRows
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

@@ -382,17 +382,19 @@ func TestRowsPerBlockHeuristic(t *testing.T) {
 		maxBytes int64
 		maxRows  int
 		want     int64
-	}{{12 + 40004*10, 0, 10}, {12 + 40004*10 - 1, 0, 9}, {1, 0, 1}, {-1, 4, 4}, {0, 0, 25}} {
+	}{{12 + 40004*10, 0, 10}, {12 + 40004*10 - 1, 0, 9}, {1, 0, 1}, {-1, 4, 4}, {-1, 100, 100}, {0, 0, 25}} {
 		r := readBytes(t, writeAll(t, src, &WriterOptions{MaxBytesPerBlock: tc.maxBytes, MaxRowsPerBlock: tc.maxRows, Uncompressed: true}), nil)
 		if r.rpb != tc.want {
 			t.Errorf("%+v: rows per block %d", tc, r.rpb)
 		}
 		eq(t, "rows", r.Header.RowCount, 25)
 	}
-	// No rows: rows per block 1, every lookup table at 256.
+	// No rows: rows per block 1, every lookup table at 256; without a byte cap, the row cap.
 	empty := &memSource{schema: src.schema}
 	r := readBytes(t, writeAll(t, empty, nil), nil)
 	eq(t, "empty", []any{r.rpb, r.cols[0].lookupOff, r.Header.TOCOffset}, []any{1, 256, 256})
+	r = readBytes(t, writeAll(t, empty, &WriterOptions{MaxRowsPerBlock: 100, MaxBytesPerBlock: -1}), nil)
+	eq(t, "empty without byte cap", r.rpb, 100)
 }
 
 func TestWriterRejects(t *testing.T) {
