@@ -111,9 +111,9 @@ func (m *Matrix) Convert(f Format, opts *ConvertOptions) (*Matrix, error) {
 
 func isDenseFormat(f Format) bool { return f == DVEC || f == DMATR || f == DMATC }
 
-// build fills the arrays of format out.Descriptor.Format from sorted entries.
-func (out *Matrix) build(e *entries, fill []byte, it mlfeed.ElemType) error {
-	f := out.Descriptor.Format
+// build fills the arrays of format m.Descriptor.Format from sorted entries.
+func (m *Matrix) build(e *entries, fill []byte, it mlfeed.ElemType) error {
+	f := m.Descriptor.Format
 	n := int64(len(e.rows))
 	idxType := func(max int64) mlfeed.ElemType {
 		if it != mlfeed.Invalid {
@@ -157,16 +157,16 @@ func (out *Matrix) build(e *entries, fill []byte, it mlfeed.ElemType) error {
 			copy(vals.Bytes[int(at)*sz:int(at+1)*sz], e.vals.Bytes[src*sz:(src+1)*sz])
 		}
 		e.iso = false
-		out.Arrays["values"] = vals
+		m.Arrays["values"] = vals
 		return nil
 	case CVEC:
-		out.Arrays["indices_0"] = fromInt64s(e.cols, it2)
+		m.Arrays["indices_0"] = fromInt64s(e.cols, it2)
 	case COOR:
-		out.Arrays["indices_0"] = fromInt64s(e.rows, it2)
-		out.Arrays["indices_1"] = fromInt64s(e.cols, it2)
+		m.Arrays["indices_0"] = fromInt64s(e.rows, it2)
+		m.Arrays["indices_1"] = fromInt64s(e.cols, it2)
 	case COOC:
-		out.Arrays["indices_0"] = fromInt64s(e.cols, it2)
-		out.Arrays["indices_1"] = fromInt64s(e.rows, it2)
+		m.Arrays["indices_0"] = fromInt64s(e.cols, it2)
+		m.Arrays["indices_1"] = fromInt64s(e.rows, it2)
 	case CSR, CSC, DCSR, DCSC:
 		major, minor, nmajor := e.rows, e.cols, e.nrows
 		if f == CSC || f == DCSC {
@@ -190,12 +190,12 @@ func (out *Matrix) build(e *entries, fill []byte, it mlfeed.ElemType) error {
 				}
 				ptr[len(ptr)-1] = int64(i + 1)
 			}
-			out.Arrays["indices_0"] = fromInt64s(outer, it2)
+			m.Arrays["indices_0"] = fromInt64s(outer, it2)
 		}
-		out.Arrays["pointers_to_1"] = fromInt64s(ptr, idxType(n))
-		out.Arrays["indices_1"] = fromInt64s(minor, it2)
+		m.Arrays["pointers_to_1"] = fromInt64s(ptr, idxType(n))
+		m.Arrays["indices_1"] = fromInt64s(minor, it2)
 	}
-	out.Arrays["values"] = e.values()
+	m.Arrays["values"] = e.values()
 	return nil
 }
 

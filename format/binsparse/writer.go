@@ -15,8 +15,8 @@ import (
 // DefaultLevel is the deflate level HDF5 arrays are written with when WriteOptions.Level is 0.
 const DefaultLevel = 1
 
-// NoCompression, as WriteOptions.Level, stores HDF5 arrays chunked but unfiltered (NPZ entries
-// stored).
+// NoCompression is the WriteOptions.Level that stores HDF5 arrays chunked but unfiltered (and
+// NPZ entries uncompressed).
 const NoCompression = -1
 
 // WriteOptions control how matrices are written. The zero value writes each matrix in its
