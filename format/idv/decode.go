@@ -180,9 +180,10 @@ func decodeText(r *bytesReader, n int) (mlfeed.Buffer, error) {
 	le := binary.LittleEndian
 	prev := uint32(0)
 	for i := 0; i < n; i++ {
-		m := le.Uint32(bounds[4*i:]) & 0x7fffffff
-		if m < prev {
-			return mlfeed.Buffer{}, &blockError{bstart + 4*i, fmt.Errorf("%w: text boundary %d of string %d is below the previous %d", ErrFormat, m, i, prev)}
+		v := le.Uint32(bounds[4*i:])
+		m := v & 0x7fffffff
+		if m < prev || v&0x80000000 != 0 && m != prev {
+			return mlfeed.Buffer{}, &blockError{bstart + 4*i, fmt.Errorf("%w: text boundary %#x of string %d does not follow the previous %d (a missing string repeats it)", ErrFormat, v, i, prev)}
 		}
 		prev = m
 	}
