@@ -63,7 +63,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println(c.Streams[0].Values.Strings, c.Streams[1].Values.Float32s())
-	fmt.Println(r.Details()["column 1"].(map[string]any)["codec"])
+	fmt.Println(r.Details()["column 1 Features"].(map[string]any)["codec"])
 	// Output:
 	// Term dense string 1
 	// Features dense float32 2

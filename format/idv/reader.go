@@ -944,8 +944,9 @@ func (r *Reader) Close() error {
 }
 
 // Details returns what `mlfeed info` shows beyond the schema: versions, rows per block, and
-// under "column N" for each column of the file its name, codec (as named in the file, legacy names included), compression, blocks,
-// sizes and metadata items; skipped columns with the reason.
+// under "column N NAME" for each column of the file its codec (as named in the file, legacy
+// names included), compression, stored and inflated sizes, table offsets and metadata items;
+// skipped columns with the reason.
 func (r *Reader) Details() map[string]any {
 	h := r.Header
 	d := map[string]any{
@@ -957,16 +958,22 @@ func (r *Reader) Details() map[string]any {
 		"toc_offset":         h.TOCOffset,
 		"tail_offset":        h.TailOffset,
 	}
+	read := map[*column]bool{}
+	for _, c := range r.alive {
+		read[c] = true
+	}
 	width := len(fmt.Sprint(len(r.cols) - 1))
 	for _, c := range r.cols {
-		m := map[string]any{"name": c.name, "compression": compressionName(c.comp), "rows_per_block": c.rpb,
-			"lookup_offset": c.lookupOff, "metadata_offset": c.metaOff}
+		m := map[string]any{"compression": compressionName(c.comp), "lookup_offset": c.lookupOff, "metadata_offset": c.metaOff}
 		if c.codecDesc != "" {
 			m["codec"] = c.codecDesc
 		}
-		if c.dead != "" {
+		switch {
+		case c.dead != "":
 			m["skipped"] = c.dead
-		} else {
+		case !read[c]:
+			m["skipped"] = "not among the columns to read"
+		default:
 			var stored, inflated int64
 			for _, e := range c.blocks {
 				stored += int64(e.stored)
@@ -974,20 +981,18 @@ func (r *Reader) Details() map[string]any {
 			}
 			m["stored_bytes"], m["inflated_bytes"] = stored, inflated
 		}
-		var metas []map[string]any
+		var metas []string
 		for _, me := range c.meta {
-			mm := map[string]any{"kind": me.kind, "compression": compressionName(me.comp), "offset": me.off, "size": me.size}
+			what := me.codec
 			if me.dead != "" {
-				mm["skipped"] = me.dead
-			} else {
-				mm["codec"] = me.codec
+				what = "skipped: " + me.dead
 			}
-			metas = append(metas, mm)
+			metas = append(metas, fmt.Sprintf("%s: %s, %s, %d bytes at %d", me.kind, what, compressionName(me.comp), me.size, me.off))
 		}
 		if metas != nil {
 			m["metadata"] = metas
 		}
-		d[fmt.Sprintf("column %0*d", width, c.index)] = m
+		d[fmt.Sprintf("column %0*d %s", width, c.index, c.name)] = m
 	}
 	return d
 }

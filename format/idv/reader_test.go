@@ -129,8 +129,8 @@ func TestDatatypes(t *testing.T) {
 			h := r.Header
 			eq(t, "header", []any{VersionString(h.Version), VersionString(h.CompatibleVersion), h.RowCount, h.ColumnCount, h.TOCOffset, h.TailOffset},
 				[]any{"1.1.1.5", "1.1.1.5", 5, 9, 527, 801})
-			eq(t, "codec of bl", r.Details()["column 0"].(map[string]any)["codec"], "DvBool")
-			eq(t, "codec of dto", r.Details()["column 6"].(map[string]any)["codec"], "DvDateTimeZone")
+			eq(t, "codec of bl", r.Details()["column 0 bl"].(map[string]any)["codec"], "DvBool")
+			eq(t, "codec of dto", r.Details()["column 6 dto"].(map[string]any)["codec"], "DvDateTimeZone")
 		})
 	}
 	t.Run("datatypes-63e45e7.idv", func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestTermLookup(t *testing.T) {
 	r = openTestdata(t, "termlookup_with_key-DefaultMap.idv")
 	eq(t, "schema", schemaStrings(r.Schema()), []string{"Term dense string 1", "Value dense uint32 key[5] 1"})
 	eq(t, "values", columns(t, r), [][]string{{`"Bad"`, `"Fair"`, `"Good"`, `"Excellent"`, `"Perfect"`}, {"1", "2", "3", "4", "5"}})
-	eq(t, "codec", r.Details()["column 1"].(map[string]any)["codec"], "Key(UInt32, 5)")
+	eq(t, "codec", r.Details()["column 1 Value"].(map[string]any)["codec"], "Key(UInt32, 5)")
 }
 
 func TestZeroRowSchemas(t *testing.T) {
