@@ -16,8 +16,9 @@ import (
 // sample's Shape) is kept in the user key "mlfeed".
 //
 // In HDF5 files with no Format, Minimize or Expand option the rows are written as they arrive
-// (growable chunked datasets; CSR pointers are uint64, indices the smallest unsigned type that
-// holds the stream's Dim), so memory stays bounded; otherwise, and for NPZ, the data is
+// (growable chunked datasets; indices of the smallest unsigned type that holds the stream's
+// Dim, pointers of the smallest that holds the count, or uint64 beyond 4 million rows), so
+// memory stays bounded; otherwise, and for NPZ, the data is
 // gathered in memory and written by Close. The file is complete only after Close.
 type Sink struct {
 	w       *Writer

@@ -130,3 +130,56 @@ func TestStreamingChecksRows(t *testing.T) {
 		t.Errorf("err = %v, want a duplicate", err)
 	}
 }
+
+func TestSinkStreamsPointers(t *testing.T) {
+	if !HDF5Available {
+		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
+	}
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Sparse, Type: mlfeed.Float64, Dim: 7}}}
+	d := mlfeed.StreamData{SeqStart: []int64{0}, SampleStart: []int64{0}}
+	var vals []float64
+	for r := 0; r < 10; r++ {
+		for c := 0; c < r%4; c++ {
+			d.Indices = append(d.Indices, int32(c*2))
+			vals = append(vals, float64(10*r+c))
+		}
+		d.SeqStart = append(d.SeqStart, int64(r+1))
+		d.SampleStart = append(d.SampleStart, int64(len(d.Indices)))
+	}
+	d.Values = f64(vals...)
+	chunk := &mlfeed.Chunk{Sequences: 10, Streams: []mlfeed.StreamData{d}}
+	var got [2]*Matrix
+	for k, held := range []int{1 << 22, 3} {
+		old := maxHeldPointers
+		maxHeldPointers = held
+		p := t.TempDir() + "/p.bsp.h5"
+		s, err := NewSink(p, schema, "", &WriteOptions{Chunk: 16})
+		if err == nil {
+			err = s.WriteChunk(chunk)
+		}
+		if err == nil {
+			err = s.WriteChunk(chunk)
+		}
+		if err == nil {
+			err = s.Close()
+		}
+		maxHeldPointers = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[k], err = ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tp := got[0].Arrays["pointers_to_1"].Type; tp != mlfeed.Uint8 {
+		t.Errorf("held pointers stored as %s, want uint8", tp)
+	}
+	if tp := got[1].Arrays["pointers_to_1"].Type; tp != mlfeed.Uint64 {
+		t.Errorf("streamed pointers stored as %s, want uint64", tp)
+	}
+	a, _ := toInt64s("p", got[0].Arrays["pointers_to_1"])
+	b, _ := toInt64s("p", got[1].Arrays["pointers_to_1"])
+	if len(a) != 21 || !reflect.DeepEqual(a, b) || !reflect.DeepEqual(got[0].Values(), got[1].Values()) {
+		t.Errorf("pointers %v and %v", a, b)
+	}
+}

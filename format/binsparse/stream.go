@@ -11,14 +11,17 @@ import (
 
 // streamWriter writes one stream's samples as the rows of a CSR (sparse) or DMATR (dense)
 // matrix into an HDF5 group as they arrive: the arrays are growable datasets appended chunk
-// by chunk, and the descriptor is written last, so memory stays bounded by a chunk.
+// by chunk, and the descriptor is written last, so memory stays bounded by a chunk. The row
+// pointers are held until Close (and then stored in the smallest unsigned type that holds
+// them) unless there are more than maxHeldPointers rows, when they stream as uint64.
 type streamWriter struct {
 	w         *Writer
 	st        mlfeed.Stream
 	group     string
 	structure Structure
 	idxType   mlfeed.ElemType
-	ptr       *h5.Appender // sparse only
+	ptrs      []uint64     // sparse: row pointers held in memory, while ptr is nil
+	ptr       *h5.Appender // sparse: row pointers, once too many to hold
 	idx       *h5.Appender // sparse only
 	vals      *h5.Appender
 	rows      int64
@@ -55,18 +58,39 @@ func newStreamWriter(w *Writer, st mlfeed.Stream, group string) (*streamWriter, 
 		return nil, err
 	}
 	if st.Storage == mlfeed.Sparse {
-		if s.ptr, err = open("pointers_to_1", mlfeed.Uint64); err != nil {
-			return nil, err
-		}
 		if s.idx, err = open("indices_1", s.idxType); err != nil {
 			return nil, err
 		}
-		// The first pointer of CSR.
-		if err := s.ptr.Write(make([]byte, 8)); err != nil {
-			return nil, err
-		}
+		s.ptrs = []uint64{0}
 	}
 	return s, nil
+}
+
+// maxHeldPointers is the number of rows up to which the row pointers are held in memory (a
+// variable for tests).
+var maxHeldPointers = 1 << 22
+
+// addPointers records the row pointers in s.pbuf (little-endian uint64).
+func (s *streamWriter) addPointers() error {
+	if s.ptr == nil {
+		for i := 0; i+8 <= len(s.pbuf); i += 8 {
+			s.ptrs = append(s.ptrs, binary.LittleEndian.Uint64(s.pbuf[i:]))
+		}
+		if len(s.ptrs) <= maxHeldPointers {
+			return nil
+		}
+		var err error
+		if s.ptr, err = s.w.h.Append(s.group, "pointers_to_1", mlfeed.Uint64, s.w.h5Options(mlfeed.Uint64)); err != nil {
+			return err
+		}
+		held := make([]byte, 0, 8*len(s.ptrs))
+		for _, p := range s.ptrs {
+			held = binary.LittleEndian.AppendUint64(held, p)
+		}
+		s.ptrs = nil
+		return s.ptr.Write(held)
+	}
+	return s.ptr.Write(s.pbuf)
 }
 
 // add appends the samples of d (one stream of a validated chunk) as rows.
@@ -112,7 +136,7 @@ func (s *streamWriter) add(d *mlfeed.StreamData) error {
 		s.rows++
 		s.pbuf = binary.LittleEndian.AppendUint64(s.pbuf, uint64(s.nnz))
 	}
-	if err := s.ptr.Write(s.pbuf); err != nil {
+	if err := s.addPointers(); err != nil {
 		return err
 	}
 	if err := s.idx.Write(s.ibuf); err != nil {
@@ -160,6 +184,18 @@ func (s *streamWriter) finish() error {
 	if err != nil {
 		return err
 	}
+	ptrType := mlfeed.Uint64
+	if s.st.Storage == mlfeed.Sparse && s.ptr == nil {
+		ptrType = MinIndexType(s.nnz)
+		ptr := make([]int64, len(s.ptrs))
+		for i, p := range s.ptrs {
+			ptr[i] = int64(p)
+		}
+		b := fromInt64s(ptr, ptrType)
+		if err := s.w.h.Write(s.group, "pointers_to_1", b, s.w.h5Options(ptrType)); err != nil {
+			return err
+		}
+	}
 	d := Descriptor{Version: Version, Structure: s.structure, DataTypes: map[string]DataType{"values": {Type: s.st.Type}}}
 	if s.st.Storage == mlfeed.Dense {
 		d.Format, d.Shape, d.NumberOfStoredValues = DMATR, []int64{s.rows, int64(s.st.Dim)}, s.rows*int64(s.st.Dim)
@@ -169,7 +205,7 @@ func (s *streamWriter) finish() error {
 			cols = s.maxIdx + 1
 		}
 		d.Format, d.Shape, d.NumberOfStoredValues = CSR, []int64{s.rows, cols}, s.nnz
-		d.DataTypes["pointers_to_1"] = DataType{Type: mlfeed.Uint64}
+		d.DataTypes["pointers_to_1"] = DataType{Type: ptrType}
 		d.DataTypes["indices_1"] = DataType{Type: s.idxType}
 	}
 	if d.Structure != General && d.Shape[0] != d.Shape[1] {
