@@ -2,7 +2,9 @@ package mtx
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -50,6 +52,7 @@ func open(name string, opts *format.Options) (mlfeed.Source, error) {
 // sink gathers the one stream's samples as matrix rows and writes the file on Close.
 type sink struct {
 	f      *os.File
+	gzip   bool
 	schema mlfeed.Schema
 	c      *binsparse.Collector
 	opts   WriteOptions
@@ -58,7 +61,19 @@ type sink struct {
 // create returns a sink; writer options (--write-opt): format=coordinate|array.
 func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 	var wo WriteOptions
+	// The caller's temporary file keeps the target's name before ".tmp-": "x.mtx.gz.tmp-1".
+	name := strings.ToLower(f.Name())
+	gz := strings.HasSuffix(name, ".gz") || strings.Contains(name, ".gz.tmp")
 	if o != nil {
+		switch o.Compress {
+		case "":
+		case "gzip":
+			gz = true
+		case "none":
+			gz = false
+		default:
+			return nil, fmt.Errorf("%w: mtx compression %q: want gzip or none", format.ErrUsage, o.Compress)
+		}
 		if err := format.CheckParams("mtx", o.Params, "format"); err != nil {
 			return nil, err
 		}
@@ -74,7 +89,7 @@ func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Si
 	if err != nil {
 		return nil, err
 	}
-	return &sink{f: f, schema: schema, c: c, opts: wo}, nil
+	return &sink{f: f, gzip: gz, schema: schema, c: c, opts: wo}, nil
 }
 
 func (s *sink) WriteChunk(c *mlfeed.Chunk) error {
@@ -91,9 +106,21 @@ func (s *sink) Close() error {
 		return err
 	}
 	m.Descriptor.User = nil
-	w := bufio.NewWriterSize(s.f, 1<<20)
+	var out io.Writer = s.f
+	var z *gzip.Writer
+	if s.gzip {
+		z = gzip.NewWriter(s.f)
+		out = z
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
 	if err := Write(w, m, &s.opts); err != nil {
 		return err
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if z != nil {
+		return z.Close()
+	}
+	return nil
 }

@@ -150,3 +150,31 @@ func toF32(b mlfeed.Buffer) []byte {
 	}
 	return out.Bytes
 }
+
+func TestConvertGzipOutput(t *testing.T) {
+	f := corpusMTX(t)[1]
+	src, err := format.Open([]string{f}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out := filepath.Join(t.TempDir(), "farm.mtx.gz")
+	if err := convert.File(context.Background(), src, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(out)
+	if len(raw) < 2 || raw[0] != 0x1f || raw[1] != 0x8b {
+		t.Fatalf("%s is not gzip", out)
+	}
+	a, err := mtx.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mtx.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(denseOf(t, a), denseOf(t, b)) {
+		t.Error("gzip copy differs")
+	}
+}
