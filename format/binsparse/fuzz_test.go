@@ -192,3 +192,39 @@ func denseInts(m *Matrix) ([][]int64, error) {
 	}
 	return out, nil
 }
+
+// FuzzNPZ reads arbitrary bytes as an NPZ container: an error or a valid matrix, never a
+// panic or an allocation the input does not justify.
+func FuzzNPZ(f *testing.F) {
+	if d := testutil.SharedDir(); d != "" {
+		if data, err := os.ReadFile(filepath.Join(d, "testdata", "binsparse", "reference-python-2026", "ref2026_csr.bsp.npz")); err == nil {
+			f.Add(data)
+		}
+	}
+	m, err := New(CSR, []int64{2, 3}, map[string]mlfeed.Buffer{"pointers_to_1": u8(0, 1, 2), "indices_1": u8(2, 0), "values": f64(1, 2)}, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, level := range []int{NoCompression, 5} {
+		p := filepath.Join(f.TempDir(), "seed.bsp.npz")
+		if err := WriteFile(p, m, &WriteOptions{Level: level}); err != nil {
+			f.Fatal(err)
+		}
+		data, _ := os.ReadFile(p)
+		f.Add(data)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.bsp.npz")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(p)
+		if err != nil {
+			return
+		}
+		if _, err := got.check(func(error) bool { return true }); err != nil {
+			t.Fatalf("ReadFile returned a matrix that fails its check: %v", err)
+		}
+	})
+}
