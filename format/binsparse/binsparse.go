@@ -116,8 +116,8 @@ func (s Structure) Lower() bool { return strings.HasSuffix(string(s), "_lower") 
 // (one stored value stands for all). Type is mlfeed.Bool for "bint8" and mlfeed.Complex64 or
 // mlfeed.Complex128 for "complex[float32]" and "complex[float64]".
 type DataType struct {
-	Type mlfeed.ElemType
-	Iso  bool
+	Type mlfeed.ElemType // the element type
+	Iso  bool            // one stored value stands for every entry
 }
 
 var scalarNames = map[string]mlfeed.ElemType{
@@ -206,7 +206,7 @@ type ArrayError struct {
 	File  string // file name (with ":/group" when the matrix is in a group), if known
 	Array string // array name, such as "indices_1"
 	Index int64  // element position in the array, or -1 when the array as a whole is wrong
-	Err   error
+	Err   error  // what is wrong; wraps ErrFormat (or ErrTooLarge)
 }
 
 // Error formats the error as "file: array[index]: message".

@@ -63,16 +63,16 @@ const (
 
 // Level is one dense or sparse level of a custom format; it covers Rank dimensions.
 type Level struct {
-	Kind LevelKind
-	Rank int
+	Kind LevelKind // LevelDense or LevelSparse
+	Rank int       // the number of dimensions the level covers
 }
 
 // Levels is a custom format: the dense and sparse levels from the root down (the element level
 // that ends every format is implied), and Transpose, which maps stored dimension k to logical
 // dimension Transpose[k] (nil means the identity).
 type Levels struct {
-	Levels    []Level
-	Transpose []int
+	Levels    []Level // from the root down, without the element level
+	Transpose []int   // stored dimension k is logical dimension Transpose[k]; nil: identity
 }
 
 // Rank returns the number of dimensions the levels cover.

@@ -14,6 +14,7 @@ import (
 // Complex128 for complex values); an iso values array holds one element. Index and pointer
 // arrays hold the integer types the descriptor names.
 type Matrix struct {
+	// Descriptor says what the arrays mean.
 	Descriptor Descriptor
 	// Arrays maps array names ("values", "indices_0", "pointers_to_1", "fill_value") to
 	// their elements.

@@ -40,9 +40,9 @@ type Header struct {
 	Field    string   // "real", "integer", "complex" or "pattern"
 	Symmetry string   // "general", "symmetric", "skew-symmetric" or "hermitian"
 	Comments []string // comment lines after the banner, with their leading '%'
-	Rows     int64
-	Cols     int64
-	Entries  int64 // stored entries (coordinate), or the number of values listed (array)
+	Rows     int64    // number of rows
+	Cols     int64    // number of columns
+	Entries  int64    // stored entries (coordinate), or the number of values listed (array)
 }
 
 const banner = "%%MatrixMarket"
