@@ -15,7 +15,6 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"github.com/mlfeed/mlfeed"
-	fastinflate "github.com/mlfeed/mlfeed/format/idv/internal/inflate"
 )
 
 // Vectors says how fixed-size vector columns are exposed.
@@ -462,10 +461,15 @@ var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewRead
 // inflate decompresses src into dst, which must be filled exactly; extra output is ignored,
 // as ML.NET ignores it.
 func inflate(dst, src []byte) error {
-	switch err := fastinflate.Decompress(dst, src); err {
+	fr := inflaters.Get().(io.ReadCloser)
+	defer inflaters.Put(fr)
+	if err := fr.(flate.Resetter).Reset(bytes.NewReader(src), nil); err != nil {
+		return fmt.Errorf("%w: DEFLATE data: %v", ErrFormat, err)
+	}
+	switch _, err := io.ReadFull(fr, dst); err {
 	case nil:
 		return nil
-	case fastinflate.ErrShort:
+	case io.EOF, io.ErrUnexpectedEOF:
 		return fmt.Errorf("%w: block inflates to fewer bytes than the %d declared", ErrFormat, len(dst))
 	default:
 		return fmt.Errorf("%w: DEFLATE data: %v", ErrFormat, err)
