@@ -288,16 +288,6 @@ func (f *File) Groups() ([]string, error) {
 	return out, err
 }
 
-// Info describes a one-dimensional dataset.
-type Info struct {
-	Type    mlfeed.ElemType // the element type, or Invalid when it is not an integer or float
-	Len     int64           // number of elements
-	Rank    int             // number of dimensions of the dataspace
-	Layout  string          // "contiguous", "chunked", "compact"
-	Chunk   int64           // chunk length (chunked layout)
-	Filters []string        // "deflate", "shuffle", "fletcher32", "szip", or numbers
-}
-
 // Dataset describes the dataset name in the group at path; ok is false when there is none.
 func (f *File) Dataset(path, name string) (info Info, ok bool, err error) {
 	cname := C.CString(name)
@@ -415,13 +405,6 @@ func (f *File) Read(path, name string, t mlfeed.ElemType, off, n, total int64) (
 		return nil
 	})
 	return buf, err
-}
-
-// WriteOptions control how Write stores a dataset.
-type WriteOptions struct {
-	Chunk   int64 // chunk length in elements; 0 stores the dataset contiguous
-	Level   int   // deflate level 1-9; 0 means no compression
-	Shuffle bool  // add the shuffle filter before deflate
 }
 
 // Write creates the dataset name in the group at path (creating the group if needed) holding

@@ -35,29 +35,12 @@ func (f *File) SetAttr(path, name, value string) error { return errUnavailable }
 // Groups reports that HDF5 support is not compiled in.
 func (f *File) Groups() ([]string, error) { return nil, errUnavailable }
 
-// Info describes a one-dimensional dataset.
-type Info struct {
-	Type    mlfeed.ElemType // the element type, or Invalid when it is not an integer or float
-	Len     int64           // number of elements
-	Rank    int             // number of dimensions of the dataspace
-	Layout  string          // "contiguous", "chunked", "compact"
-	Chunk   int64           // chunk length (chunked layout)
-	Filters []string        // "deflate", "shuffle", "fletcher32", "szip", or numbers
-}
-
 // Dataset reports that HDF5 support is not compiled in.
 func (f *File) Dataset(path, name string) (Info, bool, error) { return Info{}, false, errUnavailable }
 
 // Read reports that HDF5 support is not compiled in.
 func (f *File) Read(path, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
 	return mlfeed.Buffer{}, errUnavailable
-}
-
-// WriteOptions control how Write stores a dataset.
-type WriteOptions struct {
-	Chunk   int64 // chunk length in elements; 0 stores the dataset contiguous
-	Level   int   // deflate level 1-9; 0 means no compression
-	Shuffle bool  // add the shuffle filter before deflate
 }
 
 // Write reports that HDF5 support is not compiled in.
