@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -393,8 +395,26 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	return &mlfeed.Chunk{Sequences: n, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: values}}}, nil
 }
 
-// swapInto copies src to dst reversing the byte order of each sz-byte element.
+// swapInto copies src to dst reversing the byte order of each sz-byte element. Aligned
+// buffers (the usual case: dst is allocated aligned, and the payload follows a header of
+// 4+4*rank bytes) are processed as typed words, which compiles to byte-swap instructions;
+// misaligned ones go through encoding/binary.
 func swapInto(dst, src []byte, sz int) {
+	n := len(src) / sz
+	if n == 0 {
+		return
+	}
+	if aligned(dst, sz) && aligned(src, sz) {
+		switch sz {
+		case 2:
+			swapWords(dst, src, n, bits.ReverseBytes16)
+		case 4:
+			swapWords(dst, src, n, bits.ReverseBytes32)
+		case 8:
+			swapWords(dst, src, n, bits.ReverseBytes64)
+		}
+		return
+	}
 	switch sz {
 	case 2:
 		for k := 0; k+2 <= len(src); k += 2 {
@@ -408,6 +428,17 @@ func swapInto(dst, src []byte, sz int) {
 		for k := 0; k+8 <= len(src); k += 8 {
 			binary.LittleEndian.PutUint64(dst[k:], binary.BigEndian.Uint64(src[k:]))
 		}
+	}
+}
+
+func aligned(b []byte, sz int) bool { return uintptr(unsafe.Pointer(&b[0]))%uintptr(sz) == 0 }
+
+// swapWords reverses the bytes of n words of type W from src into dst, both aligned for W.
+func swapWords[W uint16 | uint32 | uint64](dst, src []byte, n int, rev func(W) W) {
+	d := unsafe.Slice((*W)(unsafe.Pointer(&dst[0])), n)
+	s := unsafe.Slice((*W)(unsafe.Pointer(&src[0])), n)
+	for i, v := range s {
+		d[i] = rev(v)
 	}
 }
 
