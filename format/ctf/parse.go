@@ -484,31 +484,32 @@ func (p *parser[T]) closeDense(a *acc[T], n, dim int) bool {
 // sparse reads a sparse sample of index:value pairs with indices below dim.
 func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 	b := p.data[:p.end]
-	for p.pos < len(b) {
-		c := b[p.pos]
+	pos, vals, idx := p.pos, a.vals, a.idx
+	for pos < len(b) {
+		c := b[pos]
 		if c == ' ' || c == '\t' {
-			p.pos++
+			pos++
 			continue
 		}
 		if c < ' ' || c >= 0x80 || c == '|' {
+			p.pos, a.vals, a.idx = pos, vals, idx
 			return true
 		}
-		// The common case inline: digits, ':' and a number that ends before the sequence.
-		pos := p.pos
-		var ix uint64
-		for pos < len(b) && pos-p.pos < 10 && b[pos]-'0' <= 9 {
-			ix = ix*10 + uint64(b[pos]-'0')
-			pos++
-		}
-		if pos > p.pos && pos < len(b) && b[pos] == ':' && ix < uint64(dim) {
-			v, k, st := fastfloat.Scan(b[pos+1:])
-			if st == fastfloat.OK && pos+1+k < len(b) {
-				p.pos = pos + 1 + k
-				a.vals = append(a.vals, T(v))
-				a.idx = append(a.idx, int32(ix))
-				continue
+		// The common case inline: up to seven digits, ':' and a number that ends before the
+		// sequence.
+		if pos+8 <= len(b) {
+			ix, n := fastfloat.Digits8(b[pos:])
+			if n > 0 && n < 8 && b[pos+n] == ':' && ix < uint64(dim) {
+				v, k, st := fastfloat.Scan(b[pos+n+1:])
+				if st == fastfloat.OK && pos+n+1+k < len(b) {
+					pos += n + 1 + k
+					vals = append(vals, T(v))
+					idx = append(idx, int32(ix))
+					continue
+				}
 			}
 		}
+		p.pos, a.vals, a.idx = pos, vals, idx
 		ix, ok := p.index()
 		if !ok {
 			return false
@@ -526,9 +527,11 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 		if !ok {
 			return false
 		}
-		a.vals = append(a.vals, T(v))
-		a.idx = append(a.idx, int32(ix))
+		vals = append(a.vals, T(v))
+		idx = append(a.idx, int32(ix))
+		pos = p.pos
 	}
+	p.pos, a.vals, a.idx = pos, vals, idx
 	p.note(diag{kind: dExhaustedSparse, off: int64(p.pos)})
 	return len(a.vals) > a.seqVals
 }

@@ -159,18 +159,10 @@ var pow10u = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 10000
 // costs no mispredicted branch.
 func digits(b []byte, i int, acc uint64) (uint64, int) {
 	for i+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[i:])
-		// A byte is a digit when its high nibble is 3 and adding 6 keeps it 3.
-		nd := (x&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
-		m := (nd | (nd&0x7F7F7F7F7F7F7F7F + 0x7F7F7F7F7F7F7F7F)) & 0x8080808080808080
-		n := bits.TrailingZeros64(m) >> 3 // digits before the first non-digit (8 if none)
+		v, n := Digits8(b[i:])
 		if n == 0 {
 			return acc, i
 		}
-		v := (x - 0x3030303030303030) << (uint(8-n) * 8)
-		v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
-		v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16
-		v = (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32
 		acc = acc*pow10u[n] + v
 		i += n
 		if n < 8 {
@@ -186,6 +178,22 @@ func digits(b []byte, i int, acc uint64) (uint64, int) {
 		i++
 	}
 	return acc, i
+}
+
+// Digits8 returns the value of the ASCII digits that start b and their count n, looking at
+// b[:8] only (n is 8 when all eight are digits). b must hold at least eight bytes.
+func Digits8(b []byte) (v uint64, n int) {
+	x := binary.LittleEndian.Uint64(b)
+	// A byte is a digit when its high nibble is 3 and adding 6 keeps it 3: nd's first nonzero
+	// byte is the first non-digit (a carry out of x+6 comes from a non-digit, so it only
+	// reaches the bytes after it).
+	nd := (x&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
+	n = bits.TrailingZeros64(nd) >> 3
+	// Shift the n digits to the top, then sum pairs, quads and octets of them.
+	v = (x - 0x3030303030303030) << (uint(8-n) * 8)
+	v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+	v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16
+	return (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32, n
 }
 
 // slow converts a token the fast path cannot handle exactly.
