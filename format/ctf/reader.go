@@ -444,15 +444,15 @@ func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 }
 
 // fetch returns chunk i, from the prefetched chunks when it is there, and starts prefetching
-// when reads go in order.
+// when reads go in order. In-order reads keep every core on a chunk of its own, which needs no
+// joining of pieces; only the last chunks, which no later chunk can keep the other cores busy
+// beside, and chunks read out of order are parsed in pieces on every core.
 func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
 	ahead := runtime.GOMAXPROCS(0)
 	if ahead <= 1 || len(r.chunks) == 1 {
-		return r.parse(i)
+		return r.parse(i, true)
 	}
-	if r.chunks[i].end-r.chunks[i].start >= minSplit {
-		ahead = 1 // a large chunk is parsed in pieces on every core already
-	}
+	split := func(k int) bool { return k+ahead >= len(r.chunks) }
 	r.pfMu.Lock()
 	if r.inflight == nil {
 		r.inflight = map[int]*future{}
@@ -472,7 +472,7 @@ func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
 				g := &future{done: make(chan struct{})}
 				r.inflight[k] = g
 				go func(k int) {
-					g.c, g.err = r.parse(k)
+					g.c, g.err = r.parse(k, split(k))
 					close(g.done)
 				}(k)
 			}
@@ -483,11 +483,11 @@ func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
 		<-f.done
 		return f.c, f.err
 	}
-	return r.parse(i)
+	return r.parse(i, !sequential || split(i))
 }
 
-// parse parses chunk i.
-func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
+// parse parses chunk i, in pieces on every core when split is set.
+func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 	if err := r.acquire(); err != nil {
 		return nil, err
 	}
@@ -497,10 +497,14 @@ func (r *Reader) parse(i int) (*mlfeed.Chunk, error) {
 	var cause *diag
 	var err error
 	r.populate(r.chunks[i].start, r.chunks[i].end)
+	pieces := 1
+	if split {
+		pieces = runtime.GOMAXPROCS(0)
+	}
 	if r.double {
-		c, errs, cause, err = parseSplit[float64](r, i)
+		c, errs, cause, err = parsePieces[float64](r, i, pieces, minSplit)
 	} else {
-		c, errs, cause, err = parseSplit[float32](r, i)
+		c, errs, cause, err = parsePieces[float32](r, i, pieces, minSplit)
 	}
 	if err != nil {
 		return nil, err

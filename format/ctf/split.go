@@ -3,7 +3,6 @@ package ctf
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
@@ -19,11 +18,6 @@ const minSplit = 1 << 20
 
 // errSequential makes a piece give up.
 var errSequential = errors.New("ctf: parse sequentially")
-
-// parseSplit parses chunk i, in pieces when there are cores to spare.
-func parseSplit[T float32 | float64](r *Reader, i int) (*mlfeed.Chunk, int, *diag, error) {
-	return parsePieces[T](r, i, runtime.GOMAXPROCS(0), minSplit)
-}
 
 // parsePieces parses chunk i in n pieces when it holds at least minBytes.
 func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, *diag, error) {
