@@ -500,6 +500,13 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 		if pos+8 <= len(b) {
 			ix, n := fastfloat.Digits8(b[pos:])
 			if n > 0 && n < 8 && b[pos+n] == ':' && ix < uint64(dim) {
+				// A one-digit value, as one-hot and count data hold, needs no scan.
+				if e := pos + n + 2; e < len(b) && b[e] <= ' ' && b[e-1]-'0' <= 9 {
+					pos = e
+					vals = append(vals, T(b[e-1]-'0'))
+					idx = append(idx, int32(ix))
+					continue
+				}
 				v, k, st := fastfloat.Scan(b[pos+n+1:])
 				if st == fastfloat.OK && pos+n+1+k < len(b) {
 					pos += n + 1 + k
