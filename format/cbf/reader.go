@@ -1,7 +1,6 @@
 package cbf
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -484,7 +484,8 @@ func (rd *Reader) Close() error {
 }
 
 // decoder decodes the bytes b of one chunk, which start at file offset base, into new memory
-// or into the memory of prev.
+// or into the memory of prev. It reads the chunk once, front to back: each sequence's counts
+// are checked, its sparse indices checked, and its values (and indices) copied in one pass.
 type decoder struct {
 	rd    *Reader
 	chunk int
@@ -501,28 +502,26 @@ func (d *decoder) old(k int) *mlfeed.StreamData {
 	return &d.prev.Streams[k]
 }
 
-// gather returns the concatenation of segs: segs[0] itself when there is one (no copy), else
-// old's memory when it is large enough and writable, else a new slice (bytes.Join does not
-// zero the memory it then fills).
-func (d *decoder) gather(segs [][]byte, old []byte) []byte {
-	switch len(segs) {
-	case 0:
-		return []byte{}
-	case 1:
-		return segs[0]
+// reusable returns old's memory as an empty slice to append to, or nil when it points into
+// the mapped file, which must not be written.
+func (d *decoder) reusable(old []byte) []byte {
+	if d.rd.mem != nil && overlaps(old[:cap(old)], d.rd.mem) {
+		return nil
 	}
-	n := 0
-	for _, s := range segs {
-		n += len(s)
+	return old[:0]
+}
+
+// grow returns dst with room for n more bytes. New memory (aligned for typed views) holds
+// hint bytes, or twice dst's, but never more than an eighth more than limit, which bounds
+// what the stream can need (len(dst)+n <= limit). A good hint makes one allocation do for
+// the whole chunk; the eighth lets memory that ReadChunkReuse outgrew fit the next chunks.
+func grow(dst []byte, n, hint, limit int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
 	}
-	if cap(old) < n || d.rd.mem != nil && overlaps(old[:cap(old)], d.rd.mem) {
-		return bytes.Join(segs, nil)
-	}
-	out := old[:n]
-	for p, k := 0, 0; k < len(segs); k++ {
-		p += copy(out[p:], segs[k])
-	}
-	return out
+	c := max(min(max(hint, 2*cap(dst)), limit+limit/8), len(dst)+n)
+	out := mlfeed.NewBuffer(mlfeed.Uint8, c).Bytes
+	return out[:copy(out, dst)]
 }
 
 // overlaps reports whether a and b share memory.
@@ -584,14 +583,22 @@ func (d *decoder) decode() (*mlfeed.Chunk, error) {
 	return c, nil
 }
 
-// dense decodes stream k's sequences starting at p and returns the offset after them.
+// dense decodes stream k's sequences starting at p and returns the offset after them. The
+// values of a chunk of one sequence are not copied.
 func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 	st := &d.rd.header.Streams[k]
 	per := int64(st.Dim) * int64(st.Type.Size()) // bytes per sample
 	old := d.old(k)
 	out.SeqStart = int64s(old.SeqStart, nseq+1)
 	out.SeqStart[0] = 0
-	segs := make([][]byte, nseq)
+	var vals []byte
+	if nseq > 1 {
+		vals = d.reusable(old.Values.Bytes)
+	}
+	// The stream has at most the chunk table's samples (the sum of the sequence lengths),
+	// and no more bytes than the chunk has left.
+	limit := len(d.b) - p
+	hint := int(min(int64(d.rd.header.Chunks[d.chunk].Samples)*per, int64(limit)))
 	for q := range nseq {
 		if len(d.b)-p < 4 {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
@@ -602,28 +609,47 @@ func (d *decoder) dense(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 		}
 		out.SeqStart[q+1] = out.SeqStart[q] + n
 		end := p + 4 + int(n*per)
-		segs[q] = d.b[p+4 : end : end]
+		if seg := d.b[p+4 : end : end]; nseq == 1 {
+			vals = seg
+		} else {
+			vals = append(grow(vals, len(seg), hint, limit), seg...)
+		}
 		p = end
 	}
-	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.gather(segs, old.Values.Bytes)}
+	if vals == nil {
+		vals = []byte{}
+	}
+	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: vals}
 	return p, nil
 }
 
-// sparse decodes stream k's sequences starting at p and returns the offset after them.
+// sparse decodes stream k's sequences starting at p and returns the offset after them. The
+// values and indices of a chunk of one sequence are not copied (the indices when aligned).
 func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 	st := &d.rd.header.Streams[k]
 	es := int64(st.Type.Size())
 	old := d.old(k)
-	type seq struct{ at, n, nnz int } // at: offset of the sequence's values
-	seqs := make([]seq, nseq)
-	vsegs, isegs := make([][]byte, nseq), make([][]byte, nseq)
-	// The first pass checks the counts and builds the offsets; the per-sample counts of a
-	// sequence sit just before the next sequence's counts, so this pass reads each part of
-	// the chunk's bookkeeping once.
 	out.SeqStart = int64s(old.SeqStart, nseq+1)
 	out.SeqStart[0] = 0
-	out.SampleStart = append(old.SampleStart[:0], 0)
-	base := 0 // values so far
+	ss := old.SampleStart[:0]
+	if n := int(d.rd.header.Chunks[d.chunk].Samples) + 1; cap(ss) < n {
+		ss = make([]int64, 0, n) // the stream's samples, unless the chunk is invalid
+	}
+	ss = append(ss, 0)
+	var vals, idx []byte
+	if nseq > 1 {
+		vals, idx = d.reusable(old.Values.Bytes), d.reusable(int32Bytes(old.Indices))
+	}
+	// The stream has at most maxNNZ values; when other streams follow, guess that it has
+	// its share of them.
+	maxNNZ := int64(len(d.b)-p) / (es + 4)
+	guess := maxNNZ / int64(len(d.rd.header.Streams)-k)
+	// The first index outside [0, dim), and in strict mode the first that does not increase,
+	// are reported after the counts of every sequence have been checked.
+	type mark struct{ at, q, j int } // offset in the chunk, sequence, index within the sequence
+	bad, unsorted := mark{at: -1}, mark{at: -1}
+	var bix []byte   // the sequence's indices where bad is
+	base := int64(0) // values so far
 	for q := range nseq {
 		if len(d.b)-p < 8 {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTruncated, "the chunk ends")
@@ -640,53 +666,103 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 			return 0, d.fail(p, d.field(k, q, "nSamples"), ErrTooLarge, "%d per-sample counts after %d values and indices, the chunk has %d bytes left", n, nnz, left)
 		}
 		at, mid, end := p+8, p+8+int(nnz*es), p+8+int(nnz*(es+4))
-		seqs[q] = seq{at, int(n), int(nnz)}
-		vsegs[q] = d.b[at:mid:mid]
-		isegs[q] = d.b[mid:end:end]
-		acc := 0
-		for j := range int(n) {
-			c := int(int32(le.Uint32(d.b[end+4*j:])))
-			if c < 0 || c > int(nnz)-acc {
-				return 0, d.fail(end+4*j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j, c, int(nnz)-acc, nnz)
+		p = end + int(n)*4
+		// In file order, so that the memory is read front to back: the values, the indices
+		// (an index outside [0, dim) is reported once the counts are known good), then the
+		// per-sample counts.
+		v, ix := d.b[at:mid:mid], d.b[mid:end:end]
+		if nseq == 1 {
+			vals = v
+		} else {
+			vals = append(grow(vals, len(v), int(guess*es), int(maxNNZ*es)), v...)
+		}
+		if bad.at < 0 {
+			if j := badIndex(ix, uint32(st.Dim)); j >= 0 {
+				bad, bix = mark{mid + 4*j, q, j}, ix
+			}
+		}
+		if nseq == 1 {
+			idx = ix
+		} else {
+			idx = append(grow(idx, len(ix), int(guess*4), int(maxNNZ*4)), ix...)
+		}
+		// Per-sample counts: each within what is left of nnz, together nnz.
+		s0 := len(ss)
+		ss = slices.Grow(ss, int(n))[:s0+int(n)]
+		acc := int64(0)
+		for j, cb := 0, d.b[end:p]; j < len(cb); j += 4 {
+			c := int64(int32(le.Uint32(cb[j:])))
+			if c < 0 || c > nnz-acc {
+				return 0, d.fail(end+j, d.field(k, q, "sample nnz"), ErrFormat, "sample %d has %d values, %d of the sequence's %d remain", j/4, c, nnz-acc, nnz)
 			}
 			acc += c
-			out.SampleStart = append(out.SampleStart, int64(base+acc))
+			ss[s0+j/4] = base + acc
 		}
-		if acc != int(nnz) {
+		if acc != nnz {
 			return 0, d.fail(end, d.field(k, q, "sample nnz"), ErrFormat, "the per-sample counts add up to %d, nnz is %d", acc, nnz)
 		}
-		out.SeqStart[q+1] = out.SeqStart[q] + n
-		base += int(nnz)
-		p = end + int(n)*4
-	}
-	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: d.gather(vsegs, old.Values.Bytes)}
-	out.Indices = int32s(d.gather(isegs, int32Bytes(old.Indices)))
-	dim := int32(st.Dim)
-	for j, ix := range out.Indices {
-		if uint32(ix) >= uint32(dim) {
-			q, before := 0, 0 // find the sequence of index j, for the error's offset
-			for ; before+seqs[q].nnz <= j; q++ {
-				before += seqs[q].nnz
-			}
-			off := seqs[q].at + seqs[q].nnz*int(es) + 4*(j-before)
-			return 0, d.fail(off, d.field(k, q, "index"), ErrFormat, "index %d outside [0, %d)", ix, dim)
-		}
-	}
-	if d.rd.strict {
-		s, before := 0, 0 // samples and values of the sequences before q
-		for q, sq := range seqs {
-			for range sq.n {
-				from, to := int(out.SampleStart[s]), int(out.SampleStart[s+1])
-				off := sq.at + sq.nnz*int(es) + 4*(from-before) // the sample's first index
-				if err := d.checkSorted(out.Indices[from:to], off, k, q); err != nil {
-					return 0, err
+		if d.rd.strict && unsorted.at < 0 {
+			for s := s0; s < len(ss); s++ {
+				from, to := int(ss[s-1]-base), int(ss[s]-base)
+				if j := unsortedIndex(ix[4*from : 4*to]); j >= 0 {
+					unsorted = mark{mid + 4*(from+j), q, from + j}
+					break
 				}
-				s++
 			}
-			before += sq.nnz
+		}
+		out.SeqStart[q+1] = out.SeqStart[q] + n
+		base += nnz
+	}
+	if bad.at >= 0 {
+		return 0, d.fail(bad.at, d.field(k, bad.q, "index"), ErrFormat, "index %d outside [0, %d)", int32(le.Uint32(bix[4*bad.j:])), st.Dim)
+	}
+	if unsorted.at >= 0 {
+		ix := d.b[unsorted.at-4:]
+		return 0, d.fail(unsorted.at, d.field(k, unsorted.q, "index"), ErrFormat, "index %d follows %d in the same sample; indices must increase", int32(le.Uint32(ix[4:])), int32(le.Uint32(ix)))
+	}
+	if vals == nil {
+		vals = []byte{}
+	}
+	out.SampleStart = ss
+	out.Values = mlfeed.Buffer{Type: st.Type, Bytes: vals}
+	out.Indices = int32s(idx)
+	return p, nil
+}
+
+// badIndex returns the position of the first little-endian int32 in ix that is outside
+// [0, dim), or -1 when all are inside; dim <= math.MaxInt32.
+func badIndex(ix []byte, dim uint32) int {
+	// Two indices per 64-bit word: x is outside iff its top bit is set or, when it is not,
+	// the top bit of x + 2^31 - dim is (no lane borrows from the next).
+	const top = 0x8000_0000_8000_0000
+	d2 := uint64(dim) * 0x1_0000_0001
+	var acc uint64
+	i := 0
+	for ; len(ix)-i >= 32; i += 32 {
+		w := ix[i : i+32 : i+32]
+		w0, w1, w2, w3 := le.Uint64(w), le.Uint64(w[8:]), le.Uint64(w[16:]), le.Uint64(w[24:])
+		acc |= w0 | w1 | w2 | w3 | ((w0 | top) - d2) | ((w1 | top) - d2) | ((w2 | top) - d2) | ((w3 | top) - d2)
+	}
+	if acc&top != 0 {
+		i = 0 // some index is outside: find the first
+	}
+	for ; len(ix)-i >= 4; i += 4 {
+		if le.Uint32(ix[i:]) >= dim {
+			return i / 4
 		}
 	}
-	return p, nil
+	return -1
+}
+
+// unsortedIndex returns the position of the first little-endian int32 in ix that is not
+// greater than the one before it, or -1 when they increase; CNTK's reader assumes they do.
+func unsortedIndex(ix []byte) int {
+	for j := 4; j+4 <= len(ix); j += 4 {
+		if int32(le.Uint32(ix[j:])) <= int32(le.Uint32(ix[j-4:])) {
+			return j / 4
+		}
+	}
+	return -1
 }
 
 // int32s views little-endian bytes as []int32 without copying when the machine is
@@ -716,17 +792,6 @@ func int32Bytes(v []int32) []byte {
 
 // nativeLE reports whether the machine is little-endian, like CBF.
 var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// checkSorted reports indices of one sample that do not increase; CNTK's reader assumes they
-// do. p is the file position of ix[0] within the chunk.
-func (d *decoder) checkSorted(ix []int32, p, k, q int) error {
-	for j := 1; j < len(ix); j++ {
-		if ix[j] <= ix[j-1] {
-			return d.fail(p+4*j, d.field(k, q, "index"), ErrFormat, "index %d follows %d in the same sample; indices must increase", ix[j], ix[j-1])
-		}
-	}
-	return nil
-}
 
 func (d *decoder) field(k, q int, f string) string {
 	return fmt.Sprintf("stream %q sequence %d %s", d.rd.header.Streams[k].Name, q, f)

@@ -3,7 +3,9 @@ package cbf
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -435,5 +437,39 @@ func TestReadChunkReuse(t *testing.T) {
 			t.Errorf("%s: the chunk was not decoded into the previous one's memory", name)
 		}
 		rd.Close()
+	}
+}
+
+// TestBadIndex checks the word-at-a-time index check against a plain loop, on indices near
+// the bounds (dim-1, dim, negative) and at every position in and after the unrolled part.
+func TestBadIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 100000 {
+		dim := uint32(1 + r.IntN(10))
+		if r.IntN(3) == 0 {
+			dim = uint32(1 + r.Int32N(1<<31-1))
+		}
+		b := make([]byte, 4*r.IntN(40))
+		want := -1
+		for j := 0; 4*j < len(b); j++ {
+			v := uint32(r.Int64N(int64(dim)))
+			switch r.IntN(16) {
+			case 0:
+				v = r.Uint32()
+			case 1:
+				v = dim
+			case 2:
+				v = dim - 1
+			case 3:
+				v = 1 << 31
+			}
+			binary.LittleEndian.PutUint32(b[4*j:], v)
+			if v >= dim && want < 0 {
+				want = j
+			}
+		}
+		if got := badIndex(b, dim); got != want {
+			t.Fatalf("dim %d, indices % x: got %d, want %d", dim, b, got, want)
+		}
 	}
 }
