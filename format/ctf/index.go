@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
 )
@@ -246,9 +247,12 @@ func checkSequence(s seqInfo, frameMode bool) error {
 	return nil
 }
 
+// progressStep is how often buildIndex reports progress, in bytes.
+const progressStep = 4 << 20
+
 // buildIndex indexes the whole file. record, if not nil, receives every sequence (for the
-// index cache).
-func buildIndex(data []byte, l layout, main []byte, chunkSize int64, frameMode bool, record func(seqInfo)) ([]chunkEntry, error) {
+// index cache). progress, if not nil, is kept within progressStep bytes of the indexed extent.
+func buildIndex(data []byte, l layout, main []byte, chunkSize int64, frameMode bool, record func(seqInfo), progress *atomic.Int64) ([]chunkEntry, error) {
 	if chunkSize > l.size {
 		chunkSize = l.size // as CNTK's Index::Reserve does
 	}
@@ -263,6 +267,9 @@ func buildIndex(data []byte, l layout, main []byte, chunkSize int64, frameMode b
 			record(q)
 		}
 		ck.add(q, l.dataLine+q.line)
+		if progress != nil && q.end-progress.Load() >= progressStep {
+			progress.Store(q.end)
+		}
 		return true
 	})
 	if scanErr != nil {

@@ -291,7 +291,10 @@ func (r *Reader) index(main []byte) error {
 			}
 		}
 	}
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record)
+	var progress atomic.Int64
+	stop := r.prefault(&progress)
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, &progress)
+	stop()
 	if err != nil {
 		rec.abort()
 		return err
