@@ -10,6 +10,9 @@ const madvPopulateRead = 22
 
 var pageSize = os.Getpagesize()
 
+// canPopulate reports whether populate does anything.
+const canPopulate = true
+
 // populate maps in the pages of mem[off:end], a file mapping, before they are read: one
 // system call instead of a page fault per page. Kernels without MADV_POPULATE_READ refuse
 // it, and the pages fault in as they are read.

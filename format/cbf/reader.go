@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -56,6 +57,9 @@ type Reader struct {
 	strict  bool
 	cache   []cached // per chunk, with KeepDataInMemory
 	closers []func() error
+
+	populated []atomic.Bool  // per chunk, when mapped: its pages are mapped in, or being
+	prefetch  sync.WaitGroup // populate calls in the background, which Close waits for
 }
 
 type cached struct {
@@ -115,6 +119,7 @@ func Open(name string, opts *Options) (*Reader, error) {
 		if reg, err := mmap.Map(f, st.Size()); err == nil {
 			rd.mem = reg.Bytes()
 			rd.mapped = true
+			rd.populated = make([]atomic.Bool, len(rd.chunks))
 			rd.closers = append(rd.closers, reg.Close)
 		}
 	}
@@ -460,7 +465,10 @@ func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
 	var b []byte
 	if rd.mem != nil {
-		populate(rd.mem, off, end)
+		rd.populate(i, false)
+		if i+1 < len(rd.chunks) {
+			rd.populate(i+1, true) // read-ahead, for a caller going through the chunks in turn
+		}
 		b = rd.mem[off:end]
 	} else {
 		var err error
@@ -472,8 +480,28 @@ func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	return d.decode()
 }
 
+// prefetchMin is the smallest chunk whose pages a reader maps in ahead of time, on another
+// goroutine (and so on another core, while the chunk before is decoded).
+const prefetchMin = 1 << 20
+
+// populate maps the pages of chunk i in, unless that has been done or started. With async,
+// it does so on a new goroutine, for chunks of at least prefetchMin bytes only.
+func (rd *Reader) populate(i int, async bool) {
+	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
+	if !canPopulate || async && end-off < prefetchMin || rd.populated[i].Swap(true) {
+		return
+	}
+	if !async {
+		populate(rd.mem, off, end)
+		return
+	}
+	mem := rd.mem
+	rd.prefetch.Go(func() { populate(mem, off, end) })
+}
+
 // Close releases the mapping and the file. Chunks read before must not be used after it.
 func (rd *Reader) Close() error {
+	rd.prefetch.Wait()
 	var errs []error
 	for k := len(rd.closers) - 1; k >= 0; k-- {
 		errs = append(errs, rd.closers[k]())
