@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
@@ -90,10 +91,12 @@ func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase 
 	return p
 }
 
-// reserve sizes the value buffers for a chunk: a dense stream holds at most dim values per
-// indexed sample, and every value takes at least two bytes of text (padding grows the buffer
-// as needed); sparse streams share a guess of one value per eight bytes.
-func (p *parser[T]) reserve(c chunkEntry) {
+// reserve sizes the buffers for a chunk: a dense stream holds at most dim values per indexed
+// sample, and every value takes at least two bytes of text (padding grows the buffer as
+// needed); a sparse stream holds as many values per byte as density (values per MiB of text)
+// says, the density of the last chunk parsed, or, before any, a share of one value per eight
+// bytes.
+func (p *parser[T]) reserve(c chunkEntry, density []atomic.Int64) {
 	bytes := c.end - c.start
 	sparse := 0
 	for i := range p.acc {
@@ -103,12 +106,16 @@ func (p *parser[T]) reserve(c chunkEntry) {
 	}
 	for i := range p.acc {
 		a := &p.acc[i]
+		a.seqStart = make([]int64, 1, c.sequences+1)
 		if p.sp.dense[i] {
 			n := min(c.samples*int64(p.sp.dims[i]), bytes/2+1)
 			a.vals = make([]T, 0, n)
 			continue
 		}
 		n := bytes / int64(8*sparse)
+		if d := density[i].Load(); d > 0 {
+			n = bytes*d>>20 + bytes*d>>24 + 64 // a margin of 1/16
+		}
 		a.vals = make([]T, 0, n)
 		a.idx = make([]int32, 0, n)
 		a.sampleStart = make([]int64, 1, c.samples+1)

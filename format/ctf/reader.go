@@ -37,6 +37,7 @@ type Reader struct {
 	closeMu sync.RWMutex
 	closed  bool
 
+	density []atomic.Int64 // per stream: values per MiB of text in the last chunk parsed
 	lines   []atomic.Int64 // per chunk: its first line + 1, 0 while unknown
 	counted []atomic.Bool  // per chunk: its errors were added to errs
 	errs    atomic.Int64   // errors in distinct chunks so far (the maxErrors budget)
@@ -151,6 +152,7 @@ func (r *Reader) init() error {
 	for i, c := range r.chunks {
 		r.infos[i] = mlfeed.ChunkInfo{Sequences: c.sequences, Samples: c.samples}
 	}
+	r.density = make([]atomic.Int64, len(streams))
 	r.lines = make([]atomic.Int64, len(r.chunks))
 	r.counted = make([]atomic.Bool, len(r.chunks))
 	for i, c := range r.chunks {
@@ -512,6 +514,13 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := r.chunks[i].end - r.chunks[i].start; n > 0 {
+		for s, d := range c.Streams {
+			if !r.sp.dense[s] {
+				r.density[s].Store(int64(d.Values.Len())<<20/n + 1)
+			}
+		}
+	}
 	if errs > 0 && !r.counted[i].Swap(true) {
 		if total := r.errs.Add(int64(errs)); total > int64(r.opts.MaxErrors) {
 			e := fmt.Errorf("%w: %s; %d errors in the file so far, more than maxErrors=%d allows (CNTK: Reached the maximum number of allowed errors while reading the input file (%s).)", ErrFormat, cause.text(), total, r.opts.MaxErrors, r.name)
@@ -526,7 +535,7 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
-	p.reserve(r.chunks[i])
+	p.reserve(r.chunks[i], r.density)
 	var ids idList
 	defer func() {
 		if v := recover(); v != nil {

@@ -79,7 +79,8 @@ type piece[T float32 | float64] struct {
 func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLine int64) (pc piece[T]) {
 	p := newParser[T](r.sp, r.data, 0, func() int64 { return 0 })
 	p.quiet = true
-	p.reserve(chunkEntry{start: from, end: to, samples: c.samples*(to-from)/(c.end-c.start) + 1})
+	share := func(n int64) int64 { return n*(to-from)/(c.end-c.start) + 1 }
+	p.reserve(chunkEntry{start: from, end: to, samples: share(c.samples), sequences: int(share(int64(c.sequences)))}, r.density)
 	defer func() {
 		if v := recover(); v != nil {
 			if _, ok := v.(abort); !ok {
