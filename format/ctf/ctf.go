@@ -19,9 +19,10 @@
 // boundaries, sample counts, chunking by chunkSizeInBytes), the same recovery from malformed
 // input under maxErrors, and, at traceLevel 1 and 2, the same warning and info messages, byte
 // offsets included. Opening a file builds the index alone (no number is parsed); ReadChunk
-// parses one chunk, in pieces on every core when it is large, and may be called from several
-// goroutines; reading chunks in order parses the next chunk in the background. Files are
-// memory-mapped, so a file larger than memory is read chunk by chunk.
+// parses one chunk, in pieces on every core when it is large and read alone, and may be called
+// from several goroutines; reading chunks in order parses the following chunks in the
+// background, one per core. Files are memory-mapped, so a file larger than memory is read
+// chunk by chunk.
 //
 // The streams come from Options.Inputs (the --input flags, or a CNTK config's input section
 // mapped by the caller). Without them the Reader infers the streams by a scan of the file: one
