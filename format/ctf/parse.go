@@ -401,39 +401,50 @@ func (p *parser[T]) sample() bool {
 	return true
 }
 
+// nameStop marks the bytes that end an input name: white space, '|', control bytes and bytes
+// outside ASCII.
+var nameStop = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c <= ' ' || c == '|' || c >= 0x80
+	}
+	return t
+}()
+
 // inputID reads an input name and looks it up, as CNTK's TryGetInputId.
 func (p *parser[T]) inputID() (int, bool) {
-	b := p.data
+	b := p.data[:p.end]
 	start := p.pos
-	for p.pos < p.end {
-		c := b[p.pos]
-		if c == ' ' || c == '\t' || c == '|' || c < ' ' || c >= 0x80 {
-			if p.pos > start {
-				name := b[start:p.pos]
-				for i, al := range p.sp.aliases {
-					if string(al) == string(name) {
-						return i, true
-					}
-				}
-				if p.sp.trace >= levelInfo || p.strict != nil {
-					p.note(diag{kind: dUnknownInput, off: int64(p.pos), name: string(name)})
-				}
-				return 0, false
-			}
-			p.note(diag{kind: dInvalidNameChar, off: int64(p.pos), c: c})
-			p.fail()
-			return 0, false
-		}
-		if p.pos-start >= p.sp.maxAlias {
+	pos := start
+	for pos < len(b) && !nameStop[b[pos]] {
+		if pos-start >= p.sp.maxAlias {
+			p.pos = pos
 			if p.sp.trace >= levelInfo || p.strict != nil {
-				p.note(diag{kind: dNameTooLong, off: int64(p.pos), a: int64(p.sp.maxAlias), name: string(b[start:p.pos])})
+				p.note(diag{kind: dNameTooLong, off: int64(pos), a: int64(p.sp.maxAlias), name: string(b[start:pos])})
 			}
 			return 0, false
 		}
-		p.pos++
+		pos++
 	}
-	p.note(diag{kind: dExhaustedName, off: int64(p.pos)})
-	p.fail()
+	p.pos = pos
+	if pos == len(b) {
+		p.note(diag{kind: dExhaustedName, off: int64(pos)})
+		p.fail()
+		return 0, false
+	}
+	if pos == start {
+		p.note(diag{kind: dInvalidNameChar, off: int64(pos), c: b[pos]})
+		p.fail()
+		return 0, false
+	}
+	name := b[start:pos]
+	for i, al := range p.sp.aliases {
+		if string(al) == string(name) {
+			return i, true
+		}
+	}
+	if p.sp.trace >= levelInfo || p.strict != nil {
+		p.note(diag{kind: dUnknownInput, off: int64(pos), name: string(name)})
+	}
 	return 0, false
 }
 
