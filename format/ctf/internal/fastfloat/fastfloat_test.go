@@ -167,3 +167,32 @@ func TestRandom(t *testing.T) {
 		check(t, string(b))
 	}
 }
+
+// TestDigits8 checks Digits8 against a byte loop for every digit count, every byte that can
+// end the digits and random bytes after it (bytes from 0xFA carry out of the digit test).
+func TestDigits8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for n := 0; n <= 8; n++ {
+		for end := 0; end < 256; end++ {
+			if n < 8 && end >= '0' && end <= '9' {
+				continue
+			}
+			b := make([]byte, 8)
+			var want uint64
+			for k := range b {
+				switch {
+				case k < n:
+					b[k] = byte('0' + rng.IntN(10))
+					want = want*10 + uint64(b[k]-'0')
+				case k == n:
+					b[k] = byte(end)
+				default:
+					b[k] = byte(rng.IntN(256))
+				}
+			}
+			if v, m := Digits8(b); m != n || v != want {
+				t.Fatalf("Digits8(%q) = %d, %d; want %d, %d", b, v, m, want, n)
+			}
+		}
+	}
+}
