@@ -105,6 +105,8 @@ func TestGrammar(t *testing.T) {
 		{"unknown input skipped", "|c 1 2 3 |a 1 2 |b 1:1\n", " a=[1 2] b=[1:1]\n"},
 		{"leading white space", "\n\n  |a 1 2 |b\n", " a=[1 2] b=[]\n"},
 		{"negative zero", "|a -0 0 |b 1:-0.0\n", " a=[-0 0] b=[1:-0]\n"},
+		{"room for the eight-byte paths", "1 |b 1:1 2:7 3:1.5 4:2e1 0:9|a 1 2 |# padding, padding\n2 |a 0 0 |b 00000003:1\t1:5\r\n2 |a -0.25 3 |# more padding\n",
+			"1: a=[1 2] b=[1:1 2:7 3:1.5 4:20 0:9]\n2: a=[0 0][-0.25 3] b=[3:1 1:5]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, chunks, err := readAll(t, tc.text, &Options{Inputs: in, Precision: mlfeed.Float64})
