@@ -794,14 +794,15 @@ func unsortedIndex(ix []byte) int {
 }
 
 // int32s views little-endian bytes as []int32 without copying when the machine is
-// little-endian and b is aligned, else decodes them into a new slice.
+// little-endian and b is aligned, else decodes them into a new slice. A view keeps b's
+// capacity, for ReadChunkReuse to find.
 func int32s(b []byte) []int32 {
 	n := len(b) / 4
+	if p := unsafe.SliceData(b); nativeLE && cap(b) >= 4 && uintptr(unsafe.Pointer(p))%4 == 0 {
+		return unsafe.Slice((*int32)(unsafe.Pointer(p)), cap(b)/4)[:n]
+	}
 	if n == 0 {
 		return []int32{}
-	}
-	if nativeLE && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
-		return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), n)
 	}
 	out := make([]int32, n)
 	for j := range out {
