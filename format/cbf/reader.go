@@ -461,6 +461,37 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 
 func (rd *Reader) load(i int) (*mlfeed.Chunk, error) { return rd.loadInto(i, nil) }
 
+// SequenceLengths returns the length of every sequence of chunk i (its longest stream's sample
+// count) from the chunk's length array, without decoding the chunk: the minibatch engine uses
+// it (minibatch.SequenceLengther) to seek and to skip other workers' sequences. The lengths
+// must add up to the chunk table's sample count.
+func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("cbf: chunk %d outside [0, %d)", i, len(rd.chunks))
+	}
+	ent := rd.header.Chunks[i]
+	field := fmt.Sprintf("chunk %d sequence lengths", i)
+	var b []byte
+	if rd.mem != nil {
+		b = rd.mem[ent.Offset : ent.Offset+4*int64(ent.Sequences)]
+	} else {
+		var err error
+		if b, err = rd.readAt(ent.Offset, 4*int(ent.Sequences), field); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]int64, ent.Sequences)
+	var sum int64
+	for q := range out {
+		out[q] = int64(le.Uint32(b[4*q:]))
+		sum += out[q]
+	}
+	if sum != int64(ent.Samples) {
+		return nil, rd.posErr(ent.Offset, field, ErrFormat, "they add up to %d samples, the chunk table says %d", sum, ent.Samples)
+	}
+	return out, nil
+}
+
 func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
 	var b []byte

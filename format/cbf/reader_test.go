@@ -473,3 +473,39 @@ func TestBadIndex(t *testing.T) {
 		}
 	}
 }
+
+// SequenceLengths agrees with the decoded chunks on every real CBF file, mapped or not.
+func TestSequenceLengths(t *testing.T) {
+	dir := testutil.Testdata(t, "cntk", "cbf")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+	for _, name := range files {
+		for _, o := range []*Options{nil, {NoMmap: true}} {
+			rd, err := Open(name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range rd.Chunks() {
+				ls, err := rd.SequenceLengths(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := rd.ReadChunk(context.Background(), i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ls) != c.Sequences {
+					t.Fatalf("%s chunk %d: %d lengths for %d sequences", name, i, len(ls), c.Sequences)
+				}
+				for q, l := range ls {
+					if l != c.SequenceLength(q) {
+						t.Fatalf("%s chunk %d sequence %d: length %d, decoded %d", name, i, q, l, c.SequenceLength(q))
+					}
+				}
+			}
+			if _, err := rd.SequenceLengths(len(rd.Chunks())); err == nil {
+				t.Error("a chunk past the end has lengths")
+			}
+			rd.Close()
+		}
+	}
+}
