@@ -58,6 +58,11 @@ func FuzzReader(f *testing.F) {
 		if !ok {
 			return
 		}
+		// The writer writes no chunk for a chunk of no sequences, so a data set of none reads
+		// back with no chunks at all: nothing to compare.
+		if decoded.Sequences == 0 {
+			return
+		}
 		// Round trip: the writer sorts sparse indices, so compare only sorted data.
 		for k := range decoded.Streams {
 			sd := &decoded.Streams[k]
