@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/minibatch"
 	"github.com/mlfeed/mlfeed/render"
 )
 
@@ -28,7 +29,7 @@ func init() {
 		Long: `demo generates a small MNIST-like data set of digit images and labels built into mlfeed
 (deterministic, no download), writes it as IDX, converts it (uint8 to float32, gzip) and into
 every other format this build can write, reads each back, checks that every value survived,
-and shows the first digits. The files stay in --dir (default: a temporary directory that is
+runs one randomized sweep of minibatches over it, and shows the first digits. The files stay in --dir (default: a temporary directory that is
 removed afterwards).`,
 		Example: `  mlfeed demo
   mlfeed demo --dir /tmp/mlfeed-demo -n 5000`,
@@ -135,6 +136,29 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, k
 		return err
 	}
 	defer src.Close()
+	fmt.Fprintln(w, "minibatches:")
+	var batches, seen int
+	if err := step("one randomized sweep, minibatches of 64 (CNTK's randomizer)", func() error {
+		r, err := minibatch.New(src, minibatch.Config{MinibatchSize: 64})
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for r.Next() {
+			batches++
+			seen += r.Batch().Sequences
+			if r.Batch().EndOfSweep {
+				break
+			}
+		}
+		return r.Err()
+	}); err != nil {
+		return err
+	}
+	if seen != n {
+		return fmt.Errorf("a sweep delivered %d sequences, want %d", seen, n)
+	}
+	fmt.Fprintf(w, "  %d minibatches, every one of the %d digits exactly once\n", batches, n)
 	c, err := src.ReadChunk(ctx, 0)
 	if err != nil {
 		return err

@@ -88,7 +88,8 @@ func TestDemoAndRoundTrips(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo failed (%d): %s", code, stderr)
 	}
-	for _, want := range []string{"generated 120 digits", "read back demo-images-f32.idx.gz + labels: identical", "demo ok"} {
+	for _, want := range []string{"generated 120 digits", "read back demo-images-f32.idx.gz + labels: identical",
+		"every one of the 120 digits exactly once", "demo ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
