@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format/cbf/internal/fsum"
 )
 
 // benchData returns a data set of about size bytes in CBF: dense float32 samples of dim 64,
@@ -102,32 +103,10 @@ func benchRead(b *testing.B, storage mlfeed.Storage, reuse bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sum += sumFloat32s(c.Streams[0].Values.Float32s())
+			sum += fsum.Float32s(c.Streams[0].Values.Float32s())
 		}
 	}
 	_ = sum
-}
-
-// sumFloat32s adds v up with eight accumulators in registers, so that the benchmarks measure
-// reading rather than one chain of dependent additions.
-func sumFloat32s(v []float32) float64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for ; len(v) >= 8; v = v[8:] {
-		w := v[:8:8]
-		s0 += w[0]
-		s1 += w[1]
-		s2 += w[2]
-		s3 += w[3]
-		s4 += w[4]
-		s5 += w[5]
-		s6 += w[6]
-		s7 += w[7]
-	}
-	s := float64(s0) + float64(s1) + float64(s2) + float64(s3) + float64(s4) + float64(s5) + float64(s6) + float64(s7)
-	for _, x := range v {
-		s += float64(x)
-	}
-	return s
 }
 
 func BenchmarkReadDense(b *testing.B)       { benchRead(b, mlfeed.Dense, false) }

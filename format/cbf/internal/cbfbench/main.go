@@ -25,6 +25,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/cbf"
+	"github.com/mlfeed/mlfeed/format/cbf/internal/fsum"
 )
 
 func main() {
@@ -230,25 +231,9 @@ func read(name string, opts *cbf.Options, runs, par int, sum bool) error {
 	return nil
 }
 
-// add sums v with eight accumulators in registers, so the sum does not wait on one add
-// chain (an array of accumulators would live in memory, and be three times slower).
+// add sums v, with NaN counted as 0 so that sums stay comparable.
 func add(v []float32) float64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for ; len(v) >= 8; v = v[8:] {
-		w := v[:8:8]
-		s0 += w[0]
-		s1 += w[1]
-		s2 += w[2]
-		s3 += w[3]
-		s4 += w[4]
-		s5 += w[5]
-		s6 += w[6]
-		s7 += w[7]
-	}
-	s := float64(s0) + float64(s1) + float64(s2) + float64(s3) + float64(s4) + float64(s5) + float64(s6) + float64(s7)
-	for _, x := range v {
-		s += float64(x)
-	}
+	s := fsum.Float32s(v)
 	if math.IsNaN(s) {
 		return 0
 	}
