@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/countsort"
 )
 
 // Matrix is a Binsparse array in memory: its descriptor and its named arrays. Values holds
@@ -543,7 +544,7 @@ func (e *entries) sortBy(byCol bool) error {
 		var perm []int64
 		if lim := int64(4*n) + 1<<20; nmajor <= lim && nminor <= lim {
 			// Two stable counting sorts, by the minor then the major coordinate: linear time.
-			perm = countingSort(countingSort(nil, minor, nminor), major, nmajor)
+			perm = countsort.Order(countsort.Order(nil, minor, nminor), major, nmajor)
 		} else {
 			perm = make([]int64, n)
 			for i := range perm {
@@ -585,27 +586,4 @@ func (e *entries) values() mlfeed.Buffer {
 		return e.vals
 	}
 	return gather(e.vals, e.pos)
-}
-
-// countingSort returns order (nil: 0, 1, ..., n-1) stably sorted by key[order[k]], whose
-// values lie in [0, bound).
-func countingSort(order []int64, key []int64, bound int64) []int64 {
-	count := make([]int64, bound+1)
-	for _, k := range key {
-		count[k+1]++
-	}
-	for i := int64(1); i <= bound; i++ {
-		count[i] += count[i-1]
-	}
-	out := make([]int64, len(key))
-	for i := range key {
-		p := int64(i)
-		if order != nil {
-			p = order[i]
-		}
-		k := key[p]
-		out[count[k]] = p
-		count[k]++
-	}
-	return out
 }

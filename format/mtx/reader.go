@@ -18,6 +18,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/countsort"
 )
 
 // ReadFile reads the Matrix Market file name (gzip-compressed files are recognized by their
@@ -858,8 +859,8 @@ func rowMajor(rows, cols []int64, nrows, ncols int64) ([]int64, error) {
 	var perm []int64
 	if nrows <= int64(4*n)+1<<20 && ncols <= int64(4*n)+1<<20 {
 		// Two stable counting sorts: by column, then by row.
-		tmp := countingSort(nil, cols, ncols)
-		perm = countingSort(tmp, rows, nrows)
+		tmp := countsort.Order(nil, cols, ncols)
+		perm = countsort.Order(tmp, rows, nrows)
 	} else {
 		perm = make([]int64, n)
 		for k := range perm {
@@ -880,29 +881,6 @@ func rowMajor(rows, cols []int64, nrows, ncols int64) ([]int64, error) {
 		}
 	}
 	return perm, nil
-}
-
-// countingSort returns order (nil: 0..n-1) stably sorted by key[order[k]] < bound.
-func countingSort(order []int64, key []int64, bound int64) []int64 {
-	n := len(key)
-	count := make([]int64, bound+1)
-	for _, k := range key {
-		count[k+1]++
-	}
-	for i := int64(1); i <= bound; i++ {
-		count[i] += count[i-1]
-	}
-	out := make([]int64, n)
-	for i := 0; i < n; i++ {
-		p := int64(i)
-		if order != nil {
-			p = order[i]
-		}
-		k := key[p]
-		out[count[k]] = p
-		count[k]++
-	}
-	return out
 }
 
 // indexBuffer stores v in order perm (nil: as is) as type t.
