@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // sample builds a test matrix of rows×cols with about density stored entries of type vt.
@@ -279,17 +279,10 @@ func TestWriteOptions(t *testing.T) {
 	}
 }
 
-// python returns the path of a python3 with h5py, numpy and scipy, or skips.
+// python returns /usr/bin/python3 when it has the checkers this file uses, or skips.
 func python(t *testing.T) string {
 	t.Helper()
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("skipped: /usr/bin/python3 is absent (install python3-h5py python3-scipy python3-numpy)")
-	}
-	if out, err := exec.Command(py, "-c", "import h5py, numpy, scipy.sparse, scipy.io").CombinedOutput(); err != nil {
-		t.Skipf("skipped: /usr/bin/python3 lacks h5py, numpy or scipy (install python3-h5py python3-scipy python3-numpy): %s", out)
-	}
-	return py
+	return testutil.Python(t, "h5py", "numpy", "scipy.sparse", "scipy.io")
 }
 
 // pyReader rebuilds each file's matrix with h5py/numpy (NPZ with numpy) and scipy.sparse,

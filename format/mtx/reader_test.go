@@ -47,17 +47,10 @@ func denseOf(t testing.TB, m *binsparse.Matrix) [][]float64 {
 	return out
 }
 
-// python returns /usr/bin/python3 when it has scipy, or skips.
+// python returns /usr/bin/python3 when it has the checkers this file uses, or skips.
 func python(t *testing.T) string {
 	t.Helper()
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("skipped: /usr/bin/python3 is absent (install python3-scipy python3-numpy)")
-	}
-	if out, err := exec.Command(py, "-c", "import numpy, scipy.io").CombinedOutput(); err != nil {
-		t.Skipf("skipped: /usr/bin/python3 lacks scipy (install python3-scipy python3-numpy): %s", out)
-	}
-	return py
+	return testutil.Python(t, "numpy", "scipy.io")
 }
 
 // mmread reads each file with scipy.io.mmread and returns the dense matrices (complex as

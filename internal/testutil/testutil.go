@@ -4,8 +4,10 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -51,4 +53,23 @@ func Spec(tb testing.TB, name string) string {
 		tb.Skip("skipped: the shared corpus (../shared) is absent")
 	}
 	return filepath.Join(d, "specs", name)
+}
+
+// Python returns the path of Debian's /usr/bin/python3 (where python3-numpy, python3-h5py and
+// python3-scipy install; the python3 on PATH may be another build) when it can import every
+// module named, for tests that use those libraries as independent checkers. It skips the test
+// with a message saying what to install otherwise.
+func Python(tb testing.TB, modules ...string) string {
+	tb.Helper()
+	const py = "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		tb.Skip("skipped: /usr/bin/python3 is absent (apt-get install python3 python3-numpy python3-h5py python3-scipy)")
+	}
+	if len(modules) > 0 {
+		if out, err := exec.Command(py, "-c", "import "+strings.Join(modules, ", ")).CombinedOutput(); err != nil {
+			tb.Skipf("skipped: /usr/bin/python3 cannot import %s (apt-get install python3-numpy python3-h5py python3-scipy): %s",
+				strings.Join(modules, ", "), out)
+		}
+	}
+	return py
 }
