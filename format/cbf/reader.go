@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -100,23 +99,18 @@ func Open(name string, opts *Options) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, err := os.Open(name)
+	f, size, err := mmap.OpenFile(name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	rd, err := NewReader(f, st.Size(), &o)
+	rd, err := NewReader(f, size, &o)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	rd.closers = append(rd.closers, f.Close)
 	if !o.NoMmap {
-		if reg, err := mmap.Map(f, st.Size()); err == nil {
+		if reg, err := mmap.Map(f, size); err == nil {
 			rd.mem = reg.Bytes()
 			rd.mapped = true
 			rd.populated = make([]atomic.Bool, len(rd.chunks))

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // Vectors says how fixed-size vector columns are exposed.
@@ -117,13 +117,8 @@ type metaEntry struct {
 
 // Open opens the named IDV file. Close closes the file.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
-	f, err := os.Open(name)
+	f, size, err := mmap.OpenFile(name)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	o := ReaderOptions{}
@@ -133,7 +128,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.Name == "" {
 		o.Name = name
 	}
-	r, err := NewReader(f, st.Size(), &o)
+	r, err := NewReader(f, size, &o)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -148,30 +148,25 @@ func NewGzipReader(r io.Reader, size int64, name string, opts *Options, reopen f
 // Open opens the named IDX file, plain or gzip-compressed (detected by its magic bytes).
 // Plain files are memory-mapped unless Options.NoMmap is set.
 func Open(name string, opts *Options) (*Reader, error) {
-	f, err := os.Open(name)
+	f, size, err := mmap.OpenFile(name)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	var magic [2]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
-		rd, err := NewGzipReader(f, st.Size(), name, opts, func() (io.ReadCloser, error) { return os.Open(name) })
+		rd, err := NewGzipReader(f, size, name, opts, func() (io.ReadCloser, error) { return os.Open(name) })
 		f.Close()
 		return rd, err
 	}
-	rd, err := NewReader(f, st.Size(), name, opts)
+	rd, err := NewReader(f, size, name, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	rd.closers = append(rd.closers, f.Close)
 	if opts == nil || !opts.NoMmap {
-		if reg, err := mmap.Map(f, st.Size()); err == nil {
+		if reg, err := mmap.Map(f, size); err == nil {
 			rd.mem = reg.Bytes()[rd.base:]
 			rd.mapped = true
 			rd.closers = append(rd.closers, reg.Close)

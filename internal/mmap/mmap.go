@@ -3,7 +3,10 @@
 // to reading.
 package mmap
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // ErrUnsupported is returned where memory mapping is not available.
 var ErrUnsupported = errors.New("mmap: not supported on this platform")
@@ -25,4 +28,19 @@ func (r *Region) Close() error {
 	d := r.data
 	r.data = nil
 	return r.unmap(d)
+}
+
+// OpenFile opens the named file for reading and returns it with its size, the first step of
+// every format's Open. On error nothing is left open.
+func OpenFile(name string) (*os.File, int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
