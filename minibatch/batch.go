@@ -125,11 +125,19 @@ func (b *Batch) reset() {
 }
 
 // add appends sequence q of chunk c (chunk index ci) to the batch.
-func (b *Batch) add(c *mlfeed.Chunk, ci, q int, samples int64) error {
+// Streams marked in unit hold one fixed-size dense sample per sequence, sample q at q: their
+// sequence is copied without reading the chunk's offsets (a cache miss in a shuffled gather).
+func (b *Batch) add(c *mlfeed.Chunk, unit []bool, ci, q int, samples int64) error {
 	for i := range b.Data.Streams {
 		st := &b.schema.Streams[i]
 		src := &c.Streams[i]
 		d := &b.Data.Streams[i]
+		if unit[i] {
+			row := st.Dim * src.Values.Type.Size()
+			d.Values.Bytes = append(d.Values.Bytes, src.Values.Bytes[q*row:(q+1)*row]...)
+			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+1)
+			continue
+		}
 		s0, s1 := src.SeqStart[q], src.SeqStart[q+1]
 		if b.frame && s1-s0 != 1 {
 			return fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples in stream %q", ErrFrameMode, q, ci, s1-s0, st.Name)

@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -92,4 +93,26 @@ func BenchmarkSweep(b *testing.B) {
 			}
 		}
 	})
+}
+
+func BenchmarkSweepPackers(b *testing.B) {
+	const n, dim, mb = 60000, 784, 256
+	src := newDenseSource(n, dim, 6000)
+	for _, p := range []int{-1, 1, 2, 3} {
+		b.Run(fmt.Sprint(p), func(b *testing.B) {
+			b.SetBytes(n * dim * 4)
+			r, err := New(src, Config{MinibatchSize: mb, Packers: p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			for b.Loop() {
+				for r.Next() {
+					if r.Batch().EndOfSweep {
+						break
+					}
+				}
+			}
+		})
+	}
 }

@@ -118,6 +118,11 @@ type Config struct {
 	// Prefetch is the number of chunks read and decoded ahead in the background. Zero means 2;
 	// negative turns prefetching off.
 	Prefetch int
+	// Packers is the number of goroutines that pack minibatches (copy their sequences out of
+	// the chunks and lay them out) ahead of Next, several minibatches at once. Zero means
+	// runtime.GOMAXPROCS; negative packs each minibatch in Next on the caller's goroutine.
+	// The minibatches are the same either way.
+	Packers int
 	// TraceLevel is CNTK's traceLevel: at 2 and above the reader logs each sweep to Log.
 	TraceLevel int
 	// Log receives trace output. Nil discards it.

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
 
 // SequenceLengther is implemented by sources that know the length of every sequence of a chunk
@@ -28,7 +32,10 @@ type SequenceLengther interface {
 //	}
 //	if err := r.Err(); err != nil { ... }
 //
-// A Reader is not safe for concurrent use. It does not close the source.
+// Minibatches are planned in order on the caller's goroutine and packed (their data copied
+// out of the chunks) ahead of time by Config.Packers background goroutines, several at once;
+// chunks are read and decoded ahead by others (Config.Prefetch). A Reader is not safe for
+// concurrent use. It does not close the source; Close it before closing the source.
 type Reader struct {
 	src      mlfeed.Source
 	cfg      Config
@@ -41,11 +48,14 @@ type Reader struct {
 	workers  int
 	rank     int
 	prefetch int
+	packers  int // background packing goroutines; 0 packs in Next
 	lengther SequenceLengther
 
 	ctx    context.Context
 	cancel context.CancelFunc
+	bg     sync.WaitGroup // chunk loads and packers
 
+	// Planning: the position up to which minibatches have been planned.
 	cur, nxt *sweepPlan // the current sweep, and the next one once planned ahead
 	next     int        // position of the next sequence in cur.order
 	pos      int64      // global sample position of that sequence
@@ -53,13 +63,51 @@ type Reader struct {
 	req      int        // entries of cur.need requested (in the next sweep's need once reqNext)
 	reqNext  bool       // requests have moved on to nxt
 	planned  bool
-	done     bool
-	err      error
+	planEnd  bool // planning has reached the end or an error
+
+	// Delivery: the position after the minibatch the caller holds.
+	at    position
+	done  bool
+	err   error
+	held  *job
+	free  []*job // jobs not in use
+	queue []*job // planned jobs, oldest first
+	work  chan *job
+	empty Batch // what Batch returns before the first minibatch
 
 	lengths [][]int32
 	ones    []int32
 	slots   []*slot // per chunk: being read or held, or nil
+}
+
+// position is a point of the reader's progress: the sweep, the position of the next sequence
+// in its order, and the global sample position of that sequence.
+type position struct {
+	sweep   int64
+	next    int
+	pos     int64
+	planned bool
+}
+
+// job is one minibatch: planned (which sequences, from which chunks) on the caller's goroutine,
+// then packed into its Batch by a packer.
+type job struct {
+	refs    []jobRef
 	batch   Batch
+	meta    Batch // Sweep, Position, GlobalSamples, EndOfSweep and EndOfEpoch for the batch
+	at      position
+	err     error
+	sent    bool          // handed to the packers
+	touched int64         // keeps the loads of touchOffsets and touchValues
+	done    chan struct{} // a packer signals here when the batch is packed
+}
+
+// jobRef is one of a job's sequences: sequence idx of chunk, n samples long, from slot s.
+type jobRef struct {
+	s     *slot
+	chunk int32
+	idx   int32
+	n     int64
 }
 
 // sweepPlan is a plan plus what this worker needs from it.
@@ -74,13 +122,15 @@ type needEntry struct {
 	chunk, first int32
 }
 
-// slot is a chunk being read or held.
+// slot is a chunk being read or held. chunk and err are set before done is closed and loaded
+// is set.
 type slot struct {
-	done  chan struct{}
-	ready bool // done has been received from (consumer side)
-	chunk *mlfeed.Chunk
-	err   error
-	until [2]int64 // (sweep, position) of its last use
+	done   chan struct{}
+	loaded atomic.Bool // done is closed: a cheaper test than receiving from it
+	chunk  *mlfeed.Chunk
+	unit   []bool // per stream: one fixed-size dense sample per sequence, sample q at q
+	err    error
+	until  [2]int64 // (sweep, position) of its last use; planning side only
 }
 
 // New returns a Reader over src. It reads no data until the first call to Next.
@@ -119,6 +169,12 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 	case cfg.Prefetch > 0:
 		r.prefetch = cfg.Prefetch
 	}
+	switch {
+	case cfg.Packers == 0:
+		r.packers = runtime.GOMAXPROCS(0)
+	case cfg.Packers > 0:
+		r.packers = cfg.Packers
+	}
 	r.rz = randomizer{randomize: !cfg.NoRandomize, seed: cfg.RandomizationSeed,
 		window: cfg.RandomizationWindow, sampleBased: cfg.SampleBasedRandomizationWindow}
 	maxLen := 0
@@ -142,7 +198,15 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 	r.slots = make([]*slot, len(r.infos))
 	r.cur, r.nxt = &sweepPlan{}, &sweepPlan{}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.batch.init(&r.schema, cfg.FrameMode)
+	r.empty.init(&r.schema, cfg.FrameMode)
+	r.empty.reset()
+	// Jobs: one the caller holds, and one more than there are packers in flight, so that a
+	// packer always has the next minibatch to pack while the caller waits for the oldest.
+	for range r.packers + 2 {
+		j := &job{done: make(chan struct{}, 1)}
+		j.batch.init(&r.schema, cfg.FrameMode)
+		r.free = append(r.free, j)
+	}
 	return r, nil
 }
 
@@ -173,20 +237,35 @@ func (r *Reader) Schema() mlfeed.Schema { return r.schema }
 // SweepSamples returns the number of samples in one sweep.
 func (r *Reader) SweepSamples() int64 { return r.samples }
 
-// Position returns the global sample position of the next sequence.
-func (r *Reader) Position() int64 { return r.pos }
+// Position returns the global sample position of the next sequence: the one after the last
+// minibatch Next returned.
+func (r *Reader) Position() int64 { return r.at.pos }
 
 // Batch returns the minibatch the last successful Next prepared. It is valid until the next
-// call to Next.
-func (r *Reader) Batch() *Batch { return &r.batch }
+// call to Next, Restore, SetPosition or Close.
+func (r *Reader) Batch() *Batch {
+	if r.held != nil {
+		return &r.held.batch
+	}
+	return &r.empty
+}
 
 // Err returns the error that stopped Next, if any.
 func (r *Reader) Err() error { return r.err }
 
-// Close stops background reads and releases the chunks held. It does not close the source.
+// Close stops background reads and packing, waits for them to end, and releases the chunks
+// held. It does not close the source.
 func (r *Reader) Close() error {
+	if r.ctx.Err() != nil {
+		return nil
+	}
 	r.cancel()
+	if r.work != nil {
+		close(r.work)
+	}
+	r.bg.Wait()
 	clear(r.slots)
+	r.held, r.queue = nil, nil
 	r.done = true
 	return nil
 }
@@ -200,33 +279,188 @@ func (r *Reader) fail(err error) bool {
 // Next prepares the next minibatch. It returns false at the end (MaxSweeps or MaxSamples
 // reached, or an empty source) or on an error, which Err then returns.
 func (r *Reader) Next() bool {
+	if r.held != nil {
+		r.free = append(r.free, r.held)
+		r.held = nil
+	}
 	if r.done {
 		return false
 	}
-	if r.rz.sequences == 0 {
+	if r.packers > 0 && r.work == nil {
+		r.work = make(chan *job, len(r.free))
+		for range r.packers {
+			r.bg.Add(1)
+			go r.packLoop()
+		}
+	}
+	// Plan as far ahead as there are free jobs, handing each to the packers.
+	for len(r.free) > 0 && !r.planEnd {
+		j := r.free[len(r.free)-1]
+		if !r.planNext(j) {
+			break
+		}
+		r.free = r.free[:len(r.free)-1]
+		r.queue = append(r.queue, j)
+		if r.work != nil && j.err == nil {
+			j.sent = true
+			r.work <- j
+		}
+	}
+	if len(r.queue) == 0 {
 		r.done = true
+		return false
+	}
+	j := r.queue[0]
+	copy(r.queue, r.queue[1:])
+	r.queue = r.queue[:len(r.queue)-1]
+	if j.sent {
+		<-j.done
+		j.sent = false
+	} else if j.err == nil {
+		r.pack(j)
+	}
+	r.held = j
+	if j.err != nil {
+		return r.fail(j.err)
+	}
+	r.at = j.at
+	return true
+}
+
+// packLoop packs the jobs sent to it until the reader is closed.
+func (r *Reader) packLoop() {
+	defer r.bg.Done()
+	for j := range r.work {
+		r.pack(j)
+		j.done <- struct{}{}
+	}
+}
+
+// pack copies a planned job's sequences into its batch and lays them out.
+func (r *Reader) pack(j *job) {
+	b := &j.batch
+	b.reset()
+	var last *slot
+	for k, x := range j.refs {
+		// Start loading what later sequences will read, so that their cache misses overlap
+		// this sequence's copy (a shuffled gather is bound by the latency of those misses):
+		// the offsets of the sequence prefetchAhead on, the values of the one valuesAhead on.
+		if k+prefetchAhead < len(j.refs) {
+			prefetchOffsets(&j.refs[k+prefetchAhead])
+		}
+		if k+valuesAhead < len(j.refs) {
+			prefetchValues(&j.refs[k+valuesAhead], b.schema)
+		}
+		if x.s != last {
+			if !x.s.loaded.Load() {
+				<-x.s.done
+			}
+			if x.s.err != nil {
+				j.err = x.s.err
+				return
+			}
+			last = x.s
+		}
+		if err := b.add(x.s.chunk, x.s.unit, int(x.chunk), int(x.idx), x.n); err != nil {
+			j.err = err
+			return
+		}
+	}
+	b.Sweep, b.Position, b.GlobalSamples = j.meta.Sweep, j.meta.Position, j.meta.GlobalSamples
+	b.EndOfSweep, b.EndOfEpoch = j.meta.EndOfSweep, j.meta.EndOfEpoch
+	b.pack()
+}
+
+// prefetchAhead and valuesAhead are how many sequences ahead pack prefetches offsets and
+// values.
+const prefetchAhead, valuesAhead = 8, 4
+
+// prefetchOffsets prefetches the start of x's sequence in each stream, if its chunk is loaded.
+func prefetchOffsets(x *jobRef) {
+	if !x.s.loaded.Load() || x.s.err != nil {
+		return
+	}
+	for i := range x.s.chunk.Streams {
+		if !x.s.unit[i] {
+			prefetch.Int64s(x.s.chunk.Streams[i].SeqStart[x.idx:])
+		}
+	}
+}
+
+// prefetchValues prefetches the first values of x's sequence in each stream (the first sample
+// offsets, for streams that have them), if its chunk is loaded.
+func prefetchValues(x *jobRef, sc *mlfeed.Schema) {
+	if !x.s.loaded.Load() || x.s.err != nil {
+		return
+	}
+	for i := range x.s.chunk.Streams {
+		d := &x.s.chunk.Streams[i]
+		if x.s.unit[i] {
+			prefetch.Bytes(d.Values.Bytes[int(x.idx)*sc.Streams[i].Dim*d.Values.Type.Size():])
+			continue
+		}
+		s0 := d.SeqStart[x.idx]
+		switch {
+		case d.SampleStart != nil:
+			prefetch.Int64s(d.SampleStart[s0:])
+		case d.Values.Strings == nil:
+			if o := s0 * int64(sc.Streams[i].Dim*d.Values.Type.Size()); o < int64(len(d.Values.Bytes)) {
+				prefetch.Bytes(d.Values.Bytes[o:])
+			}
+		}
+	}
+}
+
+// unitStreams reports for each stream of a checked chunk whether it holds one fixed-size dense
+// sample per sequence, sample q at q, with all its values.
+func unitStreams(sc *mlfeed.Schema, c *mlfeed.Chunk) []bool {
+	unit := make([]bool, len(c.Streams))
+	for i := range c.Streams {
+		d, st := &c.Streams[i], &sc.Streams[i]
+		if d.SampleStart != nil || st.Dim <= 0 || st.Storage != mlfeed.Dense || d.Values.Type == mlfeed.String ||
+			d.Values.Type.Size()*st.Dim*c.Sequences != len(d.Values.Bytes) {
+			continue
+		}
+		unit[i] = true
+		for q, v := range d.SeqStart {
+			if v != int64(q) {
+				unit[i] = false
+				break
+			}
+		}
+	}
+	return unit
+}
+
+// planNext plans the next minibatch into j: its sequences, and the chunks they come from,
+// requested ahead. It returns false at the end; an error is planned as a job carrying it.
+func (r *Reader) planNext(j *job) bool {
+	j.refs, j.err = j.refs[:0], nil
+	if r.planEnd {
+		return false
+	}
+	if r.rz.sequences == 0 {
+		r.planEnd = true
 		return false
 	}
 	if !r.planned {
 		if err := r.startSweep(0); err != nil {
-			return r.fail(err)
+			return r.planFail(j, err)
 		}
 	}
 	if r.next >= len(r.cur.order) {
 		if r.cfg.MaxSweeps > 0 && r.cur.sweep+1 >= r.cfg.MaxSweeps {
-			r.done = true
+			r.planEnd = true
 			return false
 		}
 		if err := r.startSweep(r.cur.sweep + 1); err != nil {
-			return r.fail(err)
+			return r.planFail(j, err)
 		}
 	}
 	if r.cfg.MaxSamples > 0 && r.pos >= r.cfg.MaxSamples || r.cfg.MaxSweeps > 0 && r.cur.sweep >= r.cfg.MaxSweeps {
-		r.done = true
+		r.planEnd = true
 		return false
 	}
-	b := &r.batch
-	b.reset()
 	limit, epochEnd := int64(math.MaxInt64), int64(math.MaxInt64)
 	if e := r.cfg.EpochSize; e > 0 {
 		epochEnd = (r.pos/e + 1) * e
@@ -242,19 +476,21 @@ func (r *Reader) Next() bool {
 		ref := p.order[t]
 		lens, err := r.lengthsOf(ref.chunk)
 		if err != nil {
-			return r.fail(err)
+			return r.planFail(j, err)
 		}
 		n := int64(lens[ref.idx])
 		if global > 0 && global+n > r.mbSize {
 			break
 		}
 		if r.cfg.FrameMode && n != 1 {
-			return r.fail(fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples", ErrFrameMode, ref.idx, ref.chunk, n))
+			return r.planFail(j, fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples", ErrFrameMode, ref.idx, ref.chunk, n))
 		}
 		if p.own[t] {
-			if err := r.take(t, ref, n); err != nil {
-				return r.fail(err)
+			s, err := r.take(t, ref)
+			if err != nil {
+				return r.planFail(j, err)
 			}
+			j.refs = append(j.refs, jobRef{s, ref.chunk, ref.idx, n})
 		}
 		global += n
 		r.pos += n
@@ -267,38 +503,61 @@ func (r *Reader) Next() bool {
 			break
 		}
 	}
-	b.Sweep = p.sweep
-	b.Position = r.pos
-	b.GlobalSamples = global
-	b.EndOfSweep = r.next == len(p.order)
-	b.EndOfEpoch = r.pos >= epochEnd
-	if b.EndOfSweep && r.cfg.EpochSize == 0 {
-		b.EndOfEpoch = false
+	m := &j.meta
+	m.Sweep = p.sweep
+	m.Position = r.pos
+	m.GlobalSamples = global
+	m.EndOfSweep = r.next == len(p.order)
+	m.EndOfEpoch = r.pos >= epochEnd
+	if m.EndOfSweep && r.cfg.EpochSize == 0 {
+		m.EndOfEpoch = false
 	}
-	b.pack()
+	j.at = position{p.sweep, r.next, r.pos, true}
 	return true
 }
 
-// take appends this worker's sequence at position t to the batch.
-func (r *Reader) take(t int, ref seqRef, n int64) error {
+// planFail plans j as the error err and ends planning.
+func (r *Reader) planFail(j *job, err error) bool {
+	j.err = err
+	r.planEnd = true
+	return true
+}
+
+// take returns the slot of this worker's sequence at position t, requesting the chunk if
+// needed and chunks ahead of it, and lets the slot go after the chunk's last use.
+func (r *Reader) take(t int, ref seqRef) (*slot, error) {
 	p := r.cur
 	for r.used < len(p.need) && int(p.need[r.used].first) <= t {
 		r.used++
 	}
 	if err := r.pump(); err != nil {
-		return err
+		return nil, err
 	}
-	s, err := r.wait(ref.chunk, p)
-	if err != nil {
-		return err
-	}
-	if err := r.batch.add(s.chunk, int(ref.chunk), int(ref.idx), n); err != nil {
-		return err
+	s := r.slots[ref.chunk]
+	if s == nil {
+		s = r.request(ref.chunk, p)
 	}
 	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} && !r.cfg.KeepDataInMemory {
 		r.slots[ref.chunk] = nil
 	}
-	return nil
+	return s, nil
+}
+
+// drain waits for the planned jobs and frees them and the held one: the position of planning
+// is about to move.
+func (r *Reader) drain() {
+	for _, j := range r.queue {
+		if j.sent {
+			<-j.done
+			j.sent = false
+		}
+		r.free = append(r.free, j)
+	}
+	r.queue = r.queue[:0]
+	if r.held != nil {
+		r.free = append(r.free, r.held)
+		r.held = nil
+	}
 }
 
 // request starts reading chunk c for plan p, or extends the life of the slot holding it.
@@ -312,34 +571,23 @@ func (r *Reader) request(c int32, p *sweepPlan) *slot {
 	}
 	s := &slot{done: make(chan struct{}), until: until}
 	r.slots[c] = s
+	r.bg.Add(1)
 	go func() {
+		defer r.bg.Done()
 		s.chunk, s.err = r.src.ReadChunk(r.ctx, int(c))
 		if s.err == nil && s.chunk == nil {
 			s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, c)
 		}
-		close(s.done)
-	}()
-	return s
-}
-
-// wait returns the loaded slot of chunk c, requesting it first if needed.
-func (r *Reader) wait(c int32, p *sweepPlan) (*slot, error) {
-	s := r.slots[c]
-	if s == nil {
-		s = r.request(c, p)
-	}
-	if !s.ready {
-		<-s.done
 		if s.err == nil {
 			s.err = r.checkChunk(c, s.chunk)
 		}
-		if s.err != nil {
-			r.slots[c] = nil
-			return nil, s.err
+		if s.err == nil {
+			s.unit = unitStreams(&r.schema, s.chunk)
 		}
-		s.ready = true
-	}
-	return s, nil
+		close(s.done)
+		s.loaded.Store(true)
+	}()
+	return s
 }
 
 // checkChunk checks that a chunk read has the shape its table entry and the schema promise,

@@ -28,10 +28,10 @@ type State struct {
 
 // State returns the reader's position: where the next minibatch starts.
 func (r *Reader) State() State {
-	st := State{MinibatchSourcePosition: r.pos, Sequences: r.rz.sequences, Samples: r.samples, Chunks: len(r.infos),
+	st := State{MinibatchSourcePosition: r.at.pos, Sequences: r.rz.sequences, Samples: r.samples, Chunks: len(r.infos),
 		Randomize: r.rz.randomize, Seed: r.rz.seed, Window: r.rz.window, SampleBasedWindow: r.rz.sampleBased}
-	if r.planned {
-		st.Sweep, st.Next = r.cur.sweep, r.next
+	if r.at.planned {
+		st.Sweep, st.Next = r.at.sweep, r.at.next
 	}
 	return st
 }
@@ -63,6 +63,7 @@ func (r *Reader) Restore(st State) error {
 	r.next = st.Next
 	r.pos = st.MinibatchSourcePosition
 	r.skipUsed()
+	r.at = position{r.cur.sweep, r.next, r.pos, true}
 	return nil
 }
 
@@ -100,15 +101,21 @@ func (r *Reader) SetPosition(pos int64) error {
 		r.pos = (sweep + 1) * r.samples
 	}
 	r.skipUsed()
+	r.at = position{r.cur.sweep, r.next, r.pos, true}
 	return nil
 }
 
-// reposition plans sweep s and drops every held chunk (unless KeepDataInMemory).
+// reposition drops the minibatches planned ahead, plans sweep s and drops every held chunk
+// (unless KeepDataInMemory).
 func (r *Reader) reposition(s int64) error {
+	if r.ctx.Err() != nil {
+		return fmt.Errorf("%w: the reader is closed", ErrState)
+	}
+	r.drain()
 	if !r.cfg.KeepDataInMemory {
 		clear(r.slots)
 	}
-	r.planned, r.reqNext = false, false
+	r.planned, r.reqNext, r.planEnd = false, false, false
 	if err := r.startSweep(s); err != nil {
 		r.err = err
 		return err
