@@ -186,6 +186,16 @@ type Source interface {
 	Close() error
 }
 
+// ChunkReuser is implemented by sources that can decode a chunk into the memory of an earlier
+// one, sparing the allocation (and the clearing of fresh memory) that a decode otherwise
+// costs. prev is a chunk that an earlier ReadChunkReuse of the same source returned and that
+// the caller no longer uses, or nil; the source may write into it, or ignore it (when prev is
+// too small, or when its chunks share memory with a file or a cache). The minibatch engine
+// recycles chunks this way once every minibatch that reads them has been handed out.
+type ChunkReuser interface {
+	ReadChunkReuse(ctx context.Context, i int, prev *Chunk) (*Chunk, error)
+}
+
 // Sink receives a data set and writes it in some format.
 type Sink interface {
 	// WriteChunk writes the sequences of c, which follows the schema the sink was created

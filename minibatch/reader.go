@@ -50,6 +50,7 @@ type Reader struct {
 	prefetch int
 	packers  int // background packing goroutines; 0 packs in Next
 	lengther SequenceLengther
+	reuser   mlfeed.ChunkReuser // nil unless the source decodes into old chunks
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -63,7 +64,10 @@ type Reader struct {
 	req      int        // entries of cur.need requested (in the next sweep's need once reqNext)
 	reqNext  bool       // requests have moved on to nxt
 	planned  bool
-	planEnd  bool // planning has reached the end or an error
+	planEnd  bool            // planning has reached the end or an error
+	seq      uint64          // number of the last job planned
+	retired  []*slot         // slots planning let go, oldest first, whose chunks may still be read
+	spare    []*mlfeed.Chunk // chunks no job reads any more, to decode into
 
 	// Delivery: the position after the minibatch the caller holds.
 	at    position
@@ -92,14 +96,14 @@ type position struct {
 // job is one minibatch: planned (which sequences, from which chunks) on the caller's goroutine,
 // then packed into its Batch by a packer.
 type job struct {
-	refs    []jobRef
-	batch   Batch
-	meta    Batch // Sweep, Position, GlobalSamples, EndOfSweep and EndOfEpoch for the batch
-	at      position
-	err     error
-	sent    bool          // handed to the packers
-	touched int64         // keeps the loads of touchOffsets and touchValues
-	done    chan struct{} // a packer signals here when the batch is packed
+	refs  []jobRef
+	seq   uint64 // the job's number, counting from 1 in planning order
+	batch Batch
+	meta  Batch // Sweep, Position, GlobalSamples, EndOfSweep and EndOfEpoch for the batch
+	at    position
+	err   error
+	sent  bool          // handed to the packers
+	done  chan struct{} // a packer signals here when the batch is packed
 }
 
 // jobRef is one of a job's sequences: sequence idx of chunk, n samples long, from slot s.
@@ -130,7 +134,10 @@ type slot struct {
 	chunk  *mlfeed.Chunk
 	unit   []bool // per stream: one fixed-size dense sample per sequence, sample q at q
 	err    error
-	until  [2]int64 // (sweep, position) of its last use; planning side only
+	// Planning side only: the (sweep, position) of the chunk's last use, and the number of
+	// the last job that reads it.
+	until   [2]int64
+	lastJob uint64
 }
 
 // New returns a Reader over src. It reads no data until the first call to Next.
@@ -158,6 +165,9 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 			}
 		}
 		r.lengther, _ = src.(SequenceLengther)
+	}
+	if !cfg.KeepDataInMemory {
+		r.reuser, _ = src.(mlfeed.ChunkReuser)
 	}
 	var err error
 	if r.workers, r.rank, err = workers(cfg); err != nil {
@@ -280,6 +290,7 @@ func (r *Reader) fail(err error) bool {
 // reached, or an empty source) or on an error, which Err then returns.
 func (r *Reader) Next() bool {
 	if r.held != nil {
+		r.recycle(r.held.seq)
 		r.free = append(r.free, r.held)
 		r.held = nil
 	}
@@ -308,6 +319,8 @@ func (r *Reader) Next() bool {
 	}
 	if len(r.queue) == 0 {
 		r.done = true
+		clear(r.spare)
+		r.spare = r.spare[:0]
 		return false
 	}
 	j := r.queue[0]
@@ -325,6 +338,20 @@ func (r *Reader) Next() bool {
 	}
 	r.at = j.at
 	return true
+}
+
+// recycle keeps, to decode into, the chunks of the retired slots that no job after job seq
+// reads: once job seq is released, every job up to it has been packed and handed out. The
+// spares are never more than the chunks the randomization window held at once.
+func (r *Reader) recycle(seq uint64) {
+	k := 0
+	for ; k < len(r.retired) && r.retired[k].lastJob <= seq; k++ {
+		if s := r.retired[k]; s.loaded.Load() && s.err == nil {
+			r.spare = append(r.spare, s.chunk)
+		}
+		r.retired[k] = nil
+	}
+	r.retired = r.retired[:copy(r.retired, r.retired[k:])]
 }
 
 // packLoop packs the jobs sent to it until the reader is closed.
@@ -439,6 +466,8 @@ func (r *Reader) planNext(j *job) bool {
 	if r.planEnd {
 		return false
 	}
+	r.seq++
+	j.seq = r.seq
 	if r.rz.sequences == 0 {
 		r.planEnd = true
 		return false
@@ -537,8 +566,12 @@ func (r *Reader) take(t int, ref seqRef) (*slot, error) {
 	if s == nil {
 		s = r.request(ref.chunk, p)
 	}
+	s.lastJob = r.seq
 	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} && !r.cfg.KeepDataInMemory {
 		r.slots[ref.chunk] = nil
+		if r.reuser != nil {
+			r.retired = append(r.retired, s)
+		}
 	}
 	return s, nil
 }
@@ -558,6 +591,8 @@ func (r *Reader) drain() {
 		r.free = append(r.free, r.held)
 		r.held = nil
 	}
+	clear(r.retired)
+	r.retired = r.retired[:0]
 }
 
 // request starts reading chunk c for plan p, or extends the life of the slot holding it.
@@ -571,10 +606,20 @@ func (r *Reader) request(c int32, p *sweepPlan) *slot {
 	}
 	s := &slot{done: make(chan struct{}), until: until}
 	r.slots[c] = s
+	var prev *mlfeed.Chunk
+	if n := len(r.spare); n > 0 {
+		prev = r.spare[n-1]
+		r.spare[n-1] = nil
+		r.spare = r.spare[:n-1]
+	}
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		s.chunk, s.err = r.src.ReadChunk(r.ctx, int(c))
+		if prev != nil {
+			s.chunk, s.err = r.reuser.ReadChunkReuse(r.ctx, int(c), prev)
+		} else {
+			s.chunk, s.err = r.src.ReadChunk(r.ctx, int(c))
+		}
 		if s.err == nil && s.chunk == nil {
 			s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, c)
 		}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -369,6 +368,14 @@ func (rd *Reader) Payload(from, to int) ([]byte, error) {
 // ReadChunk decodes chunk i into little-endian values. uint8 and int8 values of mapped or
 // in-memory files are not copied.
 func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	return rd.ReadChunkReuse(ctx, i, nil)
+}
+
+// ReadChunkReuse decodes chunk i as ReadChunk does, into the values of prev when they are
+// large enough (mlfeed.ChunkReuser): prev is a chunk an earlier ReadChunkReuse of this reader
+// returned, which the caller no longer uses, or nil. Values that ReadChunk does not copy
+// (uint8 and int8 of a mapped file) ignore prev.
+func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(rd.chunks) {
 		return nil, fmt.Errorf("idx: chunk %d outside [0, %d)", i, len(rd.chunks))
 	}
@@ -383,59 +390,81 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	}
 	values := mlfeed.Buffer{Type: rd.header.Type, Bytes: raw}
 	if sz := rd.header.Type.Size(); sz > 1 {
-		values = mlfeed.NewBuffer(rd.header.Type, len(raw)/sz)
+		if prev != nil && len(prev.Streams) == 1 && prev.Streams[0].Values.Type == rd.header.Type &&
+			cap(prev.Streams[0].Values.Bytes) >= len(raw) {
+			values.Bytes = prev.Streams[0].Values.Bytes[:len(raw)]
+		} else {
+			values = mlfeed.NewBuffer(rd.header.Type, len(raw)/sz)
+		}
 		swapInto(values.Bytes, raw, sz)
 	}
 	seq := rd.identity[: n+1 : n+1]
-	return &mlfeed.Chunk{Sequences: n, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: values}}}, nil
+	c := prev
+	if c == nil || len(c.Streams) != 1 {
+		c = &mlfeed.Chunk{Streams: make([]mlfeed.StreamData, 1)}
+	}
+	c.Sequences, c.IDs = n, nil
+	c.Streams[0] = mlfeed.StreamData{SeqStart: seq, Values: values}
+	return c, nil
 }
 
-// swapInto copies src to dst reversing the byte order of each sz-byte element. Aligned
-// buffers (the usual case: dst is allocated aligned, and the payload follows a header of
-// 4+4*rank bytes) are processed as typed words, which compiles to byte-swap instructions;
-// misaligned ones go through encoding/binary.
+// swapInto copies src to dst reversing the byte order of each sz-byte element (2, 4 or 8).
+// It works on 64-bit words, four at a time, whatever the alignment: the loads and stores of
+// encoding/binary compile to single instructions, and reversing a word's bytes then rotating
+// (or masking) puts each element's bytes back in place.
 func swapInto(dst, src []byte, sz int) {
-	n := len(src) / sz
-	if n == 0 {
-		return
-	}
-	if aligned(dst, sz) && aligned(src, sz) {
-		switch sz {
-		case 2:
-			swapWords(dst, src, n, bits.ReverseBytes16)
-		case 4:
-			swapWords(dst, src, n, bits.ReverseBytes32)
-		case 8:
-			swapWords(dst, src, n, bits.ReverseBytes64)
-		}
-		return
-	}
+	dst = dst[:len(src)]
+	var rev func(uint64) uint64
 	switch sz {
 	case 2:
-		for k := 0; k+2 <= len(src); k += 2 {
-			binary.LittleEndian.PutUint16(dst[k:], binary.BigEndian.Uint16(src[k:]))
-		}
+		rev = swap16x4
 	case 4:
-		for k := 0; k+4 <= len(src); k += 4 {
-			binary.LittleEndian.PutUint32(dst[k:], binary.BigEndian.Uint32(src[k:]))
-		}
+		rev = swap32x2
 	case 8:
-		for k := 0; k+8 <= len(src); k += 8 {
-			binary.LittleEndian.PutUint64(dst[k:], binary.BigEndian.Uint64(src[k:]))
+		rev = bits.ReverseBytes64
+	default:
+		return
+	}
+	k := 0
+	for ; k+32 <= len(src); k += 32 {
+		s, d := src[k:k+32:k+32], dst[k:k+32:k+32]
+		switch sz {
+		case 2:
+			le.PutUint64(d[0:], swap16x4(le.Uint64(s[0:])))
+			le.PutUint64(d[8:], swap16x4(le.Uint64(s[8:])))
+			le.PutUint64(d[16:], swap16x4(le.Uint64(s[16:])))
+			le.PutUint64(d[24:], swap16x4(le.Uint64(s[24:])))
+		case 4:
+			le.PutUint64(d[0:], swap32x2(le.Uint64(s[0:])))
+			le.PutUint64(d[8:], swap32x2(le.Uint64(s[8:])))
+			le.PutUint64(d[16:], swap32x2(le.Uint64(s[16:])))
+			le.PutUint64(d[24:], swap32x2(le.Uint64(s[24:])))
+		default:
+			le.PutUint64(d[0:], bits.ReverseBytes64(le.Uint64(s[0:])))
+			le.PutUint64(d[8:], bits.ReverseBytes64(le.Uint64(s[8:])))
+			le.PutUint64(d[16:], bits.ReverseBytes64(le.Uint64(s[16:])))
+			le.PutUint64(d[24:], bits.ReverseBytes64(le.Uint64(s[24:])))
+		}
+	}
+	for ; k+8 <= len(src); k += 8 {
+		le.PutUint64(dst[k:], rev(le.Uint64(src[k:])))
+	}
+	for ; k+sz <= len(src); k += sz {
+		for b := range sz {
+			dst[k+b] = src[k+sz-1-b]
 		}
 	}
 }
 
-func aligned(b []byte, sz int) bool { return uintptr(unsafe.Pointer(&b[0]))%uintptr(sz) == 0 }
+var le = binary.LittleEndian
 
-// swapWords reverses the bytes of n words of type W from src into dst, both aligned for W.
-func swapWords[W uint16 | uint32 | uint64](dst, src []byte, n int, rev func(W) W) {
-	d := unsafe.Slice((*W)(unsafe.Pointer(&dst[0])), n)
-	s := unsafe.Slice((*W)(unsafe.Pointer(&src[0])), n)
-	for i, v := range s {
-		d[i] = rev(v)
-	}
+// swap16x4 reverses the bytes of each of the four 16-bit elements of x.
+func swap16x4(x uint64) uint64 {
+	return x&0x00ff00ff00ff00ff<<8 | x>>8&0x00ff00ff00ff00ff
 }
+
+// swap32x2 reverses the bytes of each of the two 32-bit elements of x.
+func swap32x2(x uint64) uint64 { return bits.RotateLeft64(bits.ReverseBytes64(x), 32) }
 
 // Close releases the mapping and the file.
 func (rd *Reader) Close() error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -350,5 +351,100 @@ func TestDecodeHeader(t *testing.T) {
 		if err != nil || h.Type != mlfeed.Float64 || len(h.Dims) != 3 || h.Dims[2] != 4 {
 			t.Errorf("gz=%v: %+v, %v", gz, h, err)
 		}
+	}
+}
+
+// TestSwapInto checks the word-at-a-time byte swap against encoding/binary for every element
+// size, lengths around the four-word blocks, and misaligned buffers.
+func TestSwapInto(t *testing.T) {
+	src := make([]byte, 200)
+	for i := range src {
+		src[i] = byte(i*7 + 3)
+	}
+	for _, sz := range []int{2, 4, 8} {
+		for off := range 3 {
+			for n := 0; n*sz+off <= 100; n++ {
+				s := src[off : off+n*sz]
+				got := make([]byte, len(s)+1)[1:]
+				swapInto(got, s, sz)
+				for k := 0; k < len(s); k += sz {
+					var want uint64
+					switch sz {
+					case 2:
+						want = uint64(binary.BigEndian.Uint16(s[k:]))
+					case 4:
+						want = uint64(binary.BigEndian.Uint32(s[k:]))
+					case 8:
+						want = binary.BigEndian.Uint64(s[k:])
+					}
+					var have uint64
+					switch sz {
+					case 2:
+						have = uint64(binary.LittleEndian.Uint16(got[k:]))
+					case 4:
+						have = uint64(binary.LittleEndian.Uint32(got[k:]))
+					case 8:
+						have = binary.LittleEndian.Uint64(got[k:])
+					}
+					if have != want {
+						t.Fatalf("size %d, offset %d, %d elements: element %d is %#x, want %#x", sz, off, n, k/sz, have, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestReadChunkReuse decodes every chunk into the memory of the one before: the values are
+// ReadChunk's, the memory is reused for swapped types, and the mapped bytes of uint8 files are
+// never written to.
+func TestReadChunkReuse(t *testing.T) {
+	for _, et := range []mlfeed.ElemType{mlfeed.Uint8, mlfeed.Int16, mlfeed.Float32, mlfeed.Float64} {
+		file, values := randomFile(t, et, []int{50, 3, 2}, false)
+		name := filepath.Join(t.TempDir(), "f.idx")
+		if err := os.WriteFile(name, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(name, &Options{ChunkSize: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *mlfeed.Chunk
+		var got []byte
+		for i := range r.Chunks() {
+			want, err := r.ReadChunk(context.Background(), i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before *byte
+			if prev != nil && len(prev.Streams[0].Values.Bytes) > 0 {
+				before = &prev.Streams[0].Values.Bytes[0]
+			}
+			c, err := r.ReadChunkReuse(context.Background(), i, prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(c.Streams[0].Values.Bytes, want.Streams[0].Values.Bytes) || c.Sequences != want.Sequences {
+				t.Fatalf("%s chunk %d: ReadChunkReuse differs from ReadChunk", et, i)
+			}
+			if reused := &c.Streams[0].Values.Bytes[0] == before; before != nil && reused != (et.Size() > 1) {
+				t.Fatalf("%s chunk %d: memory reused %v", et, i, reused)
+			}
+			got = append(got, c.Streams[0].Values.Bytes...)
+			prev = c
+		}
+		if !bytes.Equal(got, values) {
+			t.Fatalf("%s: values differ from the file's", et)
+		}
+		swapped := make([]byte, len(values))
+		if et.Size() > 1 {
+			swapInto(swapped, values, et.Size())
+		} else {
+			copy(swapped, values)
+		}
+		if raw, _ := r.Payload(0, 50); !bytes.Equal(raw, swapped) {
+			t.Fatalf("%s: the file's bytes changed", et)
+		}
+		r.Close()
 	}
 }
