@@ -69,6 +69,7 @@ type csc struct {
 	colStart []int32
 	indices  []int32
 	values   mlfeed.Buffer
+	inOrder  bool // the batch's data is already in column order: indices and values are unused
 }
 
 func (b *Batch) init(schema *mlfeed.Schema, frame bool) {
@@ -297,10 +298,14 @@ func (b *Batch) Sparse(i int) (colStart, indices []int32, values mlfeed.Buffer) 
 	d := &b.Data.Streams[i]
 	c := &b.csc[i]
 	if len(c.colStart) == len(l.Cols)+1 {
+		if c.inOrder {
+			return c.colStart, d.Indices, d.Values
+		}
 		return c.colStart, c.indices, c.values
 	}
 	c.colStart = append(c.colStart[:0], 0)
-	if l.Rows == b.Data.Sequences && l.Width <= 1 || l.Rows <= 1 {
+	c.inOrder = l.Rows == b.Data.Sequences && l.Width <= 1 || l.Rows <= 1
+	if c.inOrder {
 		// Columns are the samples in order: the data is already in column order.
 		for col := range l.Cols {
 			s := b.Sample(i, col)
@@ -310,8 +315,7 @@ func (b *Batch) Sparse(i int) (colStart, indices []int32, values mlfeed.Buffer) 
 			}
 			c.colStart = append(c.colStart, end)
 		}
-		c.indices, c.values = d.Indices, d.Values
-		return c.colStart, c.indices, c.values
+		return c.colStart, d.Indices, d.Values
 	}
 	c.indices = c.indices[:0]
 	if c.values.Type != d.Values.Type {

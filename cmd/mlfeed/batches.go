@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,6 +128,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.maxSamples, "max-samples", 0, "stop at the first minibatch reaching `N` samples from the start of training")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers `N` (default $WORLD_SIZE, else 1)")
 	fl.IntVar(&f.rank, "rank", 0, "this worker's rank `R` (default $RANK)")
+	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per CPU; -1: pack on the reading goroutine)")
 	fl.BoolVar(&f.keep, "keep-in-memory", false, "keep every chunk read in memory: decode each once (CNTK's keepDataInMemory)")
 	fl.BoolVar(&f.cntkDist, "cntk-distribution", false, "divide data among workers as CNTK does (by chunk), not balanced")
 	fl.StringVar(&f.saveState, "save-state", "", "write the reader's state as JSON to `FILE` at the end")
@@ -142,7 +144,7 @@ type batchFlags struct {
 	noRandomize, sampleWindow         bool
 	frameMode, cntkDist, dump, keep   bool
 	window, sweeps, maxSamples, after int64
-	workers, rank                     int
+	workers, rank, packers            int
 	definesMB, saveState, restore     string
 }
 
@@ -176,6 +178,7 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 	}
 	c.DefinesMBSize = f.definesMB
 	c.KeepDataInMemory = f.keep
+	c.Packers = f.packers
 	c.MaxSweeps, c.MaxSamples = f.sweeps, f.maxSamples
 	if c.MaxSweeps == 0 && c.MaxSamples == 0 {
 		c.MaxSweeps = 1
@@ -244,12 +247,16 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		buf        []byte
 		first      *minibatch.Batch
 		start      = time.Now()
+		sweepEnds  []time.Duration // time since start at the end of each whole sweep read
 	)
 	for (f.after == 0 || n < f.after) && r.Next() {
 		b := r.Batch()
 		n++
 		samples += b.Samples
 		sweeps[b.Sweep] = true
+		if b.EndOfSweep {
+			sweepEnds = append(sweepEnds, time.Since(start))
+		}
 		if first == nil && !f.dump {
 			first = b.Clone()
 		}
@@ -282,7 +289,7 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		}
 	}
 	if !f.dump {
-		writeBatchSummary(w, &sc, cfg, r, first, n, samples, len(sweeps), elapsed)
+		writeBatchSummary(w, &sc, cfg, r, first, n, samples, len(sweeps), elapsed, sweepEnds)
 	}
 	return w.Flush()
 }
@@ -360,7 +367,7 @@ func appendBatchJSON(buf []byte, sc *mlfeed.Schema, b *minibatch.Batch) []byte {
 	return append(buf, "}\n"...)
 }
 
-func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *minibatch.Reader, first *minibatch.Batch, n, samples int64, sweeps int, elapsed time.Duration) {
+func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *minibatch.Reader, first *minibatch.Batch, n, samples int64, sweeps int, elapsed time.Duration, sweepEnds []time.Duration) {
 	order := "randomized"
 	if cfg.NoRandomize {
 		order = "file order"
@@ -377,4 +384,14 @@ func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *
 	}
 	rate := float64(samples) / elapsed.Seconds()
 	fmt.Fprintf(w, "%d minibatches, %d samples, %d sweeps in %.3fs: %.0f samples/s\n", n, samples, sweeps, elapsed.Seconds(), rate)
+	if len(sweepEnds) >= 2 {
+		// The first sweep read to its end pays for starting up (memory that is new to the
+		// process, files not yet mapped); the sweeps after it show the steady rate.
+		d := make([]float64, len(sweepEnds)-1)
+		for k := range d {
+			d[k] = (sweepEnds[k+1] - sweepEnds[k]).Seconds()
+		}
+		slices.Sort(d)
+		fmt.Fprintf(w, "sweep times: first %.3fs, then median %.3fs over %d sweeps\n", sweepEnds[0].Seconds(), d[len(d)/2], len(d))
+	}
 }

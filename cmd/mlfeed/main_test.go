@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,4 +175,124 @@ func TestCLIContract(t *testing.T) {
 		t.Fatalf("contract check failed:\n%s", out)
 	}
 	t.Logf("%s", out)
+}
+
+// dumpLines runs batches --dump and returns each minibatch's sweep and sequences, each
+// sequence rendered as its JSON (all streams).
+func dumpLines(t *testing.T, args ...string) (sweeps []int, seqs [][]string) {
+	t.Helper()
+	out, stderr, code := run(t, append([]string{"batches", "--dump"}, args...)...)
+	if code != 0 {
+		t.Fatalf("batches --dump %v: exit %d: %s", args, code, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var mb map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(l), &mb); err != nil {
+			t.Fatalf("dump line %q: %v", l[:min(80, len(l))], err)
+		}
+		var sweep, n int
+		json.Unmarshal(mb["sweep"], &sweep)
+		json.Unmarshal(mb["sequences"], &n)
+		var feats, labels []json.RawMessage
+		json.Unmarshal(mb["features"], &feats)
+		json.Unmarshal(mb["labels"], &labels)
+		if len(feats) != n || len(labels) != n {
+			t.Fatalf("dump line with %d sequences has %d features and %d labels", n, len(feats), len(labels))
+		}
+		var s []string
+		for q := range n {
+			s = append(s, string(feats[q])+string(labels[q]))
+		}
+		sweeps, seqs = append(sweeps, sweep), append(seqs, s)
+	}
+	return sweeps, seqs
+}
+
+func TestBatches(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := run(t, "demo", "--dir", dir, "-n", "150"); code != 0 {
+		t.Fatalf("demo failed (%d): %s", code, stderr)
+	}
+	images := filepath.Join(dir, "demo-images-idx3-ubyte")
+	labels := filepath.Join(dir, "demo-labels-idx1-ubyte")
+	cbf := filepath.Join(dir, "digits.cbf")
+	if _, stderr, code := run(t, "convert", "--type", "float32", images, labels, cbf); code != 0 {
+		t.Fatal(stderr)
+	}
+	idx := []string{images, labels}
+
+	// The summary: shapes, counts and sweep times.
+	out, stderr, code := run(t, append([]string{"batches", "--mb-size", "32", "--sweeps", "3"}, idx...)...)
+	for _, want := range []string{"features", "28x28", "15 minibatches, 450 samples, 3 sweeps", "samples/s", "sweep times: first"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("batches summary lacks %q (exit %d):\n%s%s", want, code, out, stderr)
+		}
+	}
+
+	// Each sweep delivers every sequence once, in an order that changes per sweep; the packing
+	// goroutines and the format change nothing.
+	sweeps, seqs := dumpLines(t, append([]string{"--mb-size", "32", "--sweeps", "2", "--seed", "4"}, idx...)...)
+	all := map[int][]string{}
+	for k, s := range seqs {
+		all[sweeps[k]] = append(all[sweeps[k]], s...)
+	}
+	_, fileOrder := dumpLines(t, append([]string{"--mb-size", "150", "--no-randomize"}, idx...)...)
+	for s := range 2 {
+		got := append([]string{}, all[s]...)
+		want := append([]string{}, fileOrder[0]...)
+		if slices.Equal(got, want) {
+			t.Fatalf("sweep %d is in file order", s)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("sweep %d does not hold every sequence once", s)
+		}
+	}
+	if slices.Equal(all[0], all[1]) {
+		t.Fatal("both sweeps have the same order")
+	}
+	for _, args := range [][]string{{"--packers", "-1"}, {"--packers", "3"}, {cbf}} {
+		a := append([]string{"--mb-size", "32", "--sweeps", "2", "--seed", "4"}, args...)
+		if args[0] != cbf {
+			a = append(a, idx...)
+		}
+		if _, other := dumpLines(t, a...); !slices.EqualFunc(other, seqs, slices.Equal) {
+			t.Fatalf("batches %v: other minibatches", args)
+		}
+	}
+
+	// Stopping after 4 minibatches and restoring continues with the 5th.
+	st := filepath.Join(dir, "state.json")
+	if _, stderr, code := run(t, append([]string{"batches", "--mb-size", "32", "--sweeps", "2", "--seed", "4", "--save-state", st, "--after", "4"}, cbf)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, rest := dumpLines(t, "--mb-size", "32", "--sweeps", "2", "--seed", "4", "--restore", st, cbf); !slices.EqualFunc(rest, seqs[4:], slices.Equal) {
+		t.Fatal("restored run differs from the rest of the uninterrupted one")
+	}
+
+	// Three workers: disjoint parts of each sweep, together all of it.
+	seen := map[string]int{}
+	for rank := range 3 {
+		_, part := dumpLines(t, "--mb-size", "32", "--workers", "3", "--rank", fmt.Sprint(rank), cbf)
+		for _, s := range part {
+			for _, q := range s {
+				seen[q]++
+			}
+		}
+	}
+	if len(seen) != 150 {
+		t.Fatalf("3 workers saw %d distinct sequences of 150", len(seen))
+	}
+	for _, n := range seen {
+		if n != 1 {
+			t.Fatal("a sequence went to two workers")
+		}
+	}
+
+	for _, args := range [][]string{{"--after", "3", cbf}, {"--rank", "1", cbf}, {"--workers", "2", "--rank", "2", cbf}, {}} {
+		if _, stderr, code := run(t, append([]string{"batches"}, args...)...); code != 2 {
+			t.Errorf("batches %v: exit %d (%s), want 2", args, code, strings.TrimSpace(stderr))
+		}
+	}
 }
