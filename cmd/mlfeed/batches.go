@@ -392,6 +392,6 @@ func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *
 			d[k] = (sweepEnds[k+1] - sweepEnds[k]).Seconds()
 		}
 		slices.Sort(d)
-		fmt.Fprintf(w, "sweep times: first %.3fs, then median %.3fs over %d sweeps\n", sweepEnds[0].Seconds(), d[len(d)/2], len(d))
+		fmt.Fprintf(w, "sweep times: first %.4fs, then median %.4fs over %d sweeps\n", sweepEnds[0].Seconds(), d[len(d)/2], len(d))
 	}
 }
