@@ -8,7 +8,8 @@
 #   - the same bytes copied once plainly (cat from the page cache), and each sweep's time over
 #     it (the goal: a sweep in at most 2x the copy);
 #   - the in-process rates: `go test -bench Sweep` (the engine vs a sequential memcpy and a
-#     single-goroutine copy in the shuffled order, on the same data in memory);
+#     bare copy in the shuffled order on one goroutine and on one per CPU, on the same data in
+#     memory);
 #   - PyTorch's DataLoader (shuffle=True, batch 256) over the same data in memory, when
 #     Debian's python3-torch is installed (skipped with a message otherwise), and the engine's
 #     rate over it (the goal: at least 10x).
@@ -73,9 +74,10 @@ go test -run XXX -bench 'Sweep$' -benchtime 20x -count 3 ./minibatch/ | awk '/^B
     return a[int((n + 1) / 2)]
   }
   END {
-    e = med(t["engine"]); g = med(t["gather"]); c = med(t["copy"])
+    e = med(t["engine"]); g = med(t["gather"]); gp = med(t["gather-parallel"]); c = med(t["copy"])
     printf "  %-42s %12.0f samples/s\n", "engine (median of 3)", 60000 / (e / 1e9)
     printf "  %-42s %12.0f samples/s  (engine %.2fx its time)\n", "copy in shuffled order, 1 goroutine", 60000 / (g / 1e9), e / g
+    printf "  %-42s %12.0f samples/s  (engine %.2fx its time)\n", "the same, 1 goroutine per CPU", 60000 / (gp / 1e9), e / gp
     printf "  %-42s %12.0f samples/s  (engine %.2fx its time)\n", "sequential copy", 60000 / (c / 1e9), e / c
     print 60000 / (e / 1e9) > "'"$T/engine-rate"'"
   }'

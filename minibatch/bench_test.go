@@ -3,9 +3,12 @@ package minibatch
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
 
 // denseSource holds n float32 samples of dim values in chunks of per sequences, decoded once.
@@ -42,7 +45,8 @@ func (s *denseSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error)
 }
 
 // BenchmarkSweep measures one randomized sweep over MNIST-sized data (60000 x 784 float32,
-// minibatch 256) per iteration; "copy" copies the same bytes in 256-sample pieces, the floor.
+// minibatch 256) per iteration: the engine, the bare gather in its order on one goroutine and
+// on one per CPU, and "copy", the same bytes copied sequentially in 256-sample pieces.
 func BenchmarkSweep(b *testing.B) {
 	const n, dim, mb = 60000, 784, 256
 	src := newDenseSource(n, dim, 6000)
@@ -65,22 +69,41 @@ func BenchmarkSweep(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
-	b.Run("gather", func(b *testing.B) {
-		// The same copies in the engine's randomized order: the floor for any shuffling reader.
+	r, _ := New(src, Config{MinibatchSize: mb})
+	var p plan
+	r.rz.plan(0, &p)
+	sz := dim * 4
+	// gather copies the samples in the engine's randomized order, minibatches parts of the
+	// sweep on as many goroutines, each prefetching the sample four ahead as the packers do:
+	// the floor for any shuffling reader on this machine.
+	gather := func(b *testing.B, workers int) {
 		b.SetBytes(n * dim * 4)
-		r, _ := New(src, Config{MinibatchSize: mb})
-		var p plan
-		r.rz.plan(0, &p)
-		dst := make([]byte, mb*dim*4)
-		sz := dim * 4
-		for b.Loop() {
-			for t, ref := range p.order {
-				v := src.chunks[ref.chunk].Streams[0].Values.Bytes
-				k := t % mb
-				copy(dst[k*sz:(k+1)*sz], v[int(ref.idx)*sz:])
-			}
+		dsts := make([][]byte, workers)
+		for w := range dsts {
+			dsts[w] = make([]byte, mb*sz)
 		}
-	})
+		for b.Loop() {
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Go(func() {
+					for start := w * mb; start < n; start += workers * mb {
+						for t := start; t < min(start+mb, n); t++ {
+							if t+4 < n {
+								ahead := p.order[t+4]
+								prefetch.Bytes(src.chunks[ahead.chunk].Streams[0].Values.Bytes[int(ahead.idx)*sz:])
+							}
+							ref := p.order[t]
+							k := t - start
+							copy(dsts[w][k*sz:(k+1)*sz], src.chunks[ref.chunk].Streams[0].Values.Bytes[int(ref.idx)*sz:])
+						}
+					}
+				})
+			}
+			wg.Wait()
+		}
+	}
+	b.Run("gather", func(b *testing.B) { gather(b, 1) })
+	b.Run("gather-parallel", func(b *testing.B) { gather(b, runtime.GOMAXPROCS(0)) })
 	b.Run("copy", func(b *testing.B) {
 		b.SetBytes(n * dim * 4)
 		dst := make([]byte, mb*dim*4)
