@@ -77,7 +77,9 @@ type Reader struct {
 	free  []*job // jobs not in use
 	queue []*job // planned jobs, oldest first
 	work  chan *job
-	empty Batch // what Batch returns before the first minibatch
+	// waiting is the job Next waits for, if any.
+	waiting atomic.Pointer[job]
+	empty   Batch // what Batch returns before the first minibatch
 
 	lengths [][]int32
 	ones    []int32
@@ -327,7 +329,9 @@ func (r *Reader) Next() bool {
 	copy(r.queue, r.queue[1:])
 	r.queue = r.queue[:len(r.queue)-1]
 	if j.sent {
+		r.waiting.Store(j)
 		<-j.done
+		r.waiting.Store(nil)
 		j.sent = false
 	} else if j.err == nil {
 		r.pack(j)
@@ -360,6 +364,12 @@ func (r *Reader) packLoop() {
 	for j := range r.work {
 		r.pack(j)
 		j.done <- struct{}{}
+		if r.waiting.Load() == j {
+			// The caller waits for this minibatch: the send put its goroutine next in
+			// line on this thread, but it would run only once this packer blocks. Let
+			// it run now, so that it hands the minibatch out and plans the next ones.
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -850,3 +860,4 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 	r.lengths[c] = l
 	return l, nil
 }
+
