@@ -860,4 +860,3 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 	r.lengths[c] = l
 	return l, nil
 }
-
