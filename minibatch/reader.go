@@ -98,14 +98,15 @@ type position struct {
 // job is one minibatch: planned (which sequences, from which chunks) on the caller's goroutine,
 // then packed into its Batch by a packer.
 type job struct {
-	refs  []jobRef
-	seq   uint64 // the job's number, counting from 1 in planning order
-	batch Batch
-	meta  Batch // Sweep, Position, GlobalSamples, EndOfSweep and EndOfEpoch for the batch
-	at    position
-	err   error
-	sent  bool          // handed to the packers
-	done  chan struct{} // a packer signals here when the batch is packed
+	refs   []jobRef
+	seq    uint64 // the job's number, counting from 1 in planning order
+	batch  Batch
+	meta   Batch // Sweep, Position, GlobalSamples, EndOfSweep and EndOfEpoch for the batch
+	at     position
+	err    error
+	sent   bool          // handed to the packers, and done not yet received
+	packed bool          // known to be packed (consumer side)
+	done   chan struct{} // a packer signals here when the batch is packed
 }
 
 // jobRef is one of a job's sequences: sequence idx of chunk, n samples long, from slot s.
@@ -308,6 +309,16 @@ func (r *Reader) Next() bool {
 	}
 	// Plan as far ahead as there are free jobs, handing each to the packers.
 	for len(r.free) > 0 && !r.planEnd {
+		if r.reuser != nil && len(r.queue) > 0 && r.planned && r.next >= len(r.cur.order) {
+			// The sweep's minibatches are all planned. Let them be packed before planning
+			// the next sweep, whose first minibatches need most chunks at once: then those
+			// are decoded into the memory of this sweep's, not into new memory (a pause of
+			// a minibatch or two per sweep, instead of twice the memory).
+			for _, q := range r.queue {
+				r.finish(q)
+			}
+			r.recycle(r.seq)
+		}
 		j := r.free[len(r.free)-1]
 		if !r.planNext(j) {
 			break
@@ -328,14 +339,7 @@ func (r *Reader) Next() bool {
 	j := r.queue[0]
 	copy(r.queue, r.queue[1:])
 	r.queue = r.queue[:len(r.queue)-1]
-	if j.sent {
-		r.waiting.Store(j)
-		<-j.done
-		r.waiting.Store(nil)
-		j.sent = false
-	} else if j.err == nil {
-		r.pack(j)
-	}
+	r.finish(j)
 	r.held = j
 	if j.err != nil {
 		return r.fail(j.err)
@@ -344,9 +348,24 @@ func (r *Reader) Next() bool {
 	return true
 }
 
+// finish makes sure that job j is packed: it waits for the packer it was handed to, or packs
+// it on this goroutine.
+func (r *Reader) finish(j *job) {
+	switch {
+	case j.packed || j.err != nil:
+	case j.sent:
+		r.waiting.Store(j)
+		<-j.done
+		r.waiting.Store(nil)
+	default:
+		r.pack(j)
+	}
+	j.sent, j.packed = false, true
+}
+
 // recycle keeps, to decode into, the chunks of the retired slots that no job after job seq
-// reads: once job seq is released, every job up to it has been packed and handed out. The
-// spares are never more than the chunks the randomization window held at once.
+// reads, when every job up to seq has been packed. The spares are never more than the chunks
+// the randomization window held at once, and a few prefetched.
 func (r *Reader) recycle(seq uint64) {
 	k := 0
 	for ; k < len(r.retired) && r.retired[k].lastJob <= seq; k++ {
@@ -472,7 +491,7 @@ func unitStreams(sc *mlfeed.Schema, c *mlfeed.Chunk) []bool {
 // planNext plans the next minibatch into j: its sequences, and the chunks they come from,
 // requested ahead. It returns false at the end; an error is planned as a job carrying it.
 func (r *Reader) planNext(j *job) bool {
-	j.refs, j.err = j.refs[:0], nil
+	j.refs, j.err, j.packed = j.refs[:0], nil, false
 	if r.planEnd {
 		return false
 	}
@@ -592,8 +611,8 @@ func (r *Reader) drain() {
 	for _, j := range r.queue {
 		if j.sent {
 			<-j.done
-			j.sent = false
 		}
+		j.sent = false
 		r.free = append(r.free, j)
 	}
 	r.queue = r.queue[:0]
