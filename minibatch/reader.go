@@ -352,12 +352,12 @@ func (r *Reader) Next() bool {
 // it on this goroutine.
 func (r *Reader) finish(j *job) {
 	switch {
-	case j.packed || j.err != nil:
+	case j.packed:
 	case j.sent:
 		r.waiting.Store(j)
 		<-j.done
 		r.waiting.Store(nil)
-	default:
+	case j.err == nil: // not an error of planning
 		r.pack(j)
 	}
 	j.sent, j.packed = false, true
