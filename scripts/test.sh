@@ -5,3 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 go test -tags "$MLFEED_TAGS" -timeout 20m "$@" ./...
+# The packages with goroutines of their own, again under the race detector.
+go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx
