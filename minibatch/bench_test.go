@@ -51,23 +51,8 @@ func BenchmarkSweep(b *testing.B) {
 	const n, dim, mb = 60000, 784, 256
 	src := newDenseSource(n, dim, 6000)
 	b.Run("engine", func(b *testing.B) {
-		b.SetBytes(n * dim * 4)
 		b.ReportAllocs()
-		r, err := New(src, Config{MinibatchSize: mb})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer r.Close()
-		for b.Loop() {
-			for r.Next() {
-				if r.Batch().EndOfSweep {
-					break
-				}
-			}
-		}
-		if err := r.Err(); err != nil {
-			b.Fatal(err)
-		}
+		sweeps(b, src, Config{MinibatchSize: mb})
 	})
 	r, _ := New(src, Config{MinibatchSize: mb})
 	var p plan
@@ -118,24 +103,31 @@ func BenchmarkSweep(b *testing.B) {
 	})
 }
 
+// BenchmarkSweepPackers measures the sweep of BenchmarkSweep with packing on the caller's
+// goroutine (-1) and on 1 to 3 packers.
 func BenchmarkSweepPackers(b *testing.B) {
-	const n, dim, mb = 60000, 784, 256
-	src := newDenseSource(n, dim, 6000)
+	src := newDenseSource(60000, 784, 6000)
 	for _, p := range []int{-1, 1, 2, 3} {
-		b.Run(fmt.Sprint(p), func(b *testing.B) {
-			b.SetBytes(n * dim * 4)
-			r, err := New(src, Config{MinibatchSize: mb, Packers: p})
-			if err != nil {
-				b.Fatal(err)
+		b.Run(fmt.Sprint(p), func(b *testing.B) { sweeps(b, src, Config{MinibatchSize: 256, Packers: p}) })
+	}
+}
+
+// sweeps reads one sweep of src per iteration.
+func sweeps(b *testing.B, src *denseSource, cfg Config) {
+	b.SetBytes(int64(len(src.chunks[0].Streams[0].Values.Bytes) * len(src.chunks)))
+	r, err := New(src, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for b.Loop() {
+		for r.Next() {
+			if r.Batch().EndOfSweep {
+				break
 			}
-			defer r.Close()
-			for b.Loop() {
-				for r.Next() {
-					if r.Batch().EndOfSweep {
-						break
-					}
-				}
-			}
-		})
+		}
+	}
+	if err := r.Err(); err != nil {
+		b.Fatal(err)
 	}
 }

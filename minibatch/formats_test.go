@@ -9,12 +9,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
-	_ "github.com/mlfeed/mlfeed/format/binsparse"
-	_ "github.com/mlfeed/mlfeed/format/cbf"
-	_ "github.com/mlfeed/mlfeed/format/ctf"
-	_ "github.com/mlfeed/mlfeed/format/idv"
-	_ "github.com/mlfeed/mlfeed/format/idx"
-	_ "github.com/mlfeed/mlfeed/format/mtx"
+	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 

@@ -354,6 +354,17 @@ func TestDecodeHeader(t *testing.T) {
 	}
 }
 
+// word reads an sz-byte unsigned integer from b in byte order o.
+func word(o binary.ByteOrder, b []byte, sz int) uint64 {
+	switch sz {
+	case 2:
+		return uint64(o.Uint16(b))
+	case 4:
+		return uint64(o.Uint32(b))
+	}
+	return o.Uint64(b)
+}
+
 // TestSwapInto checks the word-at-a-time byte swap against encoding/binary for every element
 // size, lengths around the four-word blocks, and misaligned buffers.
 func TestSwapInto(t *testing.T) {
@@ -368,24 +379,7 @@ func TestSwapInto(t *testing.T) {
 				got := make([]byte, len(s)+1)[1:]
 				swapInto(got, s, sz)
 				for k := 0; k < len(s); k += sz {
-					var want uint64
-					switch sz {
-					case 2:
-						want = uint64(binary.BigEndian.Uint16(s[k:]))
-					case 4:
-						want = uint64(binary.BigEndian.Uint32(s[k:]))
-					case 8:
-						want = binary.BigEndian.Uint64(s[k:])
-					}
-					var have uint64
-					switch sz {
-					case 2:
-						have = uint64(binary.LittleEndian.Uint16(got[k:]))
-					case 4:
-						have = uint64(binary.LittleEndian.Uint32(got[k:]))
-					case 8:
-						have = binary.LittleEndian.Uint64(got[k:])
-					}
+					want, have := word(binary.BigEndian, s[k:], sz), word(binary.LittleEndian, got[k:], sz)
 					if have != want {
 						t.Fatalf("size %d, offset %d, %d elements: element %d is %#x, want %#x", sz, off, n, k/sz, have, want)
 					}

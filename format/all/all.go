@@ -1,0 +1,14 @@
+// Package all registers every format mlfeed has with package format. Import it for its side
+// effect when a program should read and write them all, as the mlfeed command does:
+//
+//	import _ "github.com/mlfeed/mlfeed/format/all"
+package all
+
+import (
+	_ "github.com/mlfeed/mlfeed/format/binsparse" // Binsparse (HDF5 with the hdf5 build tag) and .bsp.npz
+	_ "github.com/mlfeed/mlfeed/format/cbf"       // CNTK Binary Format
+	_ "github.com/mlfeed/mlfeed/format/ctf"       // CNTK Text Format
+	_ "github.com/mlfeed/mlfeed/format/idv"       // ML.NET binary dataview
+	_ "github.com/mlfeed/mlfeed/format/idx"       // IDX (MNIST)
+	_ "github.com/mlfeed/mlfeed/format/mtx"       // Matrix Market
+)
