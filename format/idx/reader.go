@@ -189,7 +189,9 @@ func newReader(h Header, name string, opts *Options) *Reader {
 			st.Name = "labels"
 		}
 	}
-	if len(h.Dims) > 2 || len(h.Dims) == 2 && h.Dims[1] == 0 {
+	// A shape when the dimension alone does not give the rank back: several dimensions, or
+	// one of 0 or 1 (without a shape, Dim 1 means a rank-1 file, as MNIST labels are).
+	if len(h.Dims) > 2 || len(h.Dims) == 2 && h.Dims[1] <= 1 {
 		st.Shape = append([]int(nil), h.Dims[1:]...)
 	}
 	rd.stream = st
