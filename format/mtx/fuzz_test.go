@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
-	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
 	"github.com/mlfeed/mlfeed/internal/testutil"
@@ -53,31 +53,14 @@ func FuzzRead(f *testing.F) {
 // replacing an earlier one, as a dense copy would have them) by position.
 func nonzeros(t testing.TB, m *binsparse.Matrix) map[[2]int64][]float64 {
 	t.Helper()
-	r, c, v, err := m.Entries(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	per, ft := 1, v.Type
-	switch v.Type {
-	case mlfeed.Complex64:
-		per, ft = 2, mlfeed.Float32
-	case mlfeed.Complex128:
-		per, ft = 2, mlfeed.Float64
-	}
-	fv := mlfeed.Buffer{Type: ft, Bytes: v.Bytes}
+	r, c, vals := entryValues(t, m)
 	out := map[[2]int64][]float64{}
-	for k := range r {
-		val := make([]float64, per)
-		zero := true
-		for p := range per {
-			val[p] = fv.Float64At(k*per + p)
-			zero = zero && val[p] == 0
-		}
-		key := [2]int64{int64(r[k]), int64(c[k])}
-		if zero {
-			delete(out, key)
-		} else {
+	for k, val := range vals {
+		key := [2]int64{r[k], c[k]}
+		if slices.ContainsFunc(val, func(x float64) bool { return x != 0 }) {
 			out[key] = val
+		} else {
+			delete(out, key)
 		}
 	}
 	return out

@@ -23,6 +23,25 @@ import (
 func denseOf(t testing.TB, m *binsparse.Matrix) [][]float64 {
 	t.Helper()
 	rows, cols := m.Descriptor.Shape[0], m.Descriptor.Shape[1]
+	r, c, vals := entryValues(t, m)
+	per := 1
+	if len(vals) > 0 {
+		per = len(vals[0])
+	}
+	out := make([][]float64, rows)
+	for i := range out {
+		out[i] = make([]float64, int(cols)*per)
+	}
+	for k := range r {
+		copy(out[r[k]][int(c[k])*per:], vals[k])
+	}
+	return out
+}
+
+// entryValues returns a matrix's entries (structures expanded) with each value as float64s:
+// one, or two for a complex value.
+func entryValues(t testing.TB, m *binsparse.Matrix) (rows, cols []int64, vals [][]float64) {
+	t.Helper()
 	r, c, v, err := m.Entries(true)
 	if err != nil {
 		t.Fatal(err)
@@ -34,17 +53,16 @@ func denseOf(t testing.TB, m *binsparse.Matrix) [][]float64 {
 	case mlfeed.Complex128:
 		per, ft = 2, mlfeed.Float64
 	}
-	out := make([][]float64, rows)
-	for i := range out {
-		out[i] = make([]float64, int(cols)*per)
-	}
 	fv := mlfeed.Buffer{Type: ft, Bytes: v.Bytes}
+	vals = make([][]float64, len(r))
 	for k := range r {
-		for p := 0; p < per; p++ {
-			out[r[k]][int(c[k])*per+p] = fv.Float64At(k*per + p)
+		vals[k] = make([]float64, per)
+		for p := range per {
+			vals[k][p] = fv.Float64At(k*per + p)
 		}
+		rows, cols = append(rows, int64(r[k])), append(cols, int64(c[k]))
 	}
-	return out
+	return rows, cols, vals
 }
 
 // python returns /usr/bin/python3 when it has the checkers this file uses, or skips.
