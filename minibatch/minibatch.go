@@ -73,6 +73,10 @@ const (
 // DefaultMinibatchSize is the minibatch size used when Config.MinibatchSize is zero.
 const DefaultMinibatchSize = 256
 
+// DefaultPackers bounds the packing goroutines used when Config.Packers is zero: a shuffled
+// gather is bound by memory, which a few cores saturate, and every packer holds a minibatch.
+const DefaultPackers = 4
+
 // Config configures a Reader. The zero value randomizes over the whole data set with seed 0,
 // minibatches of DefaultMinibatchSize samples, one worker, and runs forever.
 type Config struct {
@@ -119,8 +123,9 @@ type Config struct {
 	// negative turns prefetching off.
 	Prefetch int
 	// Packers is the number of goroutines that pack minibatches (copy their sequences out of
-	// the chunks and lay them out) ahead of Next, several minibatches at once. Zero means
-	// runtime.GOMAXPROCS; negative packs each minibatch in Next on the caller's goroutine.
+	// the chunks and lay them out) ahead of Next, several minibatches at once; each holds a
+	// minibatch's memory. Zero means DefaultPackers or runtime.GOMAXPROCS, whichever is
+	// smaller; negative packs each minibatch in Next on the caller's goroutine.
 	// The minibatches are the same either way.
 	Packers int
 	// TraceLevel is CNTK's traceLevel: at 2 and above the reader logs each sweep to Log.

@@ -184,7 +184,7 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 	}
 	switch {
 	case cfg.Packers == 0:
-		r.packers = runtime.GOMAXPROCS(0)
+		r.packers = min(runtime.GOMAXPROCS(0), DefaultPackers)
 	case cfg.Packers > 0:
 		r.packers = cfg.Packers
 	}

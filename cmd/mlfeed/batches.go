@@ -128,7 +128,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.maxSamples, "max-samples", 0, "stop at the first minibatch reaching `N` samples from the start of training")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers `N` (default $WORLD_SIZE, else 1)")
 	fl.IntVar(&f.rank, "rank", 0, "this worker's rank `R` (default $RANK)")
-	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per CPU; -1: pack on the reading goroutine)")
+	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per CPU, 4 at most; -1: pack on the reading goroutine)")
 	fl.BoolVar(&f.keep, "keep-in-memory", false, "keep every chunk read in memory: decode each once (CNTK's keepDataInMemory)")
 	fl.BoolVar(&f.cntkDist, "cntk-distribution", false, "divide data among workers as CNTK does (by chunk), not balanced")
 	fl.StringVar(&f.saveState, "save-state", "", "write the reader's state as JSON to `FILE` at the end")
