@@ -300,6 +300,24 @@ func (r *Reader) Next() bool {
 	if r.done {
 		return false
 	}
+	if r.reuser != nil {
+		// Chunks that only minibatches packed already read can go to the spares now.
+		var seq uint64
+		for _, q := range r.queue {
+			if q.sent {
+				select {
+				case <-q.done:
+					q.sent, q.packed = false, true
+				default:
+				}
+			}
+			if !q.packed {
+				break
+			}
+			seq = q.seq
+		}
+		r.recycle(seq)
+	}
 	if r.packers > 0 && r.work == nil {
 		r.work = make(chan *job, len(r.free))
 		for range r.packers {

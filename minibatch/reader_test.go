@@ -398,27 +398,38 @@ func TestReadOnlyNeededChunks(t *testing.T) {
 	}
 }
 
+// TestWindowMemory checks that a window of 6 chunks holds about 6 chunks, counting those being
+// read or read ahead, those that minibatches packed ahead still read, and the spares kept to
+// decode into.
 func TestWindowMemory(t *testing.T) {
-	src := uniform(2000, 1, 10) // 200 chunks
-	r := mustNew(t, src, Config{MinibatchSize: 16, RandomizationWindow: 6, MaxSweeps: 2})
-	peak := 0
-	for r.Next() {
-		live := 0
-		for _, s := range r.slots {
-			if s != nil {
-				live++
-			}
+	for _, reuse := range []bool{false, true} {
+		mem := uniform(2000, 1, 10) // 200 chunks
+		var src mlfeed.Source = mem
+		if reuse {
+			src = &reusingSource{memSource: mem}
 		}
-		peak = max(peak, live)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if peak > 6+r.prefetch+2 {
-		t.Fatalf("held up to %d chunks with a window of 6", peak)
-	}
-	if _, total := src.readCount(); total > 2*200+8 {
-		t.Fatalf("%d chunk reads for 2 sweeps of 200 chunks", total)
+		r := mustNew(t, src, Config{MinibatchSize: 16, RandomizationWindow: 6, MaxSweeps: 2})
+		peak := 0
+		for r.Next() {
+			held := len(r.retired) + len(r.spare)
+			for _, s := range r.slots {
+				if s != nil {
+					held++
+				}
+			}
+			peak = max(peak, held)
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The window, the chunks read ahead, and those that minibatches planned but not yet
+		// packed still read (a pool of minibatches of 16 sequences, from chunks of 10).
+		if bound := 6 + r.prefetch + (r.packers+2)*16/10 + 2; peak > bound {
+			t.Fatalf("reuse %v: held up to %d chunks with a window of 6 (bound %d)", reuse, peak, bound)
+		}
+		if _, total := mem.readCount(); total > 2*200+8 {
+			t.Fatalf("reuse %v: %d chunk reads for 2 sweeps of 200 chunks", reuse, total)
+		}
 	}
 }
 
