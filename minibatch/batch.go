@@ -98,9 +98,10 @@ func (b *Batch) init(schema *mlfeed.Schema, frame bool) {
 	}
 }
 
+// reset empties the batch's sequences. Sweep, Position, GlobalSamples, EndOfSweep and
+// EndOfEpoch are the planner's to set.
 func (b *Batch) reset() {
-	b.Sequences, b.Samples, b.GlobalSamples = 0, 0, 0
-	b.EndOfSweep, b.EndOfEpoch = false, false
+	b.Sequences, b.Samples = 0, 0
 	b.Data.Sequences = 0
 	if b.Data.IDs != nil {
 		b.Data.IDs = b.Data.IDs[:0]

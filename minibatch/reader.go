@@ -101,7 +101,6 @@ type job struct {
 	refs   []jobRef
 	seq    uint64 // the job's number, counting from 1 in planning order
 	batch  Batch
-	meta   Batch // Sweep, Position, GlobalSamples, EndOfSweep and EndOfEpoch for the batch
 	at     position
 	err    error
 	sent   bool          // handed to the packers, and done not yet received
@@ -440,8 +439,6 @@ func (r *Reader) pack(j *job) {
 			return
 		}
 	}
-	b.Sweep, b.Position, b.GlobalSamples = j.meta.Sweep, j.meta.Position, j.meta.GlobalSamples
-	b.EndOfSweep, b.EndOfEpoch = j.meta.EndOfSweep, j.meta.EndOfEpoch
 	b.pack()
 }
 
@@ -579,7 +576,7 @@ func (r *Reader) planNext(j *job) bool {
 			break
 		}
 	}
-	m := &j.meta
+	m := &j.batch // the packer leaves these fields alone
 	m.Sweep = p.sweep
 	m.Position = r.pos
 	m.GlobalSamples = global

@@ -52,9 +52,8 @@ func matrixBytes(m *binsparse.Matrix) int64 {
 	return n
 }
 
-func benchWriteRead(b *testing.B, ext string, opts *binsparse.WriteOptions) {
-	m := bigCSR(b, 1<<20)
-	p := filepath.Join(b.TempDir(), "m"+ext)
+// benchWriteRead times writing m to the file p and reading it back.
+func benchWriteRead(b *testing.B, m *binsparse.Matrix, p string, opts *binsparse.WriteOptions) {
 	b.Run("write", func(b *testing.B) {
 		b.SetBytes(matrixBytes(m))
 		for i := 0; i < b.N; i++ {
@@ -75,16 +74,16 @@ func benchWriteRead(b *testing.B, ext string, opts *binsparse.WriteOptions) {
 
 func BenchmarkHDF5(b *testing.B) {
 	needHDF5(b)
-	benchWriteRead(b, ".bsp.h5", nil)
+	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.h5"), nil)
 }
 
 func BenchmarkHDF5Uncompressed(b *testing.B) {
 	needHDF5(b)
-	benchWriteRead(b, ".bsp.h5", &binsparse.WriteOptions{Level: binsparse.NoCompression})
+	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.h5"), &binsparse.WriteOptions{Level: binsparse.NoCompression})
 }
 
 func BenchmarkNPZ(b *testing.B) {
-	benchWriteRead(b, ".bsp.npz", nil)
+	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.npz"), nil)
 }
 
 func BenchmarkConvertCSRToCSC(b *testing.B) {
@@ -120,23 +119,5 @@ func BenchmarkScript(b *testing.B) {
 	if s := os.Getenv("MLFEED_BENCH_NNZ"); s != "" {
 		nnz, _ = strconv.Atoi(s)
 	}
-	m := bigCSR(b, nnz)
-	p := filepath.Join(dir, "mlfeed.bsp.h5")
-	opts := &binsparse.WriteOptions{Level: 1}
-	b.Run("write", func(b *testing.B) {
-		b.SetBytes(matrixBytes(m))
-		for i := 0; i < b.N; i++ {
-			if err := binsparse.WriteFile(p, m, opts); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("read", func(b *testing.B) {
-		b.SetBytes(matrixBytes(m))
-		for i := 0; i < b.N; i++ {
-			if _, err := binsparse.ReadFile(p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchWriteRead(b, bigCSR(b, nnz), filepath.Join(dir, "mlfeed.bsp.h5"), &binsparse.WriteOptions{Level: 1})
 }

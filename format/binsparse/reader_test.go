@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
+	"github.com/mlfeed/mlfeed/internal/sparsetest"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -31,55 +32,13 @@ func corpus(t testing.TB, elem ...string) string {
 	return testutil.Testdata(t, append([]string{"binsparse"}, elem...)...)
 }
 
-// denseOf returns the logical matrix (structures expanded, fill applied) as rows of float64;
-// complex entries take two columns (real, imaginary).
-func denseOf(t testing.TB, m *binsparse.Matrix) [][]float64 {
-	t.Helper()
-	sh := m.Descriptor.Shape
-	rows, cols := int64(1), sh[0]
-	if len(sh) == 2 {
-		rows, cols = sh[0], sh[1]
-	}
-	r, c, v, err := m.Entries(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	per, ft := 1, v.Type
-	switch v.Type {
-	case mlfeed.Complex64:
-		per, ft = 2, mlfeed.Float32
-	case mlfeed.Complex128:
-		per, ft = 2, mlfeed.Float64
-	}
-	fill := 0.0
-	if fb, ok := m.Arrays["fill_value"]; ok && m.Descriptor.Fill {
-		fill = fb.Float64At(0)
-	}
-	out := make([][]float64, rows)
-	for i := range out {
-		out[i] = make([]float64, int(cols)*per)
-		for j := range out[i] {
-			if per == 1 {
-				out[i][j] = fill
-			}
-		}
-	}
-	fv := mlfeed.Buffer{Type: ft, Bytes: v.Bytes}
-	for k := range r {
-		for p := 0; p < per; p++ {
-			out[r[k]][int(c[k])*per+p] = fv.Float64At(k*per + p)
-		}
-	}
-	return out
-}
-
 func readMTX(t testing.TB, elem ...string) [][]float64 {
 	t.Helper()
 	m, err := mtx.ReadFile(corpus(t, elem...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return denseOf(t, m)
+	return sparsetest.Dense(t, m)
 }
 
 func read(t testing.TB, name string) *binsparse.Matrix {
@@ -107,7 +66,7 @@ func TestFinch2024(t *testing.T) {
 			if !m.Descriptor.Fill || m.Descriptor.Unwrapped {
 				t.Errorf("%s_%s: fill %v unwrapped %v", name, suffix, m.Descriptor.Fill, m.Descriptor.Unwrapped)
 			}
-			if got := denseOf(t, m); !reflect.DeepEqual(got, want) {
+			if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s_%s: matrix differs from %s.mtx:\n%v\n%v", name, suffix, name, got, want)
 			}
 			if err := m.Validate(); err != nil {
@@ -129,7 +88,7 @@ func TestFinch2024(t *testing.T) {
 		if m.Format() != c.f {
 			t.Errorf("%s: format %s", c.file, m.Format())
 		}
-		if got := denseOf(t, m); !reflect.DeepEqual(got, [][]float64{c.want}) {
+		if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, [][]float64{c.want}) {
 			t.Errorf("%s: %v, want %v", c.file, got, c.want)
 		}
 	}
@@ -161,7 +120,7 @@ func TestReferenceC(t *testing.T) {
 		if _, ok := m.Descriptor.User["comment"]; !ok {
 			t.Errorf("%s: user key comment lost", c.file)
 		}
-		if got := denseOf(t, m); !reflect.DeepEqual(got, c.want) {
+		if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: matrix differs:\n%v\n%v", c.file, got, c.want)
 		}
 	}
@@ -197,28 +156,28 @@ func TestPythonImplementations(t *testing.T) {
 	if !m.Descriptor.Unwrapped || m.Format() != binsparse.CSR || m.Arrays["indices_1"].Type != mlfeed.Int32 {
 		t.Errorf("root: unwrapped %v format %s", m.Descriptor.Unwrapped, m.Format())
 	}
-	if got := denseOf(t, m); !reflect.DeepEqual(got, small3x3) {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, small3x3) {
 		t.Errorf("root: %v", got)
 	}
 	// custom_coo: a custom sparse(2) level (an alias of COOR) stored in column order, which
 	// reading accepts and Validate reports.
 	m = read(t, groups+":/custom_coo")
-	if got := denseOf(t, m); !reflect.DeepEqual(got, small3x3) {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, small3x3) {
 		t.Errorf("custom_coo: %v", got)
 	}
 	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "not sorted") {
 		t.Errorf("custom_coo: Validate = %v, want an ordering error", err)
 	}
 	m = read(t, groups+":/iso_fill")
-	if got := denseOf(t, m); !reflect.DeepEqual(got, [][]float64{{-1, 7, -1}, {-1, -1, 7}}) || !m.Descriptor.ValueType().Iso {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, [][]float64{{-1, 7, -1}, {-1, -1, 7}}) || !m.Descriptor.ValueType().Iso {
 		t.Errorf("iso_fill: %v", got)
 	}
 	m = read(t, groups+":/complex")
-	if got := denseOf(t, m); !reflect.DeepEqual(got, [][]float64{{0, 0, 1, 2}, {3, -4, 0, 0}}) || m.Values().Type != mlfeed.Complex128 {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, [][]float64{{0, 0, 1, 2}, {3, -4, 0, 0}}) || m.Values().Type != mlfeed.Complex128 {
 		t.Errorf("complex: %v", got)
 	}
 	m = read(t, corpus(t, "reference-python-2026", "ref2026_csr.bsp.npz"))
-	if got := denseOf(t, m); !reflect.DeepEqual(got, small3x3) {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, small3x3) {
 		t.Errorf("npz: %v", got)
 	}
 	iv := corpus(t, "binsparse-python-2023", "ivirshup_groups.bsp.h5")
@@ -227,7 +186,7 @@ func TestPythonImplementations(t *testing.T) {
 		if m.Descriptor.Version != "" || m.NNZ() != 5 {
 			t.Errorf("%s: version %q nnz %d", g, m.Descriptor.Version, m.NNZ())
 		}
-		if got := denseOf(t, m); !reflect.DeepEqual(got, small3x3) {
+		if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, small3x3) {
 			t.Errorf("%s: %v", g, got)
 		}
 	}
@@ -240,7 +199,7 @@ func TestNetCDF4(t *testing.T) {
 	needHDF5(t)
 	m := read(t, corpus(t, "netcdf4", "csr_nc4.nc"))
 	want := [][]float64{{1.5, 0, 0, 0, -2}, {0, 0, 3.25, 0, 0}, {0, 0, 0, 0, 0}, {0, 4, 0, 5, 6.125}}
-	if got := denseOf(t, m); !reflect.DeepEqual(got, want) {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, want) {
 		t.Errorf("%v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/sparsetest"
 )
 
 // chunk builds a chunk of one sparse stream from rows of (index, value) pairs.
@@ -66,7 +67,7 @@ func TestSinkSortsRows(t *testing.T) {
 		if err := m.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		d := denseOf(t, m)
+		d := sparsetest.Dense(t, m)
 		if len(d) != 6 || d[3][2] != 2 || d[0][5] != 1 || d[0][9] != 3 || d[5][0] != 40 || d[2][39] != 1 || len(d[1]) != 50 {
 			t.Errorf("%s: rows %v", ext, d)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/sparsetest"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -250,7 +251,7 @@ func TestWriteOptions(t *testing.T) {
 	if got.Format() != binsparse.CSC {
 		t.Errorf("format %s", got.Format())
 	}
-	if !reflect.DeepEqual(denseOf(t, got), denseOf(t, m)) {
+	if !reflect.DeepEqual(sparsetest.Dense(t, got), sparsetest.Dense(t, m)) {
 		t.Error("CSC copy differs")
 	}
 	f, _ := binsparse.OpenFile(p)
@@ -268,7 +269,7 @@ func TestWriteOptions(t *testing.T) {
 	if err := binsparse.WriteFile(p, mi, &binsparse.WriteOptions{Minimize: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, p); got.Values().Type != mlfeed.Float32 || !reflect.DeepEqual(denseOf(t, got), denseOf(t, mi)) {
+	if got := read(t, p); got.Values().Type != mlfeed.Float32 || !reflect.DeepEqual(sparsetest.Dense(t, got), sparsetest.Dense(t, mi)) {
 		t.Errorf("minimized values %s", got.Values().Type)
 	}
 	// A writer refuses an invalid matrix.
@@ -418,7 +419,7 @@ func TestPythonReadsWhatWeWrite(t *testing.T) {
 			t.Errorf("%s: python returned nothing", p)
 			continue
 		}
-		if exp := denseOf(t, want[p]); !reflect.DeepEqual(got.Dense, exp) {
+		if exp := sparsetest.Dense(t, want[p]); !reflect.DeepEqual(got.Dense, exp) {
 			t.Errorf("%s: python reads\n%v\nwant\n%v", p, got.Dense, exp)
 		}
 		if strings.HasSuffix(p, ".h5") {

@@ -60,23 +60,9 @@ func benchData(tb testing.TB, storage mlfeed.Storage, size int) (mlfeed.Schema, 
 func benchFile(b *testing.B, storage mlfeed.Storage) string {
 	schema, chunks := benchData(b, storage, 16<<20)
 	path := filepath.Join(b.TempDir(), "bench.cbf")
-	f, err := os.Create(path)
-	if err != nil {
+	if err := os.WriteFile(path, writeChunks(b, schema, &WriterOptions{ChunkSize: 4 << 20}, chunks...), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	w, err := NewWriter(f, schema, &WriterOptions{ChunkSize: 4 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, c := range chunks {
-		if err := w.WriteChunk(c); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
 	return path
 }
 

@@ -96,19 +96,10 @@ func TestCTF2Bin(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("differs from ctf2bin.py's output at byte %d (%d vs %d bytes)", diffAt(got, want), len(got), len(want))
+				t.Fatalf("differs from ctf2bin.py's output at byte %d (%d vs %d bytes)", testutil.FirstDiff(got, want), len(got), len(want))
 			}
 		})
 	}
-}
-
-func diffAt(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // TestCTFRoundTrip converts every CBF file of the corpus to CTF and back with --compat
@@ -143,7 +134,7 @@ func TestCTFRoundTrip(t *testing.T) {
 			got, _ := os.ReadFile(back)
 			want, _ := os.ReadFile(path)
 			if !bytes.Equal(got, want) {
-				t.Fatalf("differs after CBF -> CTF -> CBF at byte %d (%d vs %d bytes)", diffAt(got, want), len(got), len(want))
+				t.Fatalf("differs after CBF -> CTF -> CBF at byte %d (%d vs %d bytes)", testutil.FirstDiff(got, want), len(got), len(want))
 			}
 		})
 	}

@@ -65,24 +65,15 @@ func rewrite(t testing.TB, path string, opts *WriterOptions) []byte {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, rd.Schema(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var chunks []*mlfeed.Chunk
 	for i := range rd.Chunks() {
 		c, err := rd.ReadChunk(context.Background(), i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.WriteChunk(c); err != nil {
-			t.Fatal(err)
-		}
+		chunks = append(chunks, c)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return writeChunks(t, rd.Schema(), opts, chunks...)
 }
 
 // TestRewriteCompat writes each ctf2bin.py output again in ctf2bin mode with the chunk size
@@ -97,7 +88,7 @@ func TestRewriteCompat(t *testing.T) {
 			}
 			got := rewrite(t, m.output, &WriterOptions{Compat: CompatCTF2Bin, ChunkSize: m.chunkSize})
 			if !bytes.Equal(got, want) {
-				t.Fatalf("differs at byte %d (%d vs %d bytes)", firstDiff(got, want), len(got), len(want))
+				t.Fatalf("differs at byte %d (%d vs %d bytes)", testutil.FirstDiff(got, want), len(got), len(want))
 			}
 		})
 	}
@@ -106,17 +97,8 @@ func TestRewriteCompat(t *testing.T) {
 	path := testutil.Testdata(t, "cntk", "cbf", "Simple_jagged_sequence.bin")
 	want, _ := os.ReadFile(path)
 	if got := rewrite(t, path, &WriterOptions{Compat: CompatCTF2Bin, ChunkSize: 1}); !bytes.Equal(got, want) {
-		t.Fatalf("Simple_jagged_sequence.bin differs at byte %d", firstDiff(got, want))
+		t.Fatalf("Simple_jagged_sequence.bin differs at byte %d", testutil.FirstDiff(got, want))
 	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // TestRewriteSane round-trips every corpus file through the default writer.

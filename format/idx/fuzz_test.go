@@ -52,6 +52,7 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reader accepted a file the writer refuses: %v", err)
 		}
+		var prev *mlfeed.Chunk // for ReadChunkReuse: decoding into it must give ReadChunk's values
 		for i := range r.Chunks() {
 			c, err := r.ReadChunk(ctx, i)
 			if err != nil {
@@ -59,6 +60,9 @@ func FuzzReader(f *testing.F) {
 					return // a corrupt compressed payload is found when it is read
 				}
 				t.Fatal(err)
+			}
+			if prev, err = r.ReadChunkReuse(ctx, i, prev); err != nil || !bytes.Equal(prev.Streams[0].Values.Bytes, c.Streams[0].Values.Bytes) {
+				t.Fatalf("chunk %d: ReadChunkReuse differs from ReadChunk (%v)", i, err)
 			}
 			if err := sink.WriteChunk(c); err != nil {
 				t.Fatal(err)

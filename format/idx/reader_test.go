@@ -391,8 +391,25 @@ func TestSwapInto(t *testing.T) {
 
 // TestReadChunkReuse decodes every chunk into the memory of the one before: the values are
 // ReadChunk's, the memory is reused for swapped types, and the mapped bytes of uint8 files are
-// never written to.
+// never written to. The real MNIST test images go the same way.
 func TestReadChunkReuse(t *testing.T) {
+	t.Run("mnist", func(t *testing.T) {
+		r, err := Open(testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte"), &Options{ChunkSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var prev *mlfeed.Chunk
+		for i := range r.Chunks() {
+			want, err := r.ReadChunk(context.Background(), i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prev, err = r.ReadChunkReuse(context.Background(), i, prev); err != nil || !bytes.Equal(prev.Streams[0].Values.Bytes, want.Streams[0].Values.Bytes) {
+				t.Fatalf("chunk %d: ReadChunkReuse differs from ReadChunk (%v)", i, err)
+			}
+		}
+	})
 	for _, et := range []mlfeed.ElemType{mlfeed.Uint8, mlfeed.Int16, mlfeed.Float32, mlfeed.Float64} {
 		file, values := randomFile(t, et, []int{50, 3, 2}, false)
 		name := filepath.Join(t.TempDir(), "f.idx")

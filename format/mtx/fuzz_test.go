@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
+	"github.com/mlfeed/mlfeed/internal/sparsetest"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -53,7 +54,7 @@ func FuzzRead(f *testing.F) {
 // replacing an earlier one, as a dense copy would have them) by position.
 func nonzeros(t testing.TB, m *binsparse.Matrix) map[[2]int64][]float64 {
 	t.Helper()
-	r, c, vals := entryValues(t, m)
+	r, c, vals := sparsetest.Entries(t, m)
 	out := map[[2]int64][]float64{}
 	for k, val := range vals {
 		key := [2]int64{r[k], c[k]}

@@ -15,55 +15,9 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
+	"github.com/mlfeed/mlfeed/internal/sparsetest"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
-
-// denseOf returns the logical matrix (structures expanded) as rows of float64; complex
-// entries take two columns (real, imaginary).
-func denseOf(t testing.TB, m *binsparse.Matrix) [][]float64 {
-	t.Helper()
-	rows, cols := m.Descriptor.Shape[0], m.Descriptor.Shape[1]
-	r, c, vals := entryValues(t, m)
-	per := 1
-	if len(vals) > 0 {
-		per = len(vals[0])
-	}
-	out := make([][]float64, rows)
-	for i := range out {
-		out[i] = make([]float64, int(cols)*per)
-	}
-	for k := range r {
-		copy(out[r[k]][int(c[k])*per:], vals[k])
-	}
-	return out
-}
-
-// entryValues returns a matrix's entries (structures expanded) with each value as float64s:
-// one, or two for a complex value.
-func entryValues(t testing.TB, m *binsparse.Matrix) (rows, cols []int64, vals [][]float64) {
-	t.Helper()
-	r, c, v, err := m.Entries(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	per, ft := 1, v.Type
-	switch v.Type {
-	case mlfeed.Complex64:
-		per, ft = 2, mlfeed.Float32
-	case mlfeed.Complex128:
-		per, ft = 2, mlfeed.Float64
-	}
-	fv := mlfeed.Buffer{Type: ft, Bytes: v.Bytes}
-	vals = make([][]float64, len(r))
-	for k := range r {
-		vals[k] = make([]float64, per)
-		for p := range per {
-			vals[k][p] = fv.Float64At(k*per + p)
-		}
-		rows, cols = append(rows, int64(r[k])), append(cols, int64(c[k]))
-	}
-	return rows, cols, vals
-}
 
 // python returns /usr/bin/python3 when it has the checkers this file uses, or skips.
 func python(t *testing.T) string {
@@ -128,7 +82,7 @@ func TestCorpusAgainstScipy(t *testing.T) {
 		if err := m.Validate(); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
-		if got := denseOf(t, m); !reflect.DeepEqual(got, res[f].Dense) {
+		if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, res[f].Dense) {
 			t.Errorf("%s: differs from scipy.io.mmread:\n%v\n%v", filepath.Base(f), got, res[f].Dense)
 		}
 	}
@@ -217,7 +171,7 @@ func TestScipyWrittenFiles(t *testing.T) {
 		if err := m.Validate(); err != nil {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 		}
-		if got := denseOf(t, m); !reflect.DeepEqual(got, res[f].Dense) {
+		if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, res[f].Dense) {
 			t.Errorf("%s: differs from scipy.io.mmread:\n%v\n%v", filepath.Base(f), got, res[f].Dense)
 		}
 		// And our writer reproduces the matrix for scipy.
@@ -258,7 +212,7 @@ func TestGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(denseOf(t, a), denseOf(t, b)) {
+	if !reflect.DeepEqual(sparsetest.Dense(t, a), sparsetest.Dense(t, b)) {
 		t.Error("gzip copy differs")
 	}
 }
@@ -311,7 +265,7 @@ func TestUpperTriangleEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]float64{{0, 5, 2}, {-5, 0, 0}, {-2, 0, 0}}
-	if got := denseOf(t, m); !reflect.DeepEqual(got, want) {
+	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, want) {
 		t.Errorf("%v, want %v", got, want)
 	}
 	if err := m.Validate(); err != nil {

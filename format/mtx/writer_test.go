@@ -14,6 +14,7 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
+	"github.com/mlfeed/mlfeed/internal/sparsetest"
 )
 
 func buf(t mlfeed.ElemType, v ...float64) mlfeed.Buffer {
@@ -77,7 +78,7 @@ func TestWriteTypes(t *testing.T) {
 			back.Arrays["values"] = v
 			back.Descriptor.DataTypes["values"] = binsparse.DataType{Type: mlfeed.Float32}
 		}
-		if got, want := denseOf(t, back), denseOf(t, c.m); !reflect.DeepEqual(got, want) {
+		if got, want := sparsetest.Dense(t, back), sparsetest.Dense(t, c.m); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: read back\n%v\nwant\n%v", name, got, want)
 		}
 	}
@@ -124,7 +125,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(denseOf(t, back), denseOf(t, orig)) {
+			if !reflect.DeepEqual(sparsetest.Dense(t, back), sparsetest.Dense(t, orig)) {
 				t.Errorf("%s (keep %v): round trip differs", filepath.Base(f), keep)
 			}
 			if keep && back.Descriptor.Structure != orig.Descriptor.Structure {
@@ -174,7 +175,7 @@ func TestConvertGzipOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(denseOf(t, a), denseOf(t, b)) {
+	if !reflect.DeepEqual(sparsetest.Dense(t, a), sparsetest.Dense(t, b)) {
 		t.Error("gzip copy differs")
 	}
 }

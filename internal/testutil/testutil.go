@@ -73,3 +73,14 @@ func Python(tb testing.TB, modules ...string) string {
 	}
 	return py
 }
+
+// FirstDiff returns the offset of the first byte where a and b differ, or the length of the
+// shorter when one is a prefix of the other.
+func FirstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
