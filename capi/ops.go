@@ -65,6 +65,17 @@ type openArgs struct {
 	Config  string            `json:"config"`  // CNTK configuration FILE[:SECTION]
 	Defines map[string]string `json:"defines"` // $NAME$ values for Config
 	Dataset uint64            `json:"dataset"` // an open data set's handle, instead of Paths
+	// Deserializers are files each read with its own streams and options, joined as CNTK's
+	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
+	Deserializers []deserializerArgs `json:"deserializers"`
+}
+
+// deserializerArgs is one file of a composite source.
+type deserializerArgs struct {
+	Path    string            `json:"path"`
+	Format  string            `json:"format"`
+	Inputs  []string          `json:"inputs"`
+	Options map[string]string `json:"options"`
 }
 
 // splitConfig splits FILE[:SECTION]: the suffix is a section only when FILE:SECTION is not an
@@ -160,6 +171,10 @@ func (a *openArgs) open() (src mlfeed.Source, rc *cntkconfig.Reader, own bool, e
 		}
 		return ds.src, rc, false, nil
 	}
+	if len(a.Deserializers) > 0 {
+		src, err = a.openComposite()
+		return src, rc, err == nil, err
+	}
 	if len(a.Paths) == 0 && rc == nil {
 		return nil, nil, false, fmt.Errorf("%w: no files to read (give paths or a config)", format.ErrUsage)
 	}
@@ -184,11 +199,6 @@ func (a *openArgs) openDeserializers(rc *cntkconfig.Reader) (mlfeed.Source, erro
 		return nil, err
 	}
 	var srcs []mlfeed.Source
-	closeAll := func() {
-		for _, s := range srcs {
-			s.Close()
-		}
-	}
 	for _, d := range rc.Deserializers {
 		o := d.Options
 		o.Log = io.Discard
@@ -199,11 +209,46 @@ func (a *openArgs) openDeserializers(rc *cntkconfig.Reader) (mlfeed.Source, erro
 		o.Params = mergeParams(o.Params, a.Options)
 		s, err := format.Open([]string{d.Path}, a.Format, &o)
 		if err != nil {
-			closeAll()
+			closeSources(srcs)
 			return nil, err
 		}
 		srcs = append(srcs, s)
 	}
+	return joinSources(srcs)
+}
+
+// openComposite opens the files of a.Deserializers, each with its own streams and options.
+func (a *openArgs) openComposite() (mlfeed.Source, error) {
+	var srcs []mlfeed.Source
+	for _, d := range a.Deserializers {
+		o := &format.Options{Log: io.Discard, Params: d.Options}
+		for _, in := range d.Inputs {
+			st, err := format.ParseInput(in)
+			if err != nil {
+				closeSources(srcs)
+				return nil, err
+			}
+			o.Inputs = append(o.Inputs, st)
+		}
+		s, err := format.Open([]string{d.Path}, d.Format, o)
+		if err != nil {
+			closeSources(srcs)
+			return nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	return joinSources(srcs)
+}
+
+func closeSources(srcs []mlfeed.Source) {
+	for _, s := range srcs {
+		s.Close()
+	}
+}
+
+// joinSources joins sources by sequence id when they all have ids, else in order, as CNTK
+// joins its deserializers (files without ids are keyed by line). It closes them on error.
+func joinSources(srcs []mlfeed.Source) (mlfeed.Source, error) {
 	if len(srcs) == 1 {
 		return srcs[0], nil
 	}
@@ -216,7 +261,7 @@ func (a *openArgs) openDeserializers(rc *cntkconfig.Reader) (mlfeed.Source, erro
 	}
 	z, err := join(srcs...)
 	if err != nil {
-		closeAll()
+		closeSources(srcs)
 		return nil, err
 	}
 	return z, nil

@@ -197,6 +197,26 @@ def _count(v, what):
     return int(v)
 
 
+def env_workers():
+    """(workers, rank) from torchrun's $WORLD_SIZE and $RANK, or (1, 0) without them. (Read
+    here, not in Go, whose copy of the environment is the one the process started with.)"""
+    ws = os.environ.get("WORLD_SIZE", "")
+    if not ws:
+        return 1, 0
+    try:
+        n = int(ws)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise UsageError("WORLD_SIZE=%r is not a positive worker count" % ws)
+    rs = os.environ.get("RANK", "")
+    try:
+        rank = int(rs)
+    except ValueError:
+        raise UsageError("RANK=%r with WORLD_SIZE=%d is not a rank" % (rs, n)) from None
+    return n, rank
+
+
 class Minibatch:
     """One minibatch: dict-like access to its streams by name.
 
@@ -316,7 +336,7 @@ class MinibatchSource:
                  max_sweeps=None, max_samples=None, workers=None, rank=None,
                  keep_in_memory=False, threads=None, inputs=None, options=None, config=None,
                  defines=None, format=None, cntk_distribution=False, epoch_size=None,
-                 copy=False):
+                 copy=False, _deserializers=None):
         if isinstance(paths_or_dataset, Dataset):
             self._dataset = paths_or_dataset
             args = {"dataset": paths_or_dataset._handle()}
@@ -327,6 +347,8 @@ class MinibatchSource:
         else:
             self._dataset = None
             args = _lib.open_args(paths_or_dataset, format, inputs, options, config, defines)
+            if _deserializers:
+                args["deserializers"] = _deserializers
         sweeps, samples = _count(max_sweeps, "max_sweeps"), _count(max_samples, "max_samples")
         if max_sweeps is None and max_samples is None:
             sweeps = 1
@@ -334,6 +356,8 @@ class MinibatchSource:
             raise UsageError("minibatch_size must be positive, not %r" % (minibatch_size,))
         if workers is None and rank is not None:
             raise UsageError("rank needs workers")
+        if workers is None:
+            workers, rank = env_workers()
         args.update(_lib.clean({
             "minibatch_size": int(minibatch_size),
             "randomize": None if randomize is None else bool(randomize),
