@@ -183,13 +183,14 @@ func (s *source) state() minibatch.State {
 const metaLen = 7
 
 // mlfeed_next waits up to timeout_ms milliseconds (negative: without limit) for the next
-// minibatch of source h. It returns 1 with meta filled (sweep, sequences, samples, global
+// minibatch of source h; with again non-zero it returns the minibatch it returned last, if it
+// has, instead (for a caller interrupted before it could take it). It returns 1 with meta filled (sweep, sequences, samples, global
 // samples, end of sweep, end of epoch, position, then the minibatch's sizes as mlfeed_sizes
 // writes them), 0 at the end of the data, 2 when the minibatch is not ready yet (call again;
 // nothing is lost), -1 with e filled on error.
 //
 //export mlfeed_next
-func mlfeed_next(h C.uintptr_t, timeoutMS C.int64_t, meta *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
+func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
 	defer func() {
 		if v := recover(); v != nil {
 			setError(e, recovered(v))
@@ -207,6 +208,9 @@ func mlfeed_next(h C.uintptr_t, timeoutMS C.int64_t, meta *C.int64_t, n C.int64_
 	if s.r == nil {
 		setError(e, fmt.Errorf("%w: the minibatch source is closed", format.ErrUsage))
 		return -1
+	}
+	if again != 0 && s.delivered && !s.inFlight {
+		return s.meta(meta, n, e)
 	}
 	if !s.inFlight {
 		s.delivered = false
@@ -250,6 +254,11 @@ func mlfeed_next(h C.uintptr_t, timeoutMS C.int64_t, meta *C.int64_t, n C.int64_
 		return 0
 	}
 	s.delivered = true
+	return s.meta(meta, n, e)
+}
+
+// meta writes the current minibatch's description for mlfeed_next and returns 1.
+func (s *source) meta(meta *C.int64_t, n C.int64_t, e *C.mlfeed_error) C.int {
 	b := s.r.Batch()
 	m := unsafe.Slice((*int64)(unsafe.Pointer(meta)), int(n))
 	if len(m) != metaLen+sizesHeader+sizesPerStream*len(s.schema.Streams) {

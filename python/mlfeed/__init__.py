@@ -387,6 +387,7 @@ class MinibatchSource:
         self._bufs = _data._Buffers(n)
         self._err = _lib.new_error()
         self._gen = 0
+        self._taking = False  # a next_minibatch call has not handed its minibatch out
         self._done = False
 
     @property
@@ -408,27 +409,38 @@ class MinibatchSource:
         """The next Minibatch, or None at the end."""
         l = _lib.lib()
         h = self._handle()
-        meta, e = self._meta, self._err
+        e = self._err
+        meta = self._meta
+        # A KeyboardInterrupt can strike as soon as a call into Go returns, before its result
+        # is stored: until this call hands a minibatch out, the next one asks Go for the same
+        # minibatch again (if Go delivered it) rather than for the one after it.
+        again = 1 if self._taking else 0
+        self._taking = True
         while True:
-            r = l.mlfeed_next(h, _lib._POLL_MS, meta, self._nmeta, ctypes.byref(e))
+            r = l.mlfeed_next(h, again, _lib._POLL_MS, meta, self._nmeta, ctypes.byref(e))
             if r != 2:
                 break
         if r == 0:
+            self._taking = False
             self._done = True
             return None
         if r < 0:
+            self._taking = False
             _lib.check(e)
             raise InternalError("mlfeed: next failed without an error")
-        self._gen += 1
         m = meta[:]
+        self._gen += 1
         sizes = m[7:]
         ptrs = self._bufs.ensure(_data.byte_sizes(sizes, len(self._streams)))
         if l.mlfeed_fill(h, ptrs, self._nbuf, ctypes.byref(e)) != 0:
             _lib.check(e)
         chunk = _data.Chunk(self._streams, sizes, self._bufs.bufs)
         if self._copy:
-            return Minibatch(m[:7], chunk.copy())
-        return Minibatch(m[:7], chunk, self, self._gen)
+            mb = Minibatch(m[:7], chunk.copy())
+        else:
+            mb = Minibatch(m[:7], chunk, self, self._gen)
+        self._taking = False
+        return mb
 
     def __iter__(self):
         return self
@@ -466,6 +478,7 @@ class MinibatchSource:
         if l.mlfeed_restore(self._handle(), st, c, ctypes.byref(self._err)) != 0:
             _lib.check(self._err)
         self._gen += 1
+        self._taking = False
         self._done = False
 
     def close(self):

@@ -71,9 +71,10 @@ def _load():
         "mlfeed_free": ([u], None),
         "mlfeed_sizes": ([u, p, i64, err], ip),
         "mlfeed_fill": ([u, p, i64, err], ip),
-        "mlfeed_next": ([u, i64, p, i64, err], ip),
+        "mlfeed_next": ([u, ip, i64, p, i64, err], ip),
         "mlfeed_state": ([u, p, i64, err], i64),
         "mlfeed_restore": ([u, c, c, err], ip),
+        "mlfeed_goroutines": ([], i64),
     }
     for name, (args, res) in sigs.items():
         f = getattr(lib, name)
