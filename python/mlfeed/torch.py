@@ -9,7 +9,8 @@
             x, y = mb["features"], mb["labels"]     # torch tensors
 
 The tensors share memory with the minibatch (torch.from_numpy): they are valid until the next
-minibatch unless copy=True.
+minibatch unless copy=True (in DataLoader workers, whose queues pickle tensors later, every
+minibatch has memory of its own).
 """
 
 import os
@@ -72,6 +73,10 @@ class MinibatchDataset(torch.utils.data.IterableDataset):
         if self._src is None:
             kw = dict(self._kwargs)
             info = torch.utils.data.get_worker_info()
+            if info is not None:
+                # A loader worker's queue pickles tensors on a thread of its own, later: each
+                # minibatch needs memory of its own.
+                kw["copy"] = True
             if info is not None and info.num_workers > 1:
                 workers = kw.get("workers")
                 rank = kw.get("rank")
