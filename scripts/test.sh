@@ -7,3 +7,11 @@ source scripts/setup.sh
 go test -tags "$MLFEED_TAGS" -timeout 20m "$@" ./...
 # The packages with goroutines of their own, again under the race detector.
 go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx
+# The Python package: build its shared library, then its tests (pytest's exit status 5 means
+# no tests were collected, which is not a failure here).
+bash scripts/python.sh
+rc=0
+/usr/bin/python3 -m pytest -q python/tests || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then
+  exit "$rc"
+fi

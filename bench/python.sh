@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The Python package's speed, in one run: MNIST's training set as float32 (60000 x 784),
+# minibatches of 256, shuffled, delivered as torch tensors to a Python `for` loop, as samples/s:
+#   mlfeed: DataLoader(mlfeed.torch.MinibatchDataset(...), batch_size=None), from the IDX file;
+#   (a)     DataLoader(TensorDataset(X, y), batch_size=256, shuffle=True) over tensors in memory;
+#   (b)     a hand-written loop indexing in-memory tensors by torch.randperm, 256 at a time;
+#   (c)     the Go engine alone (go test -bench 'Sweep/engine' in minibatch, same shape in memory).
+# It prints each rate (the median sweep of several) and the ratios mlfeed/(a) (goal >= 10),
+# mlfeed/(b) (goal >= 2) and mlfeed/(c) (goal >= 0.8). Needs ../shared/testdata/mnist (skips
+# without it) and Debian's python3-torch. A shared, busy machine spreads the figures by 20% or
+# more; run it twice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MN=${MLFEED_SHARED:-../shared}/testdata/mnist
+[ -f "$MN/train-images-idx3-ubyte.gz" ] || { echo "skipped: $MN/train-images-idx3-ubyte.gz is absent"; exit 0; }
+PY=/usr/bin/python3
+$PY -c 'import torch' 2>/dev/null || { echo "skipped: python3-torch is not installed"; exit 0; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+bash scripts/python.sh
+go build -o "$T/mlfeed" ./cmd/mlfeed
+"$T/mlfeed" convert -q "$MN/train-images-idx3-ubyte.gz" "$T/images.idx" --type float32
+"$T/mlfeed" convert -q "$MN/train-labels-idx1-ubyte.gz" "$T/labels.idx"
+
+GO_NS=$(go test -run '^$' -bench 'BenchmarkSweep/engine$' -benchtime 10x ./minibatch |
+  awk '/BenchmarkSweep\/engine/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") print $i }')
+
+PYTHONPATH=python $PY - "$T/images.idx" "$T/labels.idx" "$GO_NS" <<'PYEOF'
+import statistics, sys, time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+import mlfeed
+from mlfeed.torch import MinibatchDataset
+
+images, labels, go_ns = sys.argv[1], sys.argv[2], float(sys.argv[3])
+N, MB = 60000, 256
+torch.set_num_threads(1)
+
+def rate(sweep, times):
+    """samples/s of the median of `times` timed sweeps, after one untimed."""
+    sweep()
+    secs = []
+    for _ in range(times):
+        t = time.perf_counter()
+        n = sweep()
+        secs.append(time.perf_counter() - t)
+        assert n == N, n
+    return N / statistics.median(secs)
+
+ds = MinibatchDataset([images, labels], minibatch_size=MB, seed=1)
+loader = DataLoader(ds, batch_size=None)
+def mlfeed_sweep():
+    n = 0
+    for mb in loader:
+        x, y = mb["features"], mb["labels"]
+        n += x.shape[0]
+    return n
+
+with mlfeed.open([images, labels]) as d:
+    data = d.read()
+X = torch.from_numpy(data["features"])
+Y = torch.from_numpy(data["labels"][:, 0]).long()
+tl = DataLoader(TensorDataset(X, Y), batch_size=MB, shuffle=True)
+def tensor_dataset_sweep():
+    n = 0
+    for x, y in tl:
+        n += x.shape[0]
+    return n
+
+def randperm_sweep():
+    n = 0
+    perm = torch.randperm(N)
+    for i in range(0, N, MB):
+        idx = perm[i:i + MB]
+        x, y = X[idx], Y[idx]
+        n += x.shape[0]
+    return n
+
+r_ml = rate(mlfeed_sweep, 7)
+r_a = rate(tensor_dataset_sweep, 3)
+r_b = rate(randperm_sweep, 7)
+r_c = N / (go_ns * 1e-9)
+print("samples/s (median sweep): mlfeed %.0f, (a) TensorDataset DataLoader %.0f, "
+      "(b) randperm loop %.0f, (c) Go engine %.0f" % (r_ml, r_a, r_b, r_c))
+print("ratios: mlfeed/(a) %.1fx (goal >= 10), mlfeed/(b) %.2fx (goal >= 2), mlfeed/(c) %.2fx (goal >= 0.8)"
+      % (r_ml / r_a, r_ml / r_b, r_ml / r_c))
+PYEOF
