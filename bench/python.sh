@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The Python package's speed, in one run: MNIST's training set as float32 (60000 x 784),
 # minibatches of 256, shuffled, delivered as torch tensors to a Python `for` loop, as samples/s:
-#   mlfeed: DataLoader(mlfeed.torch.MinibatchDataset(...), batch_size=None), from the IDX file;
+#   mlfeed: DataLoader(mlfeed.torch.MinibatchDataset(..., keep_in_memory=True), batch_size=None)
+#           over the IDX files: the data set decoded once and held in memory, as (a), (b) and
+#           (c) hold it (also shown: the default, which re-reads each chunk every sweep);
 #   (a)     DataLoader(TensorDataset(X, y), batch_size=256, shuffle=True) over tensors in memory;
 #   (b)     a hand-written loop indexing in-memory tensors by torch.randperm, 256 at a time;
-#   (c)     the Go engine alone (go test -bench 'Sweep/engine' in minibatch, same shape in memory).
+#   (c)     the Go engine alone (go test -bench 'Sweep/engine' in minibatch: the same shape, one
+#           stream, synthetic chunks in memory);
+#   (c')    the Go engine alone on the same two files: `mlfeed batches --keep-in-memory`'s
+#           median sweep, which shows what the Python layer costs over the engine it drives.
 # It prints each rate (the median sweep of several) and the ratios mlfeed/(a) (goal >= 10),
-# mlfeed/(b) (goal >= 2) and mlfeed/(c) (goal >= 0.8). Needs ../shared/testdata/mnist (skips
+# mlfeed/(b) (goal >= 2) and mlfeed/(c) (goal >= 0.8), and mlfeed/(c'). Needs ../shared/testdata/mnist (skips
 # without it) and Debian's python3-torch. A shared, busy machine spreads the figures by 20% or
 # more; run it twice.
 set -euo pipefail
@@ -24,16 +29,18 @@ go build -o "$T/mlfeed" ./cmd/mlfeed
 GO_NS=$(go test -run '^$' -bench 'BenchmarkSweep/engine$' -benchtime 10x ./minibatch |
   awk '/BenchmarkSweep\/engine/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") print $i }')
 
-PYTHONPATH=python $PY - "$T/images.idx" "$T/labels.idx" "$GO_NS" <<'PYEOF'
+CLI_SWEEP=$("$T/mlfeed" batches --mb-size 256 --sweeps 8 --seed 1 --keep-in-memory "$T/images.idx" "$T/labels.idx" |
+  awk '/^sweep times:/ { sub("s", "", $7); print $7 }')
+
+PYTHONPATH=python $PY - "$T/images.idx" "$T/labels.idx" "$GO_NS" "$CLI_SWEEP" <<'PYEOF'
 import statistics, sys, time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 import mlfeed
 from mlfeed.torch import MinibatchDataset
 
-images, labels, go_ns = sys.argv[1], sys.argv[2], float(sys.argv[3])
+images, labels, go_ns, cli_sweep = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 N, MB = 60000, 256
-torch.set_num_threads(1)
 
 def rate(sweep, times):
     """samples/s of the median of `times` timed sweeps, after one untimed."""
@@ -46,14 +53,19 @@ def rate(sweep, times):
         assert n == N, n
     return N / statistics.median(secs)
 
-ds = MinibatchDataset([images, labels], minibatch_size=MB, seed=1)
-loader = DataLoader(ds, batch_size=None)
-def mlfeed_sweep():
-    n = 0
-    for mb in loader:
-        x, y = mb["features"], mb["labels"]
-        n += x.shape[0]
-    return n
+def mlfeed_sweep_of(loader):
+    def sweep():
+        n = 0
+        for mb in loader:
+            x, y = mb["features"], mb["labels"]
+            n += x.shape[0]
+        return n
+    return sweep
+
+ds = MinibatchDataset([images, labels], minibatch_size=MB, seed=1, keep_in_memory=True)
+mlfeed_sweep = mlfeed_sweep_of(DataLoader(ds, batch_size=None))
+ds_files = MinibatchDataset([images, labels], minibatch_size=MB, seed=1)
+mlfeed_files_sweep = mlfeed_sweep_of(DataLoader(ds_files, batch_size=None))
 
 with mlfeed.open([images, labels]) as d:
     data = d.read()
@@ -76,11 +88,15 @@ def randperm_sweep():
     return n
 
 r_ml = rate(mlfeed_sweep, 7)
+r_files = rate(mlfeed_files_sweep, 5)
 r_a = rate(tensor_dataset_sweep, 3)
 r_b = rate(randperm_sweep, 7)
 r_c = N / (go_ns * 1e-9)
+r_c2 = N / cli_sweep
 print("samples/s (median sweep): mlfeed %.0f, (a) TensorDataset DataLoader %.0f, "
-      "(b) randperm loop %.0f, (c) Go engine %.0f" % (r_ml, r_a, r_b, r_c))
-print("ratios: mlfeed/(a) %.1fx (goal >= 10), mlfeed/(b) %.2fx (goal >= 2), mlfeed/(c) %.2fx (goal >= 0.8)"
-      % (r_ml / r_a, r_ml / r_b, r_ml / r_c))
+      "(b) randperm loop %.0f, (c) Go engine %.0f, (c') Go engine on the files %.0f"
+      % (r_ml, r_a, r_b, r_c, r_c2))
+print("mlfeed re-reading the files every sweep (the default): %.0f samples/s" % r_files)
+print("ratios: mlfeed/(a) %.1fx (goal >= 10), mlfeed/(b) %.2fx (goal >= 2), mlfeed/(c) %.2fx "
+      "(goal >= 0.8), mlfeed/(c') %.2fx" % (r_ml / r_a, r_ml / r_b, r_ml / r_c, r_ml / r_c2))
 PYEOF
