@@ -73,7 +73,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -233,7 +232,8 @@ func init() {
 			}
 			return Open(name, o)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(f io.Writer, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
 			var wopts WriterOptions
 			if wo != nil {
 				if err := parseWriteParams(&wopts, wo.Params); err != nil {
