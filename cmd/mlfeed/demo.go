@@ -35,8 +35,8 @@ removed afterwards).`,
   mlfeed demo --dir /tmp/mlfeed-demo -n 5000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n <= 0 {
-				return usageErr("-n must be positive")
+			if err := checkRange("-n", int64(n), 1, maxDemoRecords); err != nil {
+				return err
 			}
 			keep := dir != ""
 			if !keep {
@@ -56,6 +56,10 @@ removed afterwards).`,
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	rootCmd.AddCommand(cmd)
 }
+
+// maxDemoRecords bounds demo -n: the generated set is held in memory (784 bytes a digit) and
+// written in every format.
+const maxDemoRecords = 100_000
 
 func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, keep bool) error {
 	if ctx == nil {

@@ -239,6 +239,9 @@ func init() {
 				if err := parseWriteParams(&wopts, wo.Params); err != nil {
 					return nil, err
 				}
+				if wo.Compress != "" && wo.Compress != "none" || wo.Compat != "" {
+					return nil, format.UsageErrorf("ctf: the CTF writer has no compression and no compatibility modes (compress %q, compat %q)", wo.Compress, wo.Compat)
+				}
 			}
 			return NewWriter(f, schema, &wopts)
 		},

@@ -28,6 +28,9 @@ func init() {
 			if err := format.CheckParams("idx", w.Params, "level"); err != nil {
 				return nil, err
 			}
+			if w.Compat != "" {
+				return nil, format.UsageErrorf("idx: no compatibility modes (compat %q)", w.Compat)
+			}
 			level := 0
 			if v, ok := w.Params["level"]; ok {
 				var err error

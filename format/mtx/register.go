@@ -76,6 +76,9 @@ func create(f io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.S
 		if err := format.CheckParams("mtx", o.Params, "format"); err != nil {
 			return nil, err
 		}
+		if o.Compat != "" {
+			return nil, fmt.Errorf("%w: mtx has no compatibility modes (compat %q)", format.ErrUsage, o.Compat)
+		}
 		wo.Format = o.Params["format"]
 		if wo.Format != "" && wo.Format != "coordinate" && wo.Format != "array" {
 			return nil, fmt.Errorf("%w: mtx --write-opt format=%q: want coordinate or array", format.ErrUsage, wo.Format)
