@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/minibatch"
 	"github.com/mlfeed/mlfeed/render"
 )
@@ -41,10 +42,11 @@ removed afterwards).`,
 			keep := dir != ""
 			if !keep {
 				var err error
-				if dir, err = os.MkdirTemp("", "mlfeed-demo-*"); err != nil {
+				var remove func()
+				if dir, remove, err = atomicfile.MkdirTemp("mlfeed-demo-*"); err != nil {
 					return err
 				}
-				defer os.RemoveAll(dir)
+				defer remove()
 			} else if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}

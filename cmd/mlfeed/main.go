@@ -77,6 +77,7 @@ var interrupted atomic.Bool
 // and exit with 128 + the signal's number (130, 143, 129). A second signal during that is
 // ignored: the first one's exit follows at once.
 func handleSignals(cancel func()) {
+	ignoreFileSizeSignal()
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {

@@ -49,6 +49,7 @@ type File struct {
 var (
 	mu      sync.Mutex
 	live    = map[*File]bool{}
+	dirs    = map[string]bool{}
 	exiting bool
 )
 
@@ -175,7 +176,7 @@ func (f *File) Abort() {
 	os.Remove(f.Name())
 }
 
-// Cleanup removes every temporary file of this process and makes later Create and Commit
+// Cleanup removes every temporary file and directory of this process and makes later Create and Commit
 // calls fail, so that nothing appears after it returns: the last thing a program does when a
 // signal ends it. The files are only removed, not closed.
 func Cleanup() {
@@ -186,6 +187,32 @@ func Cleanup() {
 		os.Remove(f.Name())
 	}
 	clear(live)
+	for d := range dirs {
+		os.RemoveAll(d)
+	}
+	clear(dirs)
+}
+
+// MkdirTemp creates a temporary directory as os.MkdirTemp does, which Cleanup removes with
+// everything in it; remove removes it now.
+func MkdirTemp(pattern string) (dir string, remove func(), err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if exiting {
+		return "", nil, ErrClosed
+	}
+	if dir, err = os.MkdirTemp("", pattern); err != nil {
+		return "", nil, err
+	}
+	dirs[dir] = true
+	return dir, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if dirs[dir] {
+			delete(dirs, dir)
+			os.RemoveAll(dir)
+		}
+	}, nil
 }
 
 // IsTemp reports whether name (a base name) is one of this package's temporary files.

@@ -159,3 +159,25 @@ func TestCleanup(t *testing.T) {
 		t.Fatalf("left behind: %v", ents)
 	}
 }
+
+func TestMkdirTemp(t *testing.T) {
+	dir, remove, err := MkdirTemp("atomicfile-test-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
+	remove()
+	remove()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatal("directory kept")
+	}
+	dir, _, err = MkdirTemp("atomicfile-test-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Cleanup()
+	defer func() { mu.Lock(); exiting = false; mu.Unlock() }()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatal("Cleanup kept the directory")
+	}
+}
