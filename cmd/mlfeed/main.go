@@ -140,9 +140,12 @@ func atLeastArgs(n int) cobra.PositionalArgs {
 }
 
 // createOutput creates a file a command writes besides data on standard output (show --png,
-// batches --save-state): atomically, or directly into a device or a FIFO; a directory or a
-// socket is a usage error.
+// batches --save-state): atomically, or directly into a device or a FIFO, or standard output
+// for "-"; a directory or a socket is a usage error.
 func createOutput(name string) (*atomicfile.File, error) {
+	if name == "-" {
+		return atomicfile.Stdout(), nil
+	}
 	f, err := atomicfile.Create(name)
 	if errors.Is(err, atomicfile.ErrNotRegular) {
 		return nil, usageErr("%v", err)

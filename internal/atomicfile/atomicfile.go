@@ -42,6 +42,7 @@ type File struct {
 	target string // the name the caller gave
 	final  string // the file replaced: target with symbolic links followed
 	direct bool
+	stdout bool
 	mode   fs.FileMode
 	done   bool
 }
@@ -102,6 +103,12 @@ func createDirect(target string) (*File, error) {
 	return &File{File: f, target: target, final: target, direct: true}, nil
 }
 
+// Stdout returns a File that writes to standard output directly; Commit and Abort do not
+// close it.
+func Stdout() *File {
+	return &File{File: os.Stdout, target: "standard output", final: os.Stdout.Name(), direct: true, stdout: true}
+}
+
 // Direct reports whether the target is a device or a FIFO written into directly: what is
 // written cannot be taken back, and the writer cannot seek.
 func (f *File) Direct() bool { return f.direct }
@@ -133,6 +140,9 @@ func (f *File) Commit() error {
 		return fmt.Errorf("%s: %w", f.target, os.ErrClosed)
 	}
 	f.done = true
+	if f.stdout {
+		return nil
+	}
 	if f.direct {
 		return f.File.Close()
 	}
@@ -166,6 +176,9 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	if f.stdout {
+		return
+	}
 	f.File.Close()
 	if f.direct {
 		return
