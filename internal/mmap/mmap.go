@@ -4,7 +4,7 @@
 //
 // A mapped file that another process truncates while it is mapped makes reads of the lost
 // pages fault (SIGBUS), which kills a Go program with "unexpected fault address". Guard and
-// Catch turn such a fault on the goroutine that runs them into an error naming the file.
+// Recover turn such a fault on the goroutine that runs them into an error naming the file.
 package mmap
 
 import (
@@ -21,7 +21,7 @@ import (
 // ErrUnsupported is returned where memory mapping is not available.
 var ErrUnsupported = errors.New("mmap: not supported on this platform")
 
-// ErrChanged is wrapped by the error Guard and Catch return for a fault on mapped memory.
+// ErrChanged is wrapped by the error Guard and Recover return for a fault on mapped memory.
 var ErrChanged = fmt.Errorf("%w: the file shrank while it was read (changed by another program?)", mlfeed.ErrTruncated)
 
 // Region is a read-only mapping of a file.
@@ -95,30 +95,32 @@ func faultError(v any) error {
 	return nil
 }
 
-// Catch makes faults on this goroutine panic (runtime/debug.SetPanicOnFault) and returns the
-// function to defer, which recovers a fault on a mapped region into *err (an error naming the
-// file and the offset, wrapping ErrChanged) and restores the setting. Any other panic goes on.
-// Use it as
+// Arm makes faults on this goroutine panic (runtime/debug.SetPanicOnFault) and returns the
+// previous setting, for Recover.
+func Arm() bool { return debug.SetPanicOnFault(true) }
+
+// Recover, deferred right after Arm as
 //
-//	defer mmap.Catch(&err)()
-func Catch(err *error) func() {
-	old := debug.SetPanicOnFault(true)
-	return func() {
-		debug.SetPanicOnFault(old)
-		if v := recover(); v != nil {
-			e := faultError(v)
-			if e == nil {
-				panic(v)
-			}
-			*err = e
+//	defer mmap.Recover(mmap.Arm(), &err)
+//
+// recovers a fault on a mapped region into *err (an error naming the file and the offset,
+// wrapping ErrChanged) and restores the setting old. Any other panic goes on. It allocates
+// nothing.
+func Recover(old bool, err *error) {
+	debug.SetPanicOnFault(old)
+	if v := recover(); v != nil {
+		e := faultError(v)
+		if e == nil {
+			panic(v)
 		}
+		*err = e
 	}
 }
 
 // Guard runs fn on the calling goroutine and returns its error, or the error for a fault on
-// a mapped region during fn (see Catch).
+// a mapped region during fn (see Recover).
 func Guard(fn func() error) (err error) {
-	defer Catch(&err)()
+	defer Recover(Arm(), &err)
 	return fn()
 }
 
