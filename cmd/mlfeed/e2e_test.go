@@ -65,7 +65,7 @@ func mnist(t *testing.T, name string) string {
 	return testutil.Testdata(t, "mnist", name)
 }
 
-func TestOutputToDevicesAndStdout(t *testing.T) {
+func TestFaultOutputToDevicesAndStdout(t *testing.T) {
 	labels := mnist(t, "t10k-labels-idx1-ubyte.gz")
 	dir := t.TempDir()
 	ref := func(ext string) []byte {
@@ -156,7 +156,7 @@ func TestOutputToDevicesAndStdout(t *testing.T) {
 	}
 }
 
-func TestOutputSymlinksModesAndNames(t *testing.T) {
+func TestFaultOutputSymlinksModesAndNames(t *testing.T) {
 	labels := mnist(t, "t10k-labels-idx1-ubyte.gz")
 	dir := t.TempDir()
 	real := filepath.Join(dir, "data", "labels.idx")
@@ -193,10 +193,10 @@ func TestOutputSymlinksModesAndNames(t *testing.T) {
 	}
 }
 
-// TestSignals interrupts conversions at random moments with SIGINT, SIGTERM and SIGHUP: the
+// TestFaultSignals interrupts conversions at random moments with SIGINT, SIGTERM and SIGHUP: the
 // exit status is 128+N with one line on stderr and nothing left but a complete output (when
 // the conversion ended first).
-func TestSignals(t *testing.T) {
+func TestFaultSignals(t *testing.T) {
 	images := mnist(t, "train-images-idx3-ubyte.gz")
 	dir := t.TempDir()
 	sigs := []struct {
@@ -281,9 +281,9 @@ func TestSignals(t *testing.T) {
 	}
 }
 
-// TestKilledRunCleanedUp: a kill -9 leaves a temporary file, which is not taken for output and
+// TestFaultKilledRunCleanedUp: a kill -9 leaves a temporary file, which is not taken for output and
 // is removed by the next conversion to the same output.
-func TestKilledRunCleanedUp(t *testing.T) {
+func TestFaultKilledRunCleanedUp(t *testing.T) {
 	images := mnist(t, "train-images-idx3-ubyte.gz")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "o.idx.gz")
@@ -315,10 +315,10 @@ func TestKilledRunCleanedUp(t *testing.T) {
 	}
 }
 
-// TestDiskFullAndFileSizeLimit: ENOSPC (a 1 MiB tmpfs, when this runs as root and may mount)
+// TestFaultDiskFullAndFileSizeLimit: ENOSPC (a 1 MiB tmpfs, when this runs as root and may mount)
 // and EFBIG (RLIMIT_FSIZE) end with exit 1, a message naming the output and the cause, and
 // nothing left.
-func TestDiskFullAndFileSizeLimit(t *testing.T) {
+func TestFaultDiskFullAndFileSizeLimit(t *testing.T) {
 	images := mnist(t, "t10k-images-idx3-ubyte.gz")
 	check := func(name, dir, out, cause string, stderr string, code int) {
 		t.Helper()
@@ -350,10 +350,10 @@ func TestDiskFullAndFileSizeLimit(t *testing.T) {
 	}
 }
 
-// TestInputTruncatedWhileRead shrinks mapped and read inputs while cat, convert and batches
+// TestFaultInputTruncatedWhileRead shrinks mapped and read inputs while cat, convert and batches
 // read them: an error naming the file, or (when the read was over first) a complete result;
 // never a fault or a panic.
-func TestInputTruncatedWhileRead(t *testing.T) {
+func TestFaultInputTruncatedWhileRead(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src-idx3-ubyte")
 	if _, stderr, code := run(t, "convert", "-q", mnist(t, "t10k-images-idx3-ubyte.gz"), src); code != 0 {
@@ -428,9 +428,9 @@ func TestInputTruncatedWhileRead(t *testing.T) {
 var absurd = []string{"-1", "0", "-9223372036854775808", "9223372036854775807", "1e309", "", "\x01",
 	strings.Repeat("9", 400), "-"}
 
-// TestAbsurdFlagValues gives every flag of every command absurd values: the answer is exit 0,
+// TestFaultAbsurdFlagValues gives every flag of every command absurd values: the answer is exit 0,
 // 1 or 2 within the time limit, never a panic, a trace or a kill for memory.
-func TestAbsurdFlagValues(t *testing.T) {
+func TestFaultAbsurdFlagValues(t *testing.T) {
 	labels := mnist(t, "t10k-labels-idx1-ubyte.gz")
 	images := mnist(t, "t10k-images-idx3-ubyte.gz")
 	dir := t.TempDir()
