@@ -246,8 +246,15 @@ func TestFaultSignals(t *testing.T) {
 			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "interrupted") {
 				t.Errorf("%v: stderr is not one line: %q", s.sig, stderr)
 			}
-			if extra := leftovers(t, dir); extra != nil {
+			if extra := leftovers(t, dir, out); extra != nil {
 				t.Fatalf("%v during convert to %s left %v", s.sig, out, extra)
+			}
+			// The signal came after the output was renamed into place: it is complete.
+			if _, err := os.Stat(filepath.Join(dir, out)); err == nil {
+				if _, stderr, code := run(t, "validate", filepath.Join(dir, out)); code != 0 {
+					t.Fatalf("output left by an interrupted conversion is invalid: %s", stderr)
+				}
+				os.Remove(filepath.Join(dir, out))
 			}
 		case code == 0:
 			// Finished before the signal: the output is complete.

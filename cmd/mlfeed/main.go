@@ -85,7 +85,7 @@ func handleSignals(cancel func()) {
 		interrupted.Store(true)
 		cancel()
 		atomicfile.Cleanup()
-		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s; no output written\n", signalName(sig))
+		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s\n", signalName(sig))
 		n := 1
 		if s, ok := sig.(syscall.Signal); ok {
 			n = int(s)
