@@ -17,6 +17,9 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	// elemType is the type the command converts numbers to (convert --type), passed to the
+	// formats as format.Options.Type.
+	elemType mlfeed.ElemType
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -28,7 +31,7 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}

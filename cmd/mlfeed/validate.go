@@ -18,7 +18,8 @@ func init() {
 		Short: "Check files strictly; exit 1 with the reasons if any is invalid",
 		Long: `validate checks each file strictly against its format and reports every problem found, up
 to --max problems per file, each naming the file and the position (line:column for text,
-byte offset for binary data). It prints "FILE: ok" for a valid file. The exit status is 0 when
+byte offset for binary data). Warnings (a CTF value float32 cannot hold as written) are
+printed too but do not make a file invalid. It prints "FILE: ok" for a valid file. The exit status is 0 when
 every file is valid and 1 otherwise.`,
 		Example: `  mlfeed validate t10k-images-idx3-ubyte.gz
   mlfeed validate --input features:dense:5 --input labels:dense:3 data.ctf`,
@@ -66,8 +67,16 @@ func validateFile(ctx context.Context, name, formatName string, opts *format.Opt
 	} else if ft, err = format.Detect(name); err != nil {
 		return 0, err
 	}
-	n := 0
+	n, warnings := 0, 0
 	add := func(e error) bool {
+		if format.IsWarning(e) {
+			// Worth knowing, but the file is valid.
+			warnings++
+			if warnings <= max {
+				report(e)
+			}
+			return true
+		}
 		n++
 		if n <= max {
 			report(e)

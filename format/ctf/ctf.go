@@ -39,6 +39,17 @@
 //   - Numbers are converted with correct rounding to float64 (as strconv.ParseFloat does) and
 //     then to float32 for precision=float, as ctf2bin.py does. CNTK's own digit-by-digit
 //     arithmetic can differ from this in the last bit for long mantissas.
+//   - Lossless or loud: when the precision is not chosen (ReaderOptions.Precision is Invalid,
+//     no precision option), a value that float32 cannot hold as its text states it (more
+//     significant digits than its float32 keeps, such as 0.123456789 or 16777217, or a
+//     magnitude outside float32's range, such as 1e-300) is not rounded silently. When the
+//     streams are inferred, the scan that infers them also infers the precision: float64 if
+//     any value needs it (Details reports it). With declared streams such a value is an error
+//     wrapping ErrPrecision at its line and column that names the option, precision=double.
+//     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
+//     values as warnings (format.Warning) either way. Values of up to six significant digits
+//     in float32's range always fit, as do values float32 holds exactly; float64 holds what
+//     17 significant digits state.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
 //     count once, however often the chunk is read again.
 //   - Errors returned to the caller name the file, line and column and say what was expected;
@@ -65,8 +76,10 @@
 // The Writer writes any source whose streams hold numbers: dense or sparse per stream, names
 // from the streams' aliases, sequence ids when the source has them (or when a sequence has
 // several samples), numbers in the shortest form that reads back to the same float32 or
-// float64. CTF has no spelling for infinities and NaN: infinities are written as ±1e999, which
-// reads back as ±Inf; NaN cannot be written.
+// float64 (every float64 bit survives the text), integers as integers up to 2^53 in magnitude
+// (the most a reader's float64 holds exactly; larger ones are an error). CTF has no spelling
+// for infinities and NaN: infinities are written as ±1e999, which reads back as ±Inf; NaN
+// cannot be written.
 package ctf
 
 import (
@@ -216,6 +229,9 @@ func fromFormat(fo *format.Options) (*Options, error) {
 	}
 	o.Inputs = fo.Inputs
 	o.Log = fo.Log
+	if fo.Type == mlfeed.Float64 {
+		o.Precision = mlfeed.Float64 // a precision option below overrides it
+	}
 	if err := ParseParams(o, fo.Params); err != nil {
 		return nil, err
 	}

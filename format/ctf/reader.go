@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -32,7 +33,10 @@ type Reader struct {
 	double bool
 
 	fromCache string   // the index cache used, if any
-	inferred  []string // inferred streams as --input declarations
+	inferred  []string // inferred streams as NAME:STORAGE:DIM declarations
+	// inferredDouble is set when the scan that inferred the streams found values that float32
+	// cannot hold, and chose float64.
+	inferredDouble bool
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -251,7 +255,8 @@ func checkName(s string) error {
 }
 
 func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *Options) *spec {
-	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex)}
+	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
+		check32: o.Precision == mlfeed.Invalid}
 	for _, s := range streams {
 		sp.names = append(sp.names, s.Name)
 		sp.aliases = append(sp.aliases, []byte(s.FileName()))
@@ -535,6 +540,10 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
+	if strict != nil {
+		var zero T
+		p.check = unsafe.Sizeof(zero) == 4
+	}
 	p.reserve(r.chunks[i], r.density)
 	var ids idList
 	defer func() {
@@ -626,6 +635,9 @@ func (r *Reader) Details() map[string]any {
 	}
 	if r.inferred != nil {
 		d["inferredInputs"] = r.inferred
+	}
+	if r.inferredDouble {
+		d["precision"] = "double (inferred: values float32 cannot hold)"
 	}
 	if r.fromCache != "" {
 		d["indexCache"] = r.fromCache
