@@ -298,10 +298,11 @@ func (r *Reader) index(main []byte) error {
 			}
 		}
 	}
-	var progress atomic.Int64
-	stop := r.prefault(&progress)
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, &progress)
-	stop()
+	var populate func(off, end int64)
+	if r.region != nil && mmap.CanPopulate {
+		populate = r.region.Populate
+	}
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, populate)
 	if err != nil {
 		rec.abort()
 		return err
@@ -506,7 +507,7 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 	var errs int
 	var cause *diag
 	var err error
-	r.populate(r.chunks[i].start, r.chunks[i].end)
+	r.region.Populate(r.chunks[i].start, r.chunks[i].end)
 	pieces := 1
 	if split {
 		pieces = runtime.GOMAXPROCS(0)
