@@ -601,6 +601,11 @@ func (l *idList) strings() []string {
 
 // ReadChunks parses every chunk, using all cores, and calls fn with each in order. It stops
 // at the first error, from parsing or from fn.
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev.
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return r.ReadChunk(ctx, i)
+}
+
 func (r *Reader) ReadChunks(ctx context.Context, fn func(i int, c *mlfeed.Chunk) error) error {
 	if ctx == nil {
 		ctx = context.Background()
