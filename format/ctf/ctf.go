@@ -19,10 +19,11 @@
 // boundaries, sample counts, chunking by chunkSizeInBytes), the same recovery from malformed
 // input under maxErrors, and, at traceLevel 1 and 2, the same warning and info messages, byte
 // offsets included. Opening a file builds the index alone (no number is parsed); ReadChunk
-// parses one chunk, in pieces on every core when it is large and read alone, and may be called
-// from several goroutines; reading chunks in order parses the following chunks in the
-// background, one per core. Files are memory-mapped, so a file larger than memory is read
-// chunk by chunk.
+// parses one chunk on the calling goroutine and may be called from several goroutines. The
+// Reader starts no goroutines: a chunk of 1 MiB or more is parsed in pieces on the idle
+// threads of the scheduler the caller's context carries (internal/sched), and reading ahead
+// is the scheduler's (ReadChunks uses it). Files are memory-mapped, so a file larger than
+// memory is read chunk by chunk.
 //
 // The streams come from Options.Inputs (the --input flags, or a CNTK config's input section
 // mapped by the caller). Without them the Reader infers the streams by a scan of the file: one

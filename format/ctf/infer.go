@@ -3,9 +3,6 @@ package ctf
 import (
 	"bytes"
 	"fmt"
-	"runtime"
-	"slices"
-	"sync"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -123,23 +120,17 @@ func index(b []byte) (int64, bool) {
 	return ix, len(b) > 0
 }
 
-// infer determines the streams by scanning every chunk in parallel.
+// infer determines the streams (and, unless the precision is chosen, whether values need
+// float64) by a scan of every chunk, on the caller's goroutine.
 func (r *Reader) infer() ([]mlfeed.Stream, error) {
 	parts := make([][]*inferStat, len(r.chunks))
-	wide := make([]bool, len(r.chunks))
 	check := r.opts.Precision == mlfeed.Invalid && !r.double
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	wide := false
 	for i, c := range r.chunks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, c chunkEntry) {
-			defer wg.Done()
-			parts[i], wide[i] = inferScan(r.data, c.start, c.end, check)
-			<-sem
-		}(i, c)
+		var w bool
+		parts[i], w = inferScan(r.data, c.start, c.end, check && !wide)
+		wide = wide || w
 	}
-	wg.Wait()
 	var order []*inferStat
 	all := map[string]*inferStat{}
 	for _, p := range parts {
@@ -171,7 +162,7 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		streams[i] = st
 		r.inferred = append(r.inferred, fmt.Sprintf("%s:%s:%d", st.Name, st.Storage, st.Dim))
 	}
-	if slices.Contains(wide, true) {
+	if wide {
 		r.double, r.inferredDouble = true, true
 	}
 	if r.opts.Log != nil && r.opts.TraceLevel >= levelWarning {
