@@ -470,7 +470,7 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 			return p.closeDense(a, n, dim)
 		}
 		// The common case inline: a number that ends before the sequence does.
-		v, k, st := fastfloat.Scan(b[pos:])
+		v, k, st, short := fastfloat.ScanShort(b[pos:])
 		if st != fastfloat.OK || pos+k == len(b) {
 			p.pos = pos
 			var ok bool
@@ -480,7 +480,7 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 			}
 			pos = p.pos
 		} else {
-			if p.check && float64(T(v)) != v {
+			if p.check && !short && float64(T(v)) != v {
 				p.checkValue(b[pos:pos+k], v, pos)
 			}
 			pos += k
@@ -533,9 +533,9 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 					idx = append(idx, int32(ix))
 					continue
 				}
-				v, k, st := fastfloat.Scan(b[pos+n+1:])
+				v, k, st, short := fastfloat.ScanShort(b[pos+n+1:])
 				if st == fastfloat.OK && pos+n+1+k < len(b) {
-					if p.check && float64(T(v)) != v {
+					if p.check && !short && float64(T(v)) != v {
 						p.checkValue(b[pos+n+1:pos+n+1+k], v, pos+n+1)
 					}
 					pos += n + 1 + k
@@ -600,10 +600,10 @@ func (p *parser[T]) index() (uint64, bool) {
 // number reads a real number, as CNTK's TryReadRealNumber (the value correctly rounded).
 func (p *parser[T]) number() (float64, bool) {
 	start := p.pos
-	v, n, st := fastfloat.Scan(p.data[p.pos:p.end])
+	v, n, st, short := fastfloat.ScanShort(p.data[p.pos:p.end])
 	p.pos += n
 	if st == fastfloat.OK {
-		if p.check && float64(T(v)) != v {
+		if p.check && !short && float64(T(v)) != v {
 			p.checkValue(p.data[start:p.pos], v, start)
 		}
 		if p.pos == p.end {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
 )
 
 func TestFits32(t *testing.T) {
@@ -31,6 +32,9 @@ func TestFits32(t *testing.T) {
 		}
 		if got := fits32([]byte(tc.tok), v); got != tc.want {
 			t.Errorf("fits32(%s) = %v, want %v", tc.tok, got, tc.want)
+		}
+		if _, _, _, short := fastfloat.ScanShort([]byte(tc.tok + " ")); short && !tc.want {
+			t.Errorf("ScanShort(%s) says short, but it does not fit float32", tc.tok)
 		}
 		if got := needs64([]byte("3:" + tc.tok)); got == tc.want {
 			t.Errorf("needs64(3:%s) = %v, want %v", tc.tok, got, !tc.want)
@@ -66,6 +70,9 @@ func TestFits32Exhaustive(t *testing.T) {
 			}
 			if got := fits32([]byte(tok), v); got != want {
 				t.Fatalf("fits32(%s) = %v, want %v", tok, got, want)
+			}
+			if _, _, _, short := fastfloat.ScanShort([]byte(tok + " ")); short && !want {
+				t.Fatalf("ScanShort(%s) says short, but it does not fit float32", tok)
 			}
 		}
 	}
