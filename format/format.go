@@ -10,6 +10,7 @@ package format
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,10 @@ type Options struct {
 	Params map[string]string
 	// Log receives warnings and information (CNTK's traceLevel output). Nil discards them.
 	Log io.Writer
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a format does while opening: Matrix Market parses the whole file then, in pieces on
+	// the scheduler's idle threads. Nil means context.Background(): on the caller alone.
+	Context context.Context
 	// Type is the element type the caller will convert numbers to (convert's Type), or
 	// Invalid. Formats that choose the precision they read text at follow it: CTF reads at
 	// double precision when it is Float64. Others ignore it.
