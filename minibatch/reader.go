@@ -402,7 +402,7 @@ func (r *Reader) packLoop() {
 
 // pack copies a planned job's sequences into its batch and lays them out.
 func (r *Reader) pack(j *job) {
-	defer mmap.Catch(&j.err)() // chunks may alias a mapped file that shrinks meanwhile
+	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
 	var last *slot

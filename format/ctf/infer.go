@@ -130,7 +130,7 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		go func(i int, c chunkEntry) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer mmap.Catch(&errs[i])() // the mapped file may shrink meanwhile
+			defer mmap.Recover(mmap.Catch(), &errs[i]) // the mapped file may shrink meanwhile
 			parts[i] = inferScan(r.data, c.start, c.end)
 		}(i, c)
 	}

@@ -73,29 +73,31 @@ func faultError(v any) error {
 }
 
 // Catch makes faults on this goroutine panic (runtime/debug.SetPanicOnFault) and returns the
-// function to defer, which recovers a fault on a mapped region into *err (an error naming the
-// file and the offset, wrapping ErrChanged) and restores the setting. Any other panic goes on.
-// Use it as
+// setting it replaced, for Recover to restore. Use the two as
 //
-//	defer mmap.Catch(&err)()
-func Catch(err *error) func() {
-	old := debug.SetPanicOnFault(true)
-	return func() {
-		debug.SetPanicOnFault(old)
-		if v := recover(); v != nil {
-			e := faultError(v)
-			if e == nil {
-				panic(v)
-			}
-			*err = e
+//	defer mmap.Recover(mmap.Catch(), &err)
+//
+// (the deferred call allocates nothing, so it fits hot paths).
+func Catch() (old bool) { return debug.SetPanicOnFault(true) }
+
+// Recover, deferred, recovers a fault on a mapped region into *err (an error naming the file
+// and the offset, wrapping ErrChanged) and restores the setting Catch replaced. Any other
+// panic goes on.
+func Recover(old bool, err *error) {
+	debug.SetPanicOnFault(old)
+	if v := recover(); v != nil {
+		e := faultError(v)
+		if e == nil {
+			panic(v)
 		}
+		*err = e
 	}
 }
 
 // Guard runs fn on the calling goroutine and returns its error, or the error for a fault on
 // a mapped region during fn (see Catch).
 func Guard(fn func() error) (err error) {
-	defer Catch(&err)()
+	defer Recover(Catch(), &err)
 	return fn()
 }
 
