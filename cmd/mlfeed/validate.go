@@ -29,7 +29,14 @@ every file is valid and 1 otherwise.`,
 				return err
 			}
 			bad := 0
-			for _, name := range args {
+			files, err := shardFiles(args, func(e error) {
+				fmt.Fprintln(cmd.ErrOrStderr(), e)
+				bad++
+			})
+			if err != nil {
+				return err
+			}
+			for _, name := range files {
 				n, err := validateFile(cmd.Context(), name, in.format, opts, maxReport, func(e error) {
 					fmt.Fprintln(cmd.ErrOrStderr(), e)
 				})
@@ -43,7 +50,7 @@ every file is valid and 1 otherwise.`,
 				}
 			}
 			if bad > 0 {
-				return fmt.Errorf("%d of %d file(s) invalid", bad, len(args))
+				return fmt.Errorf("%d of %d file(s) invalid", bad, len(files))
 			}
 			return nil
 		},
