@@ -199,7 +199,7 @@ func TestTaskFromEnv(t *testing.T) {
 	}{
 		{env: nil, ok: false},
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, count: 4, i: 2, n: 4, ok: true},
-		{env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, fail: true},             // count unknown
+		{env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, fail: true},           // count unknown
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "4"}, count: 4, fail: true}, // out of range
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "x"}, count: 4, fail: true},
 		{env: map[string]string{"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "3"}, i: 2, n: 3, ok: true},
@@ -219,7 +219,7 @@ func TestMergeNeedsEveryTask(t *testing.T) {
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: mlfeed.Float32, Dim: 1}}}
 	part := func(task int) {
 		m := &Manifest{Version: Version, Format: "cbf", Schema: schema, Task: &Task{Index: task, Count: 3},
-			Shards: []Entry{{Path: ShardName(task, ".cbf"), Index: task, Sequences: 2, Samples: 2, Chunks: 1, ChunkTable: [][2]int64{{2, 2}}}},
+			Shards:    []Entry{{Path: ShardName(task, ".cbf"), Index: task, Sequences: 2, Samples: 2, Chunks: 1, ChunkTable: [][2]int64{{2, 2}}}},
 			Sequences: 2, Samples: 2}
 		if err := WriteManifest(filepath.Join(dir, TaskManifestName(task, 3)), m); err != nil {
 			t.Fatal(err)
