@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // ErrUsage is wrapped by errors that come from wrong options or arguments rather than bad
@@ -196,18 +197,7 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 		}
 	}
 	for _, name := range names {
-		var ft *Format
-		var err error
-		if formatName != "" {
-			var ok bool
-			if ft, ok = Lookup(formatName); !ok {
-				return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
-			}
-		} else if ft, err = Detect(name); err != nil {
-			closeAll()
-			return nil, err
-		}
-		s, err := ft.Open(name, opts)
+		s, err := openOne(name, formatName, opts)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -223,6 +213,34 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 		return nil, err
 	}
 	return z, nil
+}
+
+// openOne opens one input argument: a file, or a data set of shards (a directory, a glob
+// or a manifest; see package shard).
+func openOne(name, formatName string, opts *Options) (mlfeed.Source, error) {
+	paths, m, sharded, err := shard.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil && formatName == "" {
+		formatName = m.Format
+	}
+	open := func(p string) (mlfeed.Source, error) {
+		ft, ok := Lookup(formatName)
+		if formatName == "" {
+			var err error
+			if ft, err = Detect(p); err != nil {
+				return nil, err
+			}
+		} else if !ok {
+			return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
+		}
+		return ft.Open(p, opts)
+	}
+	if !sharded {
+		return open(name)
+	}
+	return shard.NewSource(paths, m, open)
 }
 
 // uniqueNames renames streams whose names repeat an earlier source's.

@@ -36,9 +36,9 @@ for wrong flags.`,
 			if err != nil {
 				return err
 			}
-			bad := 0
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			for _, name := range args {
+			files, bad := shardFiles(args, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+			for _, name := range files {
 				n, err := validateFile(cmd.Context(), name, in.format, opts, maxReport, func(e error) {
 					fmt.Fprintln(stderr, e)
 				})
@@ -56,11 +56,11 @@ for wrong flags.`,
 					bad++
 				}
 			}
-			if len(args) > 1 {
-				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(args), len(args)-bad, bad)
+			if len(files) > 1 {
+				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), max(0, len(files)-bad), bad)
 			}
 			if bad > 0 {
-				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(args))
+				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(files))
 			}
 			return nil
 		},
