@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
 
@@ -401,6 +402,7 @@ func (r *Reader) packLoop() {
 
 // pack copies a planned job's sequences into its batch and lays them out.
 func (r *Reader) pack(j *job) {
+	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
 	var last *slot
@@ -649,11 +651,14 @@ func (r *Reader) request(c int32, p *sweepPlan) *slot {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		if prev != nil {
-			s.chunk, s.err = r.reuser.ReadChunkReuse(r.ctx, int(c), prev)
-		} else {
-			s.chunk, s.err = r.src.ReadChunk(r.ctx, int(c))
-		}
+		s.err = mmap.Guard(func() (err error) {
+			if prev != nil {
+				s.chunk, err = r.reuser.ReadChunkReuse(r.ctx, int(c), prev)
+			} else {
+				s.chunk, err = r.src.ReadChunk(r.ctx, int(c))
+			}
+			return err
+		})
 		if s.err == nil && s.chunk == nil {
 			s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, c)
 		}

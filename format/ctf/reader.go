@@ -84,7 +84,11 @@ func Open(name string, opts *Options) (*Reader, error) {
 			return nil, err
 		}
 	}
-	r, err := newReader(name, data, region, opts)
+	var r *Reader
+	err = mmap.Guard(func() (err error) { // the mapped file may shrink while it is indexed
+		r, err = newReader(name, data, region, opts)
+		return err
+	})
 	if err != nil {
 		if region != nil {
 			region.Close()

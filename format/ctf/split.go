@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
@@ -42,7 +43,8 @@ func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, 
 		}
 	}
 	parts := make([]piece[T], len(pts)-1)
-	err := sched.Parallel(ctx, len(parts), func(ctx context.Context, k int) error {
+	err := sched.Parallel(ctx, len(parts), func(ctx context.Context, k int) (err error) {
+		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
 		parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
 		return nil
 	})
