@@ -135,7 +135,7 @@ func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
 // is written. It does not close the sink. An input file that shrinks while it is mapped is
 // an error naming it (see internal/mmap), not a crash.
 func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) (err error) {
-	defer mmap.Recover(mmap.Arm(), &err)
+	defer mmap.Recover(mmap.Catch(), &err)
 	if opts == nil {
 		opts = &Options{}
 	}

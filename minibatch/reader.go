@@ -15,16 +15,6 @@ import (
 	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
 
-// SequenceLengther is implemented by sources that know the length of every sequence of a chunk
-// without decoding it (an index, a chunk header). The length is the sample count of the stream
-// that defines the minibatch size, or the longest stream's. The Reader uses it, when the
-// source has it and Config.DefinesMBSize is empty, to walk other workers' sequences and to seek
-// without reading their chunks. Without it, chunks whose sequences are not all one sample long
-// are decoded once to learn their lengths.
-type SequenceLengther interface {
-	SequenceLengths(chunk int) ([]int64, error)
-}
-
 // Reader delivers minibatches from a source. Use it like bufio.Scanner:
 //
 //	for r.Next() {
@@ -49,9 +39,9 @@ type Reader struct {
 	workers  int
 	rank     int
 	prefetch int
-	packers  int // background packing goroutines; 0 packs in Next
-	lengther SequenceLengther
-	reuser   mlfeed.ChunkReuser // nil unless the source decodes into old chunks
+	packers  int           // background packing goroutines; 0 packs in Next
+	lengther mlfeed.Source // the source, when its SequenceLengths count as the Reader does; else nil
+	reuser   mlfeed.Source // the source, when chunks are recycled; else nil
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -167,10 +157,10 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 				r.defining = i
 			}
 		}
-		r.lengther, _ = src.(SequenceLengther)
+		r.lengther = src
 	}
 	if !cfg.KeepDataInMemory {
-		r.reuser, _ = src.(mlfeed.ChunkReuser)
+		r.reuser = src
 	}
 	var err error
 	if r.workers, r.rank, err = workers(cfg); err != nil {
@@ -412,7 +402,7 @@ func (r *Reader) packLoop() {
 
 // pack copies a planned job's sequences into its batch and lays them out.
 func (r *Reader) pack(j *job) {
-	defer mmap.Recover(mmap.Arm(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
+	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
 	var last *slot
@@ -850,6 +840,10 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 	info := r.infos[c]
 	var l []int32
 	switch {
+	case info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == "":
+		// The table counts samples as we do, and sequences are at least one sample long:
+		// every sequence is one sample long.
+		l = r.ones[:info.Sequences]
 	case r.lengther != nil:
 		ls, err := r.lengther.SequenceLengths(int(c))
 		if err != nil {
@@ -865,10 +859,6 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 			}
 			l[i] = int32(v)
 		}
-	case info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == "":
-		// The table counts samples as we do, and sequences are at least one sample long:
-		// every sequence is one sample long.
-		l = r.ones[:info.Sequences]
 	default:
 		var ch *mlfeed.Chunk
 		if s := r.slots[c]; s != nil {

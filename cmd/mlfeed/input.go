@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -17,6 +18,9 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	// elemType is the type the command converts numbers to (convert --type), passed to the
+	// formats as format.Options.Type.
+	elemType mlfeed.ElemType
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -28,7 +32,7 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}
@@ -79,8 +83,15 @@ func (f *inputFlags) formatOf(names []string) string {
 	}
 	var fs []string
 	for _, n := range names {
-		if ft, err := format.Detect(n); err == nil {
-			fs = append(fs, ft.Name)
+		paths, m, _, err := shard.Resolve(n)
+		switch {
+		case err != nil:
+		case m != nil:
+			fs = append(fs, m.Format)
+		default:
+			if ft, err := format.Detect(paths[0]); err == nil {
+				fs = append(fs, ft.Name)
+			}
 		}
 	}
 	if len(fs) > 1 && allSame(fs) {

@@ -4,7 +4,7 @@
 //
 // A mapped file that another process truncates while it is mapped makes reads of the lost
 // pages fault (SIGBUS), which kills a Go program with "unexpected fault address". Guard and
-// Recover turn such a fault on the goroutine that runs them into an error naming the file.
+// Catch turn such a fault on the goroutine that runs them into an error naming the file.
 package mmap
 
 import (
@@ -21,7 +21,7 @@ import (
 // ErrUnsupported is returned where memory mapping is not available.
 var ErrUnsupported = errors.New("mmap: not supported on this platform")
 
-// ErrChanged is wrapped by the error Guard and Recover return for a fault on mapped memory.
+// ErrChanged is wrapped by the error Guard and Catch return for a fault on mapped memory.
 var ErrChanged = fmt.Errorf("%w: the file shrank while it was read (changed by another program?)", mlfeed.ErrTruncated)
 
 // Region is a read-only mapping of a file.
@@ -33,7 +33,7 @@ type Region struct {
 
 // live holds the regions mapped now, to name the file a fault address lies in, and the spans
 // of the last regions closed: a fault unwinds the stack, running deferred Close calls, before
-// Guard sees it.
+// Recover sees it.
 var live struct {
 	sync.Mutex
 	m      map[*Region]struct{}
@@ -95,17 +95,17 @@ func faultError(v any) error {
 	return nil
 }
 
-// Arm makes faults on this goroutine panic (runtime/debug.SetPanicOnFault) and returns the
-// previous setting, for Recover.
-func Arm() bool { return debug.SetPanicOnFault(true) }
+// Catch makes faults on this goroutine panic (runtime/debug.SetPanicOnFault) and returns the
+// setting it replaced, for Recover to restore. Use the two as
+//
+//	defer mmap.Recover(mmap.Catch(), &err)
+//
+// (the deferred call allocates nothing, so it fits hot paths).
+func Catch() (old bool) { return debug.SetPanicOnFault(true) }
 
-// Recover, deferred right after Arm as
-//
-//	defer mmap.Recover(mmap.Arm(), &err)
-//
-// recovers a fault on a mapped region into *err (an error naming the file and the offset,
-// wrapping ErrChanged) and restores the setting old. Any other panic goes on. It allocates
-// nothing.
+// Recover, deferred, recovers a fault on a mapped region into *err (an error naming the file
+// and the offset, wrapping ErrChanged) and restores the setting Catch replaced. Any other
+// panic goes on.
 func Recover(old bool, err *error) {
 	debug.SetPanicOnFault(old)
 	if v := recover(); v != nil {
@@ -118,9 +118,9 @@ func Recover(old bool, err *error) {
 }
 
 // Guard runs fn on the calling goroutine and returns its error, or the error for a fault on
-// a mapped region during fn (see Recover).
+// a mapped region during fn (see Catch).
 func Guard(fn func() error) (err error) {
-	defer Recover(Arm(), &err)
+	defer Recover(Catch(), &err)
 	return fn()
 }
 
