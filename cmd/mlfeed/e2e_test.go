@@ -12,9 +12,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -521,5 +523,34 @@ func TestFaultAbsurdFlagValues(t *testing.T) {
 				t.Errorf("left %s", e)
 			}
 		}
+	}
+}
+
+// TestFaultFloat64ThroughCTF: float64 IDX -> CTF -> IDX comes back bit for bit (the CTF reader
+// infers double precision), and a declared float32 stream that cannot hold the values fails
+// naming line:column, never rounding them silently.
+func TestFaultFloat64ThroughCTF(t *testing.T) {
+	dir := t.TempDir()
+	vals := []float64{1e-300, 0.1, math.Pi, -2.5e300, 5e-324, 1.0 / 3}
+	b := []byte{0, 0, 0x0e, 2, 0, 0, 0, 3, 0, 0, 0, 2}
+	for _, v := range vals {
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	in, ctf, back := filepath.Join(dir, "in.idx"), filepath.Join(dir, "mid.ctf"), filepath.Join(dir, "back.idx")
+	os.WriteFile(in, b, 0o644)
+	for _, args := range [][]string{{"convert", in, ctf}, {"convert", ctf, back}} {
+		if _, stderr, code := run(t, args...); code != 0 {
+			t.Fatalf("mlfeed %v: exit %d: %s", args, code, stderr)
+		}
+	}
+	if got, _ := os.ReadFile(back); !bytes.Equal(got, b) {
+		t.Errorf("float64 IDX -> CTF -> IDX changed the file")
+	}
+	_, stderr, code := run(t, "convert", ctf, filepath.Join(dir, "f32.idx"), "--input", "features:dense:2")
+	if code != 1 || !strings.Contains(stderr, ctf+":1:") {
+		t.Errorf("declared float32: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "f32.idx")); err == nil {
+		t.Error("a failed conversion left its output")
 	}
 }
