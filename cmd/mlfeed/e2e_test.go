@@ -78,10 +78,11 @@ func TestFaultOutputToDevicesAndStdout(t *testing.T) {
 		b, _ := os.ReadFile(out)
 		return b
 	}
-	for _, c := range []struct{ to, ext string }{{"idx", ".idx"}, {"ctf", ".ctf"}, {"cbf", ".cbf"}} {
+	for _, c := range []struct{ to, ext, compress string }{{"idx", ".idx", "none"}, {"idx", ".idx.gz", "gzip"},
+		{"ctf", ".ctf", ""}, {"cbf", ".cbf", ""}, {"mtx", ".mtx", ""}} {
 		want := ref(c.ext)
 		// "-" is standard output: the same bytes, and no file named "-".
-		cmd := exec.Command(bin, "convert", "-q", labels, "-", "--to", c.to, "--type", "float32")
+		cmd := exec.Command(bin, "convert", "-q", labels, "-", "--to", c.to, "--type", "float32", "--compress", c.compress)
 		cmd.Dir = dir
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -272,9 +273,23 @@ func TestFaultSignals(t *testing.T) {
 	if interrupted == 0 {
 		t.Error("no run was interrupted: the conversions are too fast for this test")
 	}
+	// nohup: a SIGHUP ignored at the start stays ignored.
+	cmd := exec.Command("nohup", bin, "convert", "-q", images, filepath.Join(dir, "nohup.idx"))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err == nil {
+		time.Sleep(200 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGHUP)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("nohup mlfeed convert after SIGHUP: exit %d, want 0", code)
+		}
+		if st, err := os.Stat(filepath.Join(dir, "nohup.idx")); err != nil || st.Size() != 47040016 {
+			t.Errorf("nohup mlfeed convert after SIGHUP: output %v", err)
+		}
+	}
 	// demo's temporary directory goes too.
 	tmp := t.TempDir()
-	cmd := exec.Command(bin, "demo", "-n", "3000")
+	cmd = exec.Command(bin, "demo", "-n", "3000")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Start()
 	time.Sleep(300 * time.Millisecond)

@@ -74,12 +74,19 @@ func main() {
 var interrupted atomic.Bool
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP remove every temporary file, print one line
-// and exit with 128 + the signal's number (130, 143, 129). A second signal during that is
-// ignored: the first one's exit follows at once.
+// and exit with 128 + the signal's number (130, 143, 129), unless the signal was ignored when
+// mlfeed started (nohup). A second signal during that is ignored: the first one's exit
+// follows at once.
 func handleSignals(cancel func()) {
 	ignoreFileSizeSignal()
 	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		// A signal ignored when mlfeed started (nohup, a background job's SIGINT) stays
+		// ignored: Notify would catch it.
+		if !signal.Ignored(s) {
+			signal.Notify(c, s)
+		}
+	}
 	go func() {
 		sig := <-c
 		interrupted.Store(true)
