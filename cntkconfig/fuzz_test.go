@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, e := range cfg.Root.Entries {
+		for _, e := range cfg.Root.Entries() {
 			cfg.Reader(e.Key)
 		}
 		cfg.Reader("")
