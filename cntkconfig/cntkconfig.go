@@ -19,10 +19,11 @@
 //   - comments from `#` or `//` to the end of the line when at a line start or after white
 //     space, and BrainScript's `/* ... */`, outside strings;
 //   - `$name$` substitution when a value is read (never before, so an undefined variable in a
-//     section that is not read is no error), looked up in the enclosing blocks from the
-//     innermost outward, case-insensitively; the defines (CNTK's command-line `name=value`
-//     arguments, Options.Defines) are top-level assignments after the file's, so they replace
-//     the file's values; `$ConfigDir$`, unless set, is the directory of the file.
+//     section that is not read is no error), case-insensitively: at the top level first, as
+//     CNTK resolves them, then (for names CNTK would reject) in the enclosing blocks from the
+//     innermost outward; the defines (CNTK's command-line `name=value` arguments,
+//     Options.Defines) are top-level assignments after the file's, so they replace the file's
+//     values; `$ConfigDir$`, unless set, is the directory of the file.
 //
 // Both reader forms are understood: the classic `reader = [ readerType = ...; file = ...;
 // input = [ ... ] ]` and the composite `reader = { deserializers = ({ type = ...; file = ...;

@@ -308,6 +308,24 @@ func TestDefines(t *testing.T) {
 	}
 }
 
+// TestScopes checks CNTK's lookup order: the top level first, then the enclosing blocks.
+func TestScopes(t *testing.T) {
+	cfg, err := Parse("x.cntk", []byte("a = top\nb = [ a = inner ; c = $a$ ; d = $only$ ; only = here\n deviceId = $DeviceId$ ]\n"), "DeviceId=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Root.Get("b")
+	for key, want := range map[string]string{"c": "top", "d": "here", "deviceId": "3"} {
+		if s, err := b.Get(key).String(); err != nil || s != want {
+			t.Errorf("%s = %q, %v; want %q", key, s, err, want)
+		}
+	}
+	cfg, _ = Parse("x.cntk", []byte("b = [ deviceId = $DeviceId$ ]\n"))
+	if _, err := cfg.Root.Get("b").Get("deviceId").String(); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("self reference: %v", err)
+	}
+}
+
 func TestNesting(t *testing.T) {
 	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
 	if _, err := Parse("d.cntk", []byte("a = "+deep), "x=1"); err == nil || !strings.Contains(err.Error(), "nest deeper") {

@@ -545,8 +545,16 @@ func (v *Value) Get(key string) *Value {
 	return m
 }
 
-// lookup resolves a variable name from the scope around v outward.
+// lookup resolves a variable name: at the top level first, where CNTK resolves every
+// variable (it substitutes a top-level block's variables from the top level when the block is
+// first used, so `deviceId = $DeviceId$` inside a block means the top-level DeviceId), then,
+// for a name the top level lacks (which CNTK rejects), from the scope around v outward.
 func (v *Value) lookup(name string) *Value {
+	if v.cfg != nil && v.cfg.Root != nil {
+		if w := v.cfg.Root.Get(name); w != nil {
+			return w
+		}
+	}
 	for d := v.parent; d != nil; d = d.parent {
 		if w := d.Get(name); w != nil {
 			return w
