@@ -33,20 +33,24 @@
 package cntkconfig
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 // ErrSyntax is wrapped by errors for text that is not a well-formed configuration.
-var ErrSyntax = errors.New("cntkconfig: syntax error")
+// It wraps mlfeed.ErrFormat.
+var ErrSyntax = fmt.Errorf("cntkconfig: syntax error: %w", mlfeed.ErrFormat)
 
 // ErrConfig is wrapped by errors for a well-formed configuration whose reader section is
 // wrong: an unknown or misspelled key, a missing required key, a value of the wrong kind.
-var ErrConfig = errors.New("cntkconfig: invalid reader configuration")
+// It wraps mlfeed.ErrFormat.
+var ErrConfig = fmt.Errorf("cntkconfig: invalid reader configuration: %w", mlfeed.ErrFormat)
 
 // ErrUnsupported is wrapped by errors for reader features mlfeed does not provide (other
 // reader types such as the HTK or image readers, truncated BPTT).
-var ErrUnsupported = errors.New("cntkconfig: unsupported")
+// It wraps mlfeed.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("cntkconfig: %w", mlfeed.ErrUnsupported)
 
 // Error is an error at a line of a configuration file.
 type Error struct {

@@ -308,6 +308,36 @@ func TestDefines(t *testing.T) {
 	}
 }
 
+// TestConfigFileDefine reads a configuration with the globals file CNTK's command line adds
+// (`cntk configFile=globals.cntk+TIMIT_TrainSimpleNetwork.cntk`).
+func TestConfigFileDefine(t *testing.T) {
+	dir := filepath.Join("testdata", "cntk", "Examples", "Speech", "Miscellaneous", "TIMIT", "config")
+	cfg, err := Open(filepath.Join(dir, "TIMIT_TrainSimpleNetwork.cntk"), &Options{Defines: map[string]string{"configFile": "globals.cntk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scp := cfg.Root.Get("TIMIT_TrainSimple").Get("reader").Get("features").Get("scpFile")
+	if s, err := scp.String(); err != nil || s != `D:\src\codeplex\cntk\ExampleSetups\ASR\TIMIT\lib\scp/TIMIT.train.scp.fbank.fullpath.rnn` {
+		t.Fatalf("%q %v", s, err)
+	}
+	if _, err := Open(filepath.Join(dir, "TIMIT_TrainSimpleNetwork.cntk"), &Options{Defines: map[string]string{"configFile": "nope.cntk"}}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestSplitSection(t *testing.T) {
+	f := filepath.Join("testdata", "cntk", "Tests", "EndToEndTests", "Simple2d", "OneHidden.cntk")
+	for _, tc := range []struct{ arg, file, section string }{
+		{f, f, ""},
+		{f + ":Simple_Demo_Train", f, "Simple_Demo_Train"},
+		{"nope.cntk:x", "nope.cntk:x", ""},
+	} {
+		if file, section := SplitSection(tc.arg); file != tc.file || section != tc.section {
+			t.Errorf("SplitSection(%q) = %q, %q", tc.arg, file, section)
+		}
+	}
+}
+
 // TestScopes checks CNTK's lookup order: the top level first, then the enclosing blocks.
 func TestScopes(t *testing.T) {
 	cfg, err := Parse("x.cntk", []byte("a = top\nb = [ a = inner ; c = $a$ ; d = $only$ ; only = here\n deviceId = $DeviceId$ ]\n"), "DeviceId=3")

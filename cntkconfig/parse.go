@@ -25,6 +25,9 @@ type Options struct {
 	// value of the same name (case-insensitively), which every `$name$` reference then sees.
 	// A value in `[ ]` is a block merged into a block of the same name, as CNTK merges them
 	// (`train=[reader=[randomize=false]]`). Defines are applied in the order of their names.
+	// The name configFile reads more configuration files ('+'-separated, as CNTK's
+	// `configFile=global.cntk+rnnlm.cntk`), each resolved as reader files are, and parsed as
+	// if appended to this one.
 	Defines map[string]string
 }
 
@@ -74,9 +77,22 @@ func Parse(name string, data []byte, overrides ...string) (*Config, error) {
 	}
 	root := &Value{Kind: Dict, Line: 1, cfg: cfg, bodies: []span{{text: text, line: 1, file: name}}}
 	for _, o := range overrides {
-		n, _, ok := ParseDefine(o)
+		n, val, ok := ParseDefine(o)
 		if !ok {
 			return nil, &Error{File: name, Msg: fmt.Sprintf("define %q: want NAME=VALUE", o), Err: ErrSyntax}
+		}
+		if strings.EqualFold(n, "configFile") {
+			for _, f := range strings.Split(val, "+") {
+				more, err := os.ReadFile(resolvePath(f, cfg.Dir))
+				if err != nil {
+					return nil, err
+				}
+				if err := checkBrackets(f, string(more)); err != nil {
+					return nil, err
+				}
+				root.bodies = append(root.bodies, span{text: string(more), line: 1, file: f})
+			}
+			continue
 		}
 		file := "define " + n
 		if err := checkBrackets(file, o); err != nil {
@@ -86,6 +102,21 @@ func Parse(name string, data []byte, overrides ...string) (*Config, error) {
 	}
 	cfg.Root = root
 	return cfg, nil
+}
+
+// SplitSection splits a `FILE[:SECTION]` argument (mlfeed's --config): the part after the
+// last ':' is a section only when the whole argument is not an existing file and the part
+// before it is, so Windows drive letters and file names holding ':' stay whole.
+func SplitSection(arg string) (file, section string) {
+	if _, err := os.Stat(arg); err == nil {
+		return arg, ""
+	}
+	if i := strings.LastIndexByte(arg, ':'); i > 0 {
+		if _, err := os.Stat(arg[:i]); err == nil {
+			return arg[:i], arg[i+1:]
+		}
+	}
+	return arg, ""
 }
 
 // ParseDefine splits a command-line define `NAME=VALUE` (CNTK's `DataDir=/data`): NAME must be

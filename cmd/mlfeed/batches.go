@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,15 +22,7 @@ import (
 // splitConfig splits --config FILE[:SECTION]. The suffix is a section only when FILE:SECTION
 // itself is not an existing file and FILE is.
 func splitConfig(arg string) (file, section string) {
-	if _, err := os.Stat(arg); err == nil {
-		return arg, ""
-	}
-	if i := strings.LastIndexByte(arg, ':'); i > 0 {
-		if _, err := os.Stat(arg[:i]); err == nil {
-			return arg[:i], arg[i+1:]
-		}
-	}
-	return arg, ""
+	return cntkconfig.SplitSection(arg)
 }
 
 // cntkReader parses the reader section that --config names, or returns nil without --config.
