@@ -12,6 +12,9 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 )
 
+// maxChunkSize bounds convert --chunk-size (a chunk is held in memory while it is written).
+const maxChunkSize = 1 << 36
+
 func init() {
 	var in inputFlags
 	var to, typ, compress, compat string
@@ -36,6 +39,14 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 		Args: atLeastArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
+			switch compress {
+			case "", "gzip", "deflate", "none":
+			default:
+				return usageErr("--compress %q: want gzip, deflate or none", compress)
+			}
+			if err := checkRange("--chunk-size", chunkSize, 0, maxChunkSize); err != nil {
+				return err
+			}
 			opts := &convert.Options{Densify: densify, Streams: streams}
 			if to != "" {
 				ft, ok := format.Lookup(to)

@@ -477,7 +477,10 @@ func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
 				g := &future{done: make(chan struct{})}
 				r.inflight[k] = g
 				go func(k int) {
-					g.c, g.err = r.parse(k, split(k))
+					g.err = mmap.Guard(func() (err error) {
+						g.c, err = r.parse(k, split(k))
+						return err
+					})
 					close(g.done)
 				}(k)
 			}
@@ -591,6 +594,11 @@ func (l *idList) strings() []string {
 
 // ReadChunks parses every chunk, using all cores, and calls fn with each in order. It stops
 // at the first error, from parsing or from fn.
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev.
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return r.ReadChunk(ctx, i)
+}
+
 func (r *Reader) ReadChunks(ctx context.Context, fn func(i int, c *mlfeed.Chunk) error) error {
 	if ctx == nil {
 		ctx = context.Background()

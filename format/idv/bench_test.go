@@ -90,6 +90,14 @@ func (s *benchSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error)
 	}}, nil
 }
 
+func (s *benchSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+
+func (s *benchSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(s.Chunks()[i].Sequences), nil
+}
+
 func (s *benchSource) Close() error { return nil }
 
 // readAll decodes every chunk of r with GOMAXPROCS goroutines and returns the values read.

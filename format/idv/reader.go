@@ -786,6 +786,19 @@ func (r *Reader) Chunks() []mlfeed.ChunkInfo { return r.chunks }
 // Warnings returns the warnings found while opening: skipped columns and metadata items.
 func (r *Reader) Warnings() []string { return r.warnings }
 
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev.
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return r.ReadChunk(ctx, i)
+}
+
+// SequenceLengths returns chunk i's sequence lengths: each row is a sequence of one sample.
+func (r *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("idv: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	return mlfeed.Ones(r.chunks[i].Sequences), nil
+}
+
 // ReadChunk decodes chunk i, decoding the blocks of different columns (and of different block
 // indices) in parallel. When chunks are requested in order, the next chunk is decoded in the
 // background meanwhile (unless ReaderOptions.NoReadAhead).

@@ -59,6 +59,12 @@ func (m *memSource) Chunks() []mlfeed.ChunkInfo {
 func (m *memSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error) {
 	return m.chunks[i], nil
 }
+func (m *memSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return m.ReadChunk(ctx, i)
+}
+func (m *memSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(m.Chunks()[i].Sequences), nil
+}
 func (m *memSource) Close() error { return nil }
 
 // writeAll writes every chunk of src with opts and returns the bytes.
