@@ -87,6 +87,10 @@ var (
 	classicKeys      = []string{"readerType", "file", "input"}
 	inputKeys        = []string{"dim", "format", "alias", "definesMBSize"}
 	unsupportedKeys  = []string{"truncated", "truncationLength"}
+	// ignoredKeys are accepted in reader sections and change nothing: CNTK's readers ignore
+	// miniBatchMode (the legacy readers' partial or full last minibatch) and
+	// nbruttsineachrecurrentiter, and prefetch only overlaps reading with training.
+	ignoredKeys = []string{"miniBatchMode", "prefetch", "nbruttsineachrecurrentiter"}
 )
 
 // Reader returns the reader section named by section, mapped onto mlfeed. section may name a
@@ -215,7 +219,7 @@ func (c *Config) mapReader(v *Value, path string) (*Reader, error) {
 		}
 		types = append(types, t)
 	}
-	known := append([]string{}, engineKeys...)
+	known := append(append([]string{}, engineKeys...), ignoredKeys...)
 	if composite {
 		known = append(known, "deserializers", "readerType")
 	} else {
