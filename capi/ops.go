@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime/cgo"
-	"sort"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
@@ -68,6 +67,8 @@ type openArgs struct {
 	// Deserializers are files each read with its own streams and options, joined as CNTK's
 	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
 	Deserializers []deserializerArgs `json:"deserializers"`
+	// elemType is the type convert converts numbers to, passed to the formats.
+	elemType mlfeed.ElemType
 }
 
 // deserializerArgs is one file of a composite source.
@@ -78,19 +79,8 @@ type deserializerArgs struct {
 	Options map[string]string `json:"options"`
 }
 
-// splitConfig splits FILE[:SECTION]: the suffix is a section only when FILE:SECTION is not an
-// existing file and FILE is.
-func splitConfig(arg string) (file, section string) {
-	if _, err := os.Stat(arg); err == nil {
-		return arg, ""
-	}
-	if i := strings.LastIndexByte(arg, ':'); i > 0 {
-		if _, err := os.Stat(arg[:i]); err == nil {
-			return arg[:i], arg[i+1:]
-		}
-	}
-	return arg, ""
-}
+// splitConfig splits FILE[:SECTION] as the CLI's --config does.
+func splitConfig(arg string) (file, section string) { return cntkconfig.SplitSection(arg) }
 
 // cntkReader parses the configuration's reader section, or returns nil without a config.
 func (a *openArgs) cntkReader() (*cntkconfig.Reader, error) {
@@ -101,12 +91,7 @@ func (a *openArgs) cntkReader() (*cntkconfig.Reader, error) {
 		return nil, nil
 	}
 	file, section := splitConfig(a.Config)
-	var overrides []string
-	for k, v := range a.Defines {
-		overrides = append(overrides, k+"="+v)
-	}
-	sort.Strings(overrides)
-	cfg, err := cntkconfig.ParseFile(file, overrides...)
+	cfg, err := cntkconfig.Open(file, &cntkconfig.Options{Defines: a.Defines})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -137,7 +122,7 @@ func mergeParams(base, over map[string]string) map[string]string {
 // options returns the format options: the config's streams and parameters (of every
 // deserializer), then the explicit inputs and options.
 func (a *openArgs) options(rc *cntkconfig.Reader) (*format.Options, error) {
-	o := &format.Options{Log: io.Discard}
+	o := &format.Options{Log: io.Discard, Type: a.elemType}
 	if rc != nil {
 		o.Config, _ = splitConfig(a.Config)
 		for _, d := range rc.Deserializers {
@@ -570,6 +555,7 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 			return nil, fmt.Errorf("%w: %v", format.ErrUsage, err)
 		}
 		opts.Type = t
+		a.elemType = t
 	}
 	opts.Write = format.WriteOptions{Compress: a.Compress, Compat: a.Compat, ChunkSize: a.ChunkSize, Params: a.WriteOptions}
 	src, _, own, err := a.open()

@@ -3,6 +3,7 @@ settings: randomized or not, per worker, after load_state_dict, on real files.""
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -166,3 +167,22 @@ def test_env_rank(cli, monkeypatch):
     monkeypatch.setenv("RANK", "1")
     lines = dump(cli, files, "--mb-size", 128, "--workers", 2, "--rank", 1)
     compare(mlfeed.MinibatchSource(files, minibatch_size=128), lines)
+
+
+def test_cntk_config_with_defines(cli, tmp_path):
+    """config= and defines= reach the CNTK config reader as --config and NAME=VALUE do."""
+    cfg = tmp_path / "dense.cntk"
+    cfg.write_text(open(corpus("cntk", "configs", "CNTKTextFormatReader", "dense.cntk")).read())
+    os.symlink(corpus("cntk", "ctf", "MNIST_dense.txt"), tmp_path / "MNIST_dense.txt")
+    section = "%s:MNIST" % cfg
+    lines = dump(cli, [], "--config", section, "defMBSize=true", "--mb-size", 70, "--sweeps", 2)
+    src = mlfeed.MinibatchSource(None, config=section, defines={"defMBSize": "true"},
+                                 minibatch_size=70, max_sweeps=2)
+    assert [s["type"] for s in src.streams] == ["float64", "float64"]  # precision = "double"
+    compare(src, lines)
+    assert [s.get("defines_mb_size", False) for s in src.streams] == [False, True]
+    with mlfeed.open(config=section, defines={"defMBSize": "false"}) as ds:
+        assert len(ds) == 1000
+        assert [s.get("defines_mb_size", False) for s in ds.schema] == [False, False]
+    with pytest.raises(mlfeed.UsageError):
+        mlfeed.open(config=section + "x")  # no such section
