@@ -83,16 +83,21 @@ class _Deserializer(dict):
     """A deserializer's configuration, as CNTK's are dictionaries."""
 
 
-def CTFDeserializer(filename, streams):
+def CTFDeserializer(filename, streams, precision="float"):
     """The CNTK text format reader over filename; streams maps stream names to StreamDefs,
-    whose field is the name in the file."""
+    whose field is the name in the file. precision ("float" or "double"; an mlfeed addition,
+    as CNTK takes it from the network) is the values' type: a value that float32 cannot hold
+    is an error, never rounded to infinity."""
+    types = {"float": "float32", "double": "float64"}
+    if precision not in types:
+        raise UsageError("precision must be 'float' or 'double', not %r" % (precision,))
     inputs, shapes, defines = [], {}, None
     for k, s in streams.items():
         if s.get("stream_alias") is None:
             raise ValueError("CTFDeserializer: stream name for key %s must be specified" % k)
         dim, shape = _dim(s.get("dim"), k)
         storage = "sparse" if s.get("is_sparse") else "dense"
-        inputs.append("%s:%s:%d:%s" % (k, storage, dim, s["stream_alias"]))
+        inputs.append("%s:%s:%d:%s:%s" % (k, storage, dim, s["stream_alias"], types[precision]))
         shapes[k] = shape
         if s.get("defines_mb_size"):
             defines = k
