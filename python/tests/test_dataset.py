@@ -166,3 +166,31 @@ def test_source_from_dataset_and_usage_errors(idx_pair):
     src = mlfeed.MinibatchSource(paths)
     with pytest.raises(mlfeed.UsageError):
         src.load_state_dict({"minibatchSourcePosition": 5, "sequences": 3, "samples": 3, "chunks": 1})
+
+
+def _jsonable(v):
+    """A numpy element as `cat --json` writes it."""
+    if isinstance(v, np.void):  # datetimeoffset (ticks, offset, pad) or rowid (low, high)
+        return [int(v[0]), int(v[1])]
+    if isinstance(v, (complex, np.complexfloating)):
+        return [float(v.real), float(v.imag)]
+    if isinstance(v, (np.floating, float)):
+        return None if np.isnan(v) or np.isinf(v) else float(v)
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer, int)):
+        return int(v)
+    return v
+
+
+def test_idv_types_same_as_cat(cli):
+    f = corpus("idv", "datatypes.idv")
+    want = [json.loads(l) for l in run_cli(cli, "cat", "--json", f).stdout.splitlines()]
+    with mlfeed.open(f) as ds:
+        d = ds.read()
+        assert len(want) == len(ds) == 5
+        assert d["tx"].dtype == object and d["dto"].dtype.names[:2] == ("ticks", "offset_minutes")
+        for q, line in enumerate(want):
+            for name, samples in line.items():
+                got = [[_jsonable(v) for v in np.asarray(d[name][q]).ravel()]]
+                assert got == samples, (q, name)
