@@ -48,7 +48,7 @@ func main() {}
 
 // abiVersion changes whenever an entry point or a layout changes incompatibly; the Python
 // package refuses a library of another version.
-const abiVersion = 1
+const abiVersion = 2
 
 // Error kinds, as the Python package maps them to exception classes.
 const (

@@ -88,6 +88,12 @@ func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
 
 // source is a minibatch source: a minibatch.Reader whose Next runs on a goroutine of its own,
 // so that the caller can wait for it with a timeout and handle signals meanwhile.
+//
+// The caller registers two sets of buffers (mlfeed_buffers). As soon as a minibatch has been
+// handed out, the next one is read ahead and copied into the other set, while the caller uses
+// the first: the copy out of the engine's memory overlaps the caller's work. A minibatch that
+// does not fit its set is left in the engine's memory for mlfeed_source_fill, which copies it
+// after the caller has grown the set.
 type source struct {
 	mu     sync.Mutex
 	src    mlfeed.Source
@@ -96,10 +102,49 @@ type source struct {
 	r      *minibatch.Reader
 	schema mlfeed.Schema
 
-	res       chan nextResult // the result of the Next running, when inFlight
-	inFlight  bool            // a Next runs or has finished and its result not yet been taken
-	before    minibatch.State
-	delivered bool // the caller holds r.Batch()
+	res      chan nextResult // the result of the Next running, when inFlight
+	inFlight bool            // a Next runs or has finished and its result not yet been taken
+	before   minibatch.State // the state after the minibatch handed out last
+	last     []int64         // the meta of the minibatch handed out last, nil before one
+	pending  bool            // last was returned and the caller has not confirmed taking it
+	sets     [2]bufSet       // the caller's buffers
+	target   int             // the set the next read-ahead copies into
+}
+
+// bufSet is one set of the caller's buffers, laid out as chunkSizes describes.
+type bufSet struct {
+	ptrs []unsafe.Pointer
+	caps []int64 // bytes
+}
+
+// fits reports whether data of the byte sizes need fits the set.
+func (b bufSet) fits(need []int64) bool {
+	if len(b.caps) != len(need) {
+		return false
+	}
+	for k, n := range need {
+		if n > b.caps[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// byteSizes converts chunkSizes' counts into the byte size of each buffer.
+func byteSizes(sizes []int64, nstreams int) []int64 {
+	out := make([]int64, 0, len(sizes))
+	strs := func(n int64) int64 {
+		if n == 0 {
+			return 0
+		}
+		return 8 * (n + 1)
+	}
+	out = append(out, strs(sizes[0]), sizes[1])
+	for i := range nstreams {
+		s := sizes[sizesHeader+sizesPerStream*i:]
+		out = append(out, 8*s[0], 8*s[1], 4*s[2], s[3], strs(s[4]), s[5])
+	}
+	return out
 }
 
 func opSource(args []byte) (any, error) {
@@ -135,8 +180,10 @@ func newSource(src mlfeed.Source, own bool, cfg minibatch.Config) (*source, erro
 
 // nextResult is what a Next running on its goroutine returns.
 type nextResult struct {
-	ok  bool
-	err error // a recovered panic
+	ok     bool
+	err    error   // a recovered panic
+	meta   []int64 // the minibatch's meta, as mlfeed_next returns it
+	filled int     // the set the minibatch was copied into, or -1
 }
 
 // settle waits for a Next in flight and drops its minibatch.
@@ -145,7 +192,40 @@ func (s *source) settle() {
 		<-s.res
 		s.inFlight = false
 	}
-	s.delivered = false
+	s.last, s.pending = nil, false
+}
+
+// start reads the next minibatch on a goroutine and copies it into set target if it fits.
+func (s *source) start(target int) {
+	s.before = s.r.State()
+	s.inFlight = true
+	rd, set, nstreams := s.r, s.sets[target], len(s.schema.Streams)
+	go func() {
+		res := nextResult{filled: -1}
+		defer func() {
+			if v := recover(); v != nil {
+				res = nextResult{err: recovered(v), filled: -1}
+			}
+			s.res <- res
+		}()
+		if res.ok = rd.Next(); !res.ok {
+			return
+		}
+		b := rd.Batch()
+		res.meta = make([]int64, metaLen+sizesHeader+sizesPerStream*nstreams)
+		if err := fillMeta(b, res.meta); err != nil {
+			res = nextResult{err: err, filled: -1}
+			return
+		}
+		if set.fits(byteSizes(res.meta[metaLen:], nstreams)) {
+			if err := fillChunk(&b.Data, set.ptrs); err != nil {
+				res = nextResult{err: err, filled: -1}
+				return
+			}
+			res.filled = target
+		}
+		res.meta[7] = int64(res.filled)
+	}()
 }
 
 func (s *source) close() {
@@ -162,15 +242,6 @@ func (s *source) close() {
 	}
 }
 
-func (s *source) current() (*mlfeed.Chunk, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.r == nil || !s.delivered {
-		return nil, fmt.Errorf("%w: no current minibatch", format.ErrUsage)
-	}
-	return &s.r.Batch().Data, nil
-}
-
 // state returns the position after the minibatch the caller holds.
 func (s *source) state() minibatch.State {
 	if s.inFlight {
@@ -179,15 +250,18 @@ func (s *source) state() minibatch.State {
 	return s.r.State()
 }
 
-// metaLen is the number of int64 entries mlfeed_next writes before the chunk sizes.
-const metaLen = 7
+// metaLen is the number of int64 entries mlfeed_next writes before the chunk sizes: sweep,
+// sequences, samples, global samples, end of sweep, end of epoch, position, and the buffer set
+// the minibatch was copied into (-1: none; call mlfeed_source_fill), and a bit mask of the
+// streams whose every sequence has exactly one sample (bit i for stream i < 63).
+const metaLen = 9
 
 // mlfeed_next waits up to timeout_ms milliseconds (negative: without limit) for the next
-// minibatch of source h; with again non-zero it returns the minibatch it returned last, if it
-// has, instead (for a caller interrupted before it could take it). It returns 1 with meta filled (sweep, sequences, samples, global
-// samples, end of sweep, end of epoch, position, then the minibatch's sizes as mlfeed_sizes
-// writes them), 0 at the end of the data, 2 when the minibatch is not ready yet (call again;
-// nothing is lost), -1 with e filled on error.
+// minibatch of source h. It returns 1 with meta filled (see metaLen, then the minibatch's
+// sizes as mlfeed_sizes writes them), 0 at the end of the data, 2 when the minibatch is not
+// ready yet (call again; nothing is lost), -1 with e filled on error. again non-zero says
+// that the caller did not get to take the minibatch the previous call returned (it was
+// interrupted): that minibatch is returned again.
 //
 //export mlfeed_next
 func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
@@ -209,24 +283,18 @@ func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_
 		setError(e, fmt.Errorf("%w: the minibatch source is closed", format.ErrUsage))
 		return -1
 	}
-	if again != 0 && s.delivered && !s.inFlight {
-		return s.meta(meta, n, e)
+	m := unsafe.Slice((*int64)(unsafe.Pointer(meta)), int(n))
+	if len(m) != metaLen+sizesHeader+sizesPerStream*len(s.schema.Streams) {
+		setError(e, fmt.Errorf("%w: %d meta entries for %d streams", format.ErrUsage, len(m), len(s.schema.Streams)))
+		return -1
 	}
+	if again != 0 && s.pending {
+		copy(m, s.last)
+		return 1
+	}
+	s.pending = false
 	if !s.inFlight {
-		s.delivered = false
-		s.before = s.r.State()
-		s.inFlight = true
-		rd := s.r
-		go func() {
-			var res nextResult
-			defer func() {
-				if v := recover(); v != nil {
-					res = nextResult{err: recovered(v)}
-				}
-				s.res <- res
-			}()
-			res.ok = rd.Next()
-		}()
+		s.start(s.target)
 	}
 	var res nextResult
 	if timeoutMS < 0 {
@@ -240,9 +308,9 @@ func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_
 			return 2 // the result stays in s.res for the next call
 		}
 	}
-	ok := res.ok
 	s.inFlight = false
-	if !ok {
+	if !res.ok {
+		s.last = nil
 		if err := res.err; err != nil {
 			setError(e, err)
 			return -1
@@ -253,25 +321,126 @@ func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_
 		}
 		return 0
 	}
-	s.delivered = true
-	return s.meta(meta, n, e)
-}
-
-// meta writes the current minibatch's description for mlfeed_next and returns 1.
-func (s *source) meta(meta *C.int64_t, n C.int64_t, e *C.mlfeed_error) C.int {
-	b := s.r.Batch()
-	m := unsafe.Slice((*int64)(unsafe.Pointer(meta)), int(n))
-	if len(m) != metaLen+sizesHeader+sizesPerStream*len(s.schema.Streams) {
-		setError(e, fmt.Errorf("%w: %d meta entries for %d streams", format.ErrUsage, len(m), len(s.schema.Streams)))
-		return -1
-	}
-	m[0], m[1], m[2], m[3] = b.Sweep, int64(b.Sequences), b.Samples, b.GlobalSamples
-	m[4], m[5], m[6] = boolInt(b.EndOfSweep), boolInt(b.EndOfEpoch), b.Position
-	if err := chunkSizes(&b.Data, m[metaLen:]); err != nil {
-		setError(e, err)
-		return -1
+	s.last, s.pending = res.meta, true
+	copy(m, res.meta)
+	if res.filled >= 0 {
+		// Read the next one ahead, into the other set.
+		s.target = 1 - res.filled
+		s.start(s.target)
 	}
 	return 1
+}
+
+// mlfeed_source_fill copies the minibatch mlfeed_next returned last, which it could not copy
+// itself (meta's set is -1), into buffer set (0 or 1), which the caller has grown to fit it
+// and registered, and reads the next minibatch ahead into the other set. It returns 0, or -1
+// with e filled.
+//
+//export mlfeed_source_fill
+func mlfeed_source_fill(h C.uintptr_t, set C.int, e *C.mlfeed_error) (r C.int) {
+	defer func() {
+		if v := recover(); v != nil {
+			setError(e, recovered(v))
+			r = -1
+		}
+	}()
+	err := sourceFill(uintptr(h), int(set))
+	setError(e, err)
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func sourceFill(h uintptr, set int) error {
+	s, err := value[*source](h)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.r == nil:
+		return fmt.Errorf("%w: the minibatch source is closed", format.ErrUsage)
+	case set != 0 && set != 1:
+		return fmt.Errorf("%w: buffer set %d", format.ErrUsage, set)
+	case s.last == nil || s.inFlight || s.last[7] >= 0:
+		return fmt.Errorf("%w: no minibatch waits to be copied", format.ErrUsage)
+	}
+	b := s.r.Batch()
+	if !s.sets[set].fits(byteSizes(s.last[metaLen:], len(s.schema.Streams))) {
+		return fmt.Errorf("%w: buffer set %d is too small for the minibatch", format.ErrUsage, set)
+	}
+	if err := fillChunk(&b.Data, s.sets[set].ptrs); err != nil {
+		return err
+	}
+	s.last[7] = int64(set) // a caller interrupted now finds the minibatch in set
+	s.target = 1 - set
+	s.start(s.target)
+	return nil
+}
+
+// mlfeed_buffers registers buffer set (0 or 1) of source h: n addresses and their capacities
+// in bytes, laid out as mlfeed_sizes describes. The caller keeps them alive until it registers
+// others or frees h, and changes a set only when mlfeed_next has returned a minibatch that is
+// not in it (meta's set) and none is being read ahead into it: when that minibatch's set is -1.
+// It returns 0, or -1 with e filled.
+//
+//export mlfeed_buffers
+func mlfeed_buffers(h C.uintptr_t, set C.int, ptrs *unsafe.Pointer, caps *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
+	defer func() {
+		if v := recover(); v != nil {
+			setError(e, recovered(v))
+			r = -1
+		}
+	}()
+	err := func() error {
+		s, err := value[*source](uintptr(h))
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if set != 0 && set != 1 || int(n) != sizesHeader+sizesPerStream*len(s.schema.Streams) {
+			return fmt.Errorf("%w: buffer set %d of %d buffers", format.ErrUsage, set, n)
+		}
+		if s.inFlight && s.target == int(set) {
+			return fmt.Errorf("%w: buffer set %d is being filled", format.ErrUsage, set)
+		}
+		b := bufSet{ptrs: make([]unsafe.Pointer, n), caps: make([]int64, n)}
+		copy(b.ptrs, unsafe.Slice(ptrs, int(n)))
+		copy(b.caps, unsafe.Slice((*int64)(unsafe.Pointer(caps)), int(n)))
+		s.sets[set] = b
+		return nil
+	}()
+	setError(e, err)
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// fillMeta writes batch b's description (see metaLen) and sizes into m.
+func fillMeta(b *minibatch.Batch, m []int64) error {
+	m[0], m[1], m[2], m[3] = b.Sweep, int64(b.Sequences), b.Samples, b.GlobalSamples
+	m[4], m[5], m[6], m[7] = boolInt(b.EndOfSweep), boolInt(b.EndOfEpoch), b.Position, -1
+	m[8] = 0
+	for i := range min(len(b.Data.Streams), 63) {
+		if unitSequences(b.Data.Streams[i].SeqStart) {
+			m[8] |= 1 << i
+		}
+	}
+	return chunkSizes(&b.Data, m[metaLen:])
+}
+
+// unitSequences reports whether every sequence of seqStart has exactly one sample.
+func unitSequences(seqStart []int64) bool {
+	for q, v := range seqStart {
+		if v != int64(q) {
+			return false
+		}
+	}
+	return true
 }
 
 func boolInt(b bool) int64 {

@@ -188,6 +188,9 @@ class Dataset:
             self._info["format"], len(self), ", ".join(s["name"] for s in self.schema))
 
 
+_META = 9  # entries of mlfeed_next's meta before the sizes (capi/source.go's metaLen)
+
+
 def _count(v, what):
     """A sweep or sample limit for Go: None or infinite is 0 (no limit)."""
     if v is None or v == INFINITELY_REPEAT or (isinstance(v, float) and math.isinf(v)):
@@ -376,15 +379,18 @@ class MinibatchSource:
         }))
         res = _lib.call("source", args)
         self._h = res["handle"]
-        self._finalize = _lib.finalizer(self, self._h)
+        n = _data.HEADER + _data.PER_STREAM * len(res["streams"])
+        # Two sets of buffers: Go copies the next minibatch into one while this holds the
+        # current one in the other (see capi/source.go).
+        self._sets = (_data._Buffers(n), _data._Buffers(n))
+        self._finalize = _lib.finalizer(self, self._h, self._sets)
         self._streams = res["streams"]
         self._sweep_samples = res["sweep_samples"]
         self._copy = bool(copy)
-        n = _data.HEADER + _data.PER_STREAM * len(self._streams)
-        self._nmeta = 7 + n
+        self._nmeta = _META + n
         self._meta = (ctypes.c_int64 * self._nmeta)()
         self._nbuf = n
-        self._bufs = _data._Buffers(n)
+        self._next_set = 0
         self._err = _lib.new_error()
         self._gen = 0
         self._taking = False  # a next_minibatch call has not handed its minibatch out
@@ -430,11 +436,19 @@ class MinibatchSource:
             raise InternalError("mlfeed: next failed without an error")
         m = meta[:]
         self._gen += 1
-        sizes = m[7:]
-        ptrs = self._bufs.ensure(_data.byte_sizes(sizes, len(self._streams)))
-        if l.mlfeed_fill(h, ptrs, self._nbuf, ctypes.byref(e)) != 0:
-            _lib.check(e)
-        chunk = _data.Chunk(self._streams, sizes, self._bufs.bufs)
+        sizes = m[_META:]
+        k = m[7]
+        if k < 0:
+            # Go could not copy it ahead (the buffers were too small): grow a set and ask.
+            k = self._next_set
+            bs = self._sets[k]
+            if bs.grow(_data.byte_sizes(sizes, len(self._streams))):
+                if l.mlfeed_buffers(h, k, bs.ptrs, bs.caps(), self._nbuf, ctypes.byref(e)) != 0:
+                    _lib.check(e)
+            if l.mlfeed_source_fill(h, k, ctypes.byref(e)) != 0:
+                _lib.check(e)
+        self._next_set = 1 - k
+        chunk = _data.Chunk(self._streams, sizes, self._sets[k].bufs, m[8])
         if self._copy:
             mb = Minibatch(m[:7], chunk.copy())
         else:

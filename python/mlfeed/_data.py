@@ -1,9 +1,9 @@
 """Columnar data from Go (a read result or a minibatch) as numpy arrays.
 
 Go copies a chunk's buffers (see capi/data.go) into numpy arrays this module allocates; the
-arrays handed to the user are views of them. A _Buffers pool keeps the arrays between
-minibatches, so that in steady state a minibatch costs no allocation: its arrays are views of
-the previous minibatch's memory, refilled. Views keep their memory alive, so an array kept
+arrays handed to the user are views of them. _Buffers sets keep the arrays between
+minibatches (a MinibatchSource has two that take turns), so that in steady state a minibatch
+costs no allocation: its arrays are views of an earlier minibatch's memory, refilled. Views keep their memory alive, so an array kept
 past the next minibatch is overwritten but never dangling.
 """
 
@@ -41,13 +41,23 @@ class _Buffers:
 
     def ensure(self, sizes):
         """Make slot k hold sizes[k] bytes or more; returns the pointer array."""
+        self.grow(sizes)
+        return self.ptrs
+
+    def grow(self, sizes):
+        """Make slot k hold sizes[k] bytes or more; returns whether a slot was replaced."""
         bufs, ptrs = self.bufs, self.ptrs
+        grown = False
         for k, n in enumerate(sizes):
             if n > len(bufs[k]):
                 b = np.empty(max(n, len(bufs[k]) * 3 // 2), np.uint8)
                 bufs[k] = b
                 ptrs[k] = b.ctypes.data
-        return ptrs
+                grown = True
+        return grown
+
+    def caps(self):
+        return (ctypes.c_int64 * len(self.bufs))(*[len(b) for b in self.bufs])
 
 
 def byte_sizes(sizes, nstreams):
@@ -74,7 +84,8 @@ class Chunk:
 
     __slots__ = ("streams", "num_sequences", "ids", "_cols", "_one")
 
-    def __init__(self, streams, sizes, bufs):
+    def __init__(self, streams, sizes, bufs, unit=None):
+        """unit, when known, is a bit mask of the streams whose every sequence has one sample."""
         self.streams = streams
         n = len(streams)
         nb = byte_sizes(sizes, n)
@@ -93,7 +104,10 @@ class Chunk:
                 vals = bufs[k + 3][: nb[k + 3]].view(DTYPES[st["type"]])
             cols.append((seq, samp, idx, vals))
         self._cols = cols
-        self._one = [None] * n
+        if unit is None or n > 63:
+            self._one = [None] * n
+        else:
+            self._one = [bool(unit >> i & 1) for i in range(n)]
         self.num_sequences = len(cols[0][0]) - 1 if cols else 0
 
     def index(self, name):

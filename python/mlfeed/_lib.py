@@ -13,7 +13,7 @@ import weakref
 from ._errors import (Error, FormatError, UsageError, InternalError, ForkError,
                       FileNotFound, _error)
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 _POLL_MS = 100  # how long one wait in Go lasts before Python checks for signals
 
 
@@ -75,6 +75,8 @@ def _load():
         "mlfeed_state": ([u, p, i64, err], i64),
         "mlfeed_restore": ([u, c, c, err], ip),
         "mlfeed_goroutines": ([], i64),
+        "mlfeed_source_fill": ([u, ip, err], ip),
+        "mlfeed_buffers": ([u, ip, p, p, i64, err], ip),
     }
     for name, (args, res) in sigs.items():
         f = getattr(lib, name)
@@ -124,9 +126,16 @@ def free(h):
         _lib.mlfeed_free(h)
 
 
-def finalizer(obj, h):
-    """Release handle h when obj is collected, or at exit (not in a forked child)."""
-    return weakref.finalize(obj, free, h)
+def _free_keeping(h, keep):
+    free(h)
+
+
+def finalizer(obj, h, keep=None):
+    """Release handle h when obj is collected, or at exit (not in a forked child); keep (the
+    buffers Go writes into) lives until then."""
+    if keep is None:
+        return weakref.finalize(obj, free, h)
+    return weakref.finalize(obj, _free_keeping, h, keep)
 
 
 def _result(l, h):

@@ -23,6 +23,11 @@ import mlfeed
 __all__ = ["MinibatchDataset"]
 
 
+# The element types torch.from_numpy takes.
+_TORCH_TYPES = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+                "complex64", "complex128", "duration", "datetime"}
+
+
 def _tensor(a):
     """a minibatch array as a tensor sharing its memory; sparse matrices as CSR tensors; text
     and lists as they are."""
@@ -95,16 +100,23 @@ class MinibatchDataset(torch.utils.data.IterableDataset):
 
     def __iter__(self):
         src = self._source()
+        names = [st["name"] for st in src.streams]
+        fixed = [st["storage"] == "dense" and st["dim"] > 0 and st["type"] in _TORCH_TYPES
+                 for st in src.streams]
+        from_numpy = torch.from_numpy
         while True:
             mb = src.next_minibatch()
             if mb is None:
                 return
+            c = mb._chunk
             out = {}
-            for st in mb.streams:
-                name = st["name"]
-                out[name] = _tensor(mb[name])
-                if self._masks and not mb._c().one_per_sequence(mb._c().index(name)):
-                    out[name + ".mask"] = torch.from_numpy(mb.mask(name))
+            for i, name in enumerate(names):
+                if fixed[i] and c.one_per_sequence(i):
+                    out[name] = from_numpy(c._samples(i))  # the common case, quickly
+                    continue
+                out[name] = _tensor(c.padded(i))
+                if self._masks and not c.one_per_sequence(i):
+                    out[name + ".mask"] = from_numpy(c.mask(i))
             yield out
             if self._per_sweep and mb.end_of_sweep:
                 return
