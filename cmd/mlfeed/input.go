@@ -39,7 +39,7 @@ func (f *inputFlags) options() (*format.Options, error) {
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--input: %w", err)
 		}
 		o.Inputs = append(o.Inputs, st)
 	}

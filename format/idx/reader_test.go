@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -174,7 +175,7 @@ func TestEveryTypeAndRank(t *testing.T) {
 				if err := os.WriteFile(name, file, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				for _, opts := range []*Options{nil, {NoMmap: true, ChunkSize: 7}, {MaxMemory: 1, ChunkSize: 1}} {
+				for _, opts := range []*ReaderOptions{nil, {NoMmap: true, ChunkSize: 7}, {MaxMemory: 1, ChunkSize: 1}} {
 					r, err := Open(name, opts)
 					if err != nil {
 						t.Fatalf("%s %v gz=%v: %v", et, dims, gz, err)
@@ -236,7 +237,7 @@ func TestBadFiles(t *testing.T) {
 		{"overflow", []byte{0, 0, 0x0E, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, ErrFormat, 4},
 	}
 	for _, c := range cases {
-		_, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), "bad.idx", nil)
+		_, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), &ReaderOptions{FileName: "bad.idx"})
 		if !errors.Is(err, c.sent) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.sent)
 			continue
@@ -267,7 +268,7 @@ func TestBadGzip(t *testing.T) {
 		"truncated in the header": {good[:12], ErrTruncated},
 	}
 	for name, c := range cases {
-		r, err := NewGzipReader(bytes.NewReader(c.data), int64(len(c.data)), "bad.idx.gz", nil, nil)
+		r, err := NewGzipReader(bytes.NewReader(c.data), int64(len(c.data)), &ReaderOptions{FileName: "bad.idx.gz"}, nil)
 		if err == nil {
 			_, err = r.ReadChunk(ctx, 0)
 		}
@@ -307,7 +308,7 @@ func TestSinkRefusesWhatIDXCannotHold(t *testing.T) {
 
 func TestSpoolSinkUnknownCount(t *testing.T) {
 	file, values := randomFile(t, mlfeed.Float32, []int{9, 2, 2}, false)
-	r, err := NewReader(bytes.NewReader(file), int64(len(file)), "x", &Options{ChunkSize: 20})
+	r, err := NewReader(bytes.NewReader(file), int64(len(file)), &ReaderOptions{FileName: "x", ChunkSize: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,9 +329,9 @@ func TestSpoolSinkUnknownCount(t *testing.T) {
 		}
 		var back *Reader
 		if gz == "gzip" {
-			back, err = NewGzipReader(bytes.NewReader(out.Bytes()), int64(out.Len()), "y", nil, nil)
+			back, err = NewGzipReader(bytes.NewReader(out.Bytes()), int64(out.Len()), &ReaderOptions{FileName: "y"}, nil)
 		} else {
-			back, err = NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()), "y", nil)
+			back, err = NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()), &ReaderOptions{FileName: "y"})
 			if !bytes.Equal(out.Bytes(), file) {
 				t.Errorf("spooled plain output differs from the original")
 			}
@@ -394,7 +395,7 @@ func TestSwapInto(t *testing.T) {
 // never written to. The real MNIST test images go the same way.
 func TestReadChunkReuse(t *testing.T) {
 	t.Run("mnist", func(t *testing.T) {
-		r, err := Open(testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte"), &Options{ChunkSize: 1 << 20})
+		r, err := Open(testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte"), &ReaderOptions{ChunkSize: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,7 +417,7 @@ func TestReadChunkReuse(t *testing.T) {
 		if err := os.WriteFile(name, file, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := Open(name, &Options{ChunkSize: 7})
+		r, err := Open(name, &ReaderOptions{ChunkSize: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,5 +458,26 @@ func TestReadChunkReuse(t *testing.T) {
 			t.Fatalf("%s: the file's bytes changed", et)
 		}
 		r.Close()
+	}
+}
+
+// TestParams: the registry's format options, snake_case keys and the old camelCase spellings.
+func TestParams(t *testing.T) {
+	for _, params := range []map[string]string{
+		{"name": "pixels", "chunk_size": "7", "max_memory": "1", "mmap": "false"},
+		{"name": "pixels", "chunkSize": "7", "maxMemory": "1", "mmap": "false"},
+	} {
+		o, err := parseOptions(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *o != (ReaderOptions{StreamName: "pixels", ChunkSize: 7, MaxMemory: 1, NoMmap: true}) {
+			t.Errorf("%v: %+v", params, *o)
+		}
+	}
+	for _, params := range []map[string]string{{"bogus": "1"}, {"chunk_size": "x"}, {"chunk_size": "1", "chunkSize": "2"}} {
+		if _, err := parseOptions(params); !errors.Is(err, format.ErrUsage) {
+			t.Errorf("%v: err = %v, want a usage error", params, err)
+		}
 	}
 }
