@@ -87,7 +87,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	}
 	for _, st := range schema.Streams {
 		if _, ok := elemCode(st.Type); !ok {
-			return nil, fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64 (convert with --type float32)", ErrUnsupported, st.Name, st.Type)
+			return nil, fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64 (convert them to float32)", ErrUnsupported, st.Name, st.Type)
 		}
 		switch {
 		case st.Storage == mlfeed.Dense && st.Dim == 0:
