@@ -14,10 +14,10 @@ import (
 
 func init() {
 	format.Register(format.Format{
-		Name:        "cbf",
-		Extensions:  []string{".cbf", ".bin"},
-		Match:       Match,
-		ReadParams:  ReadParams,
+		Name:       "cbf",
+		Extensions: []string{".cbf", ".bin"},
+		Match:      Match,
+		ReadParams: ReadParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
 			opts, err := ParseOptions(o)
 			if err != nil {
