@@ -30,7 +30,7 @@ func init() {
 
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
 var ReadParams = []format.Param{
-	{Name: "structure", Doc: "expand (default: a symmetric matrix's mirrored entries are stored) or keep (the stored triangle only)"},
+	{Name: "structure", Doc: "expand (default: both triangles of a symmetric, skew-symmetric or hermitian matrix) or keep (the stored triangle only)"},
 	{Name: "name", Doc: "the stream's name (default: \"values\")"},
 }
 
