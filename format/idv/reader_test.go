@@ -246,7 +246,7 @@ func TestBlockOrder(t *testing.T) {
 }
 
 func TestAllFilesValidate(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Testdata(t, "idv"), "*.idv"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Dir(t, "idv"), "*.idv"))
 	if len(files) < 14 {
 		t.Fatalf("found %d files", len(files))
 	}

@@ -42,25 +42,32 @@ func readAllValues(t testing.TB, s mlfeed.Source) []byte {
 func ptr[T any](v T) *T { return &v }
 
 func TestMNISTRealFiles(t *testing.T) {
-	dir := testutil.Testdata(t, "mnist")
 	for _, name := range []string{"t10k-images-idx3-ubyte", "t10k-images-idx3-ubyte.gz"} {
-		r, err := Open(filepath.Join(dir, name), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := r.Header()
-		if h.Type != mlfeed.Uint8 || len(h.Dims) != 3 || h.Dims[0] != 10000 || h.Dims[1] != 28 || h.Dims[2] != 28 {
-			t.Fatalf("%s: header %+v", name, h)
-		}
-		st := r.Schema().Streams[0]
-		if st.Name != "features" || st.Dim != 784 || len(st.Shape) != 2 {
-			t.Fatalf("%s: stream %+v", name, st)
-		}
-		if n, _ := mlfeed.Totals(r.Chunks()); n != 10000 {
-			t.Fatalf("%s: %d sequences", name, n)
-		}
-		r.Close()
+		t.Run(name, func(t *testing.T) { mnistRealFile(t, name) })
 	}
+}
+
+func mnistRealFile(t *testing.T, name string) {
+	r, err := Open(testutil.Testdata(t, "mnist", name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	if h.Type != mlfeed.Uint8 || len(h.Dims) != 3 || h.Dims[0] != 10000 || h.Dims[1] != 28 || h.Dims[2] != 28 {
+		t.Fatalf("%s: header %+v", name, h)
+	}
+	st := r.Schema().Streams[0]
+	if st.Name != "features" || st.Dim != 784 || len(st.Shape) != 2 {
+		t.Fatalf("%s: stream %+v", name, st)
+	}
+	if n, _ := mlfeed.Totals(r.Chunks()); n != 10000 {
+		t.Fatalf("%s: %d sequences", name, n)
+	}
+	r.Close()
+}
+
+// TestMNISTLabels checks the first labels and the class counts of the real label files.
+func TestMNISTLabels(t *testing.T) {
 	want := map[string][]byte{
 		"t10k-labels-idx1-ubyte.gz":  {7, 2, 1, 0, 4, 1, 4, 9, 5, 9},
 		"train-labels-idx1-ubyte.gz": {5, 0, 4, 1, 9, 2, 1, 3, 1, 4},
@@ -70,7 +77,13 @@ func TestMNISTRealFiles(t *testing.T) {
 		"train-labels-idx1-ubyte.gz": {5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949},
 	}
 	for name, first := range want {
-		r, err := Open(filepath.Join(dir, name), nil)
+		t.Run(name, func(t *testing.T) { mnistLabels(t, name, first, counts[name]) })
+	}
+}
+
+func mnistLabels(t *testing.T, name string, first []byte, counts [10]int) {
+	{
+		r, err := Open(testutil.Testdata(t, "mnist", name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,8 +98,8 @@ func TestMNISTRealFiles(t *testing.T) {
 		for _, l := range v {
 			got[l]++
 		}
-		if got != counts[name] {
-			t.Errorf("%s: class counts %v, want %v", name, got, counts[name])
+		if got != counts {
+			t.Errorf("%s: class counts %v, want %v", name, got, counts)
 		}
 		r.Close()
 	}
@@ -95,18 +108,24 @@ func TestMNISTRealFiles(t *testing.T) {
 // TestMNISTRoundTrip reads each real file and writes it back: the bytes must be identical to
 // the uncompressed original (checked against the sha256 the corpus README gives).
 func TestMNISTRoundTrip(t *testing.T) {
-	dir := testutil.Testdata(t, "mnist")
 	sums := map[string]string{
 		"train-images-idx3-ubyte.gz": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
 		"train-labels-idx1-ubyte.gz": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
 		"t10k-images-idx3-ubyte":     "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+		"t10k-images-idx3-ubyte.gz":  "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
 		"t10k-labels-idx1-ubyte.gz":  "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
 	}
 	for name, sum := range sums {
 		if testing.Short() && name == "train-images-idx3-ubyte.gz" {
 			continue
 		}
-		r, err := Open(filepath.Join(dir, name), nil)
+		t.Run(name, func(t *testing.T) { mnistRoundTrip(t, name, sum) })
+	}
+}
+
+func mnistRoundTrip(t *testing.T, name, sum string) {
+	{
+		r, err := Open(testutil.Testdata(t, "mnist", name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
