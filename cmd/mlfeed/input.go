@@ -17,6 +17,7 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	sched  schedFlags
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -25,6 +26,7 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	f.sched.register(cmd)
 }
 
 func (f *inputFlags) options() (*format.Options, error) {

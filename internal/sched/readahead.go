@@ -214,7 +214,7 @@ func (r *ReadAhead) Next() bool {
 	defer r.mu.Unlock()
 	delete(r.slots, r.pos)
 	if sl.err != nil {
-		r.err = fmt.Errorf("chunk %d: %w", r.order[r.pos], sl.err)
+		r.err = sl.err
 		return false
 	}
 	r.cur, r.curSize = sl.chunk, sl.size
@@ -243,7 +243,7 @@ func (r *ReadAhead) Index() int { return r.order[r.pos] }
 // Position returns the position in the order of the chunk Next advanced to.
 func (r *ReadAhead) Position() int { return r.pos }
 
-// Err returns the first error reading met, wrapped with the index of its chunk, or nil.
+// Err returns the error that stopped Next, as the source returned it, or nil.
 func (r *ReadAhead) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
