@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // Delivery, part one: the chunks. The planner names the chunks this worker needs in order of
@@ -82,12 +83,11 @@ func (r *Reader) load(s *slot) bool {
 	if !s.claimed.CompareAndSwap(false, true) {
 		return false
 	}
-	if s.prev != nil {
-		s.chunk, s.err = r.src.ReadChunkReuse(r.ctx, int(s.c), s.prev)
-		s.prev = nil
-	} else {
-		s.chunk, s.err = r.src.ReadChunk(r.ctx, int(s.c))
-	}
+	s.err = mmap.Guard(func() (err error) {
+		s.chunk, err = r.src.ReadChunkReuse(r.ctx, int(s.c), s.prev)
+		return err
+	})
+	s.prev = nil
 	if s.err == nil && s.chunk == nil {
 		s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, s.c)
 	}

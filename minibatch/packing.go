@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
 
@@ -121,6 +122,7 @@ func (r *Reader) drain() {
 
 // pack copies a planned job's sequences into its batch and lays them out.
 func (r *Reader) pack(j *job) {
+	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
 	var last *slot

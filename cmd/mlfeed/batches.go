@@ -16,7 +16,6 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -139,6 +138,12 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	rootCmd.AddCommand(cmd)
 }
 
+// Limits of batches' flags: each packer holds a minibatch; a worker is a process.
+const (
+	maxPackers = 1024
+	maxWorkers = 1 << 20
+)
+
 type batchFlags struct {
 	mbSize                            int
 	seed                              uint64
@@ -200,6 +205,17 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 	}
 	if f.cntkDist {
 		c.Distribution = minibatch.CNTKCompatible
+	}
+	if err := checkRange("--packers", int64(f.packers), -1, maxPackers); err != nil {
+		return c, err
+	}
+	if err := checkRange("--workers", int64(f.workers), 0, maxWorkers); err != nil {
+		return c, err
+	}
+	if f.workers > 0 {
+		if err := checkRange("--rank", int64(f.rank), 0, int64(f.workers)-1); err != nil {
+			return c, err
+		}
 	}
 	if f.mbSize <= 0 || f.window < 0 || f.sweeps < 0 || f.maxSamples < 0 || f.after < 0 {
 		return c, usageErr("--mb-size must be positive; --window, --sweeps, --max-samples and --after not negative")
@@ -287,13 +303,13 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		if err != nil {
 			return err
 		}
-		out, err := atomicfile.Create(f.saveState)
+		out, err := createOutput(f.saveState)
 		if err != nil {
 			return err
 		}
 		if _, err := out.Write(append(data, '\n')); err != nil {
 			out.Abort()
-			return err
+			return out.Err(err)
 		}
 		if err := out.Commit(); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -81,8 +82,15 @@ func (f *inputFlags) formatOf(names []string) string {
 	}
 	var fs []string
 	for _, n := range names {
-		if ft, err := format.Detect(n); err == nil {
-			fs = append(fs, ft.Name)
+		paths, m, _, err := shard.Resolve(n)
+		switch {
+		case err != nil:
+		case m != nil:
+			fs = append(fs, m.Format)
+		default:
+			if ft, err := format.Detect(paths[0]); err == nil {
+				fs = append(fs, ft.Name)
+			}
 		}
 	}
 	if len(fs) > 1 && allSame(fs) {

@@ -73,7 +73,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -233,11 +232,15 @@ func init() {
 			}
 			return Open(name, o)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(f io.Writer, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
 			var wopts WriterOptions
 			if wo != nil {
 				if err := parseWriteParams(&wopts, wo.Params); err != nil {
 					return nil, err
+				}
+				if wo.Compress != "" && wo.Compress != "none" || wo.Compat != "" {
+					return nil, format.UsageErrorf("ctf: the CTF writer has no compression and no compatibility modes (compress %q, compat %q)", wo.Compress, wo.Compat)
 				}
 			}
 			return NewWriter(f, schema, &wopts)

@@ -2,11 +2,13 @@ package ctf
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // inferStat is what a scan learns about one input name.
@@ -119,6 +121,7 @@ func index(b []byte) (int64, bool) {
 // infer determines the streams by scanning every chunk in parallel.
 func (r *Reader) infer() ([]mlfeed.Stream, error) {
 	parts := make([][]*inferStat, len(r.chunks))
+	errs := make([]error, len(r.chunks))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, c := range r.chunks {
@@ -126,11 +129,15 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		sem <- struct{}{}
 		go func(i int, c chunkEntry) {
 			defer wg.Done()
+			defer func() { <-sem }()
+			defer mmap.Recover(mmap.Catch(), &errs[i]) // the mapped file may shrink meanwhile
 			parts[i] = inferScan(r.data, c.start, c.end)
-			<-sem
 		}(i, c)
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	var order []*inferStat
 	all := map[string]*inferStat{}
 	for _, p := range parts {

@@ -477,7 +477,10 @@ func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
 				g := &future{done: make(chan struct{})}
 				r.inflight[k] = g
 				go func(k int) {
-					g.c, g.err = r.parse(k, split(k))
+					g.err = mmap.Guard(func() (err error) {
+						g.c, err = r.parse(k, split(k))
+						return err
+					})
 					close(g.done)
 				}(k)
 			}

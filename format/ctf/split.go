@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // This file parses one chunk on several cores: the chunk is cut at sequence starts into
@@ -49,6 +50,7 @@ func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlf
 		wg.Add(1)
 		go func(k int) {
 			defer wg.Done()
+			defer mmap.Recover(mmap.Catch(), &parts[k].err) // the mapped file may shrink meanwhile
 			parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
 		}(k)
 	}

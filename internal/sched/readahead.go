@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // ReadAhead yields the chunks of a source in a given order, decoding up to Threads() of them
@@ -160,10 +161,17 @@ func (r *ReadAhead) read(p int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.src.Chunks()) {
 		return nil, fmt.Errorf("mlfeed: chunk %d outside [0, %d)", i, len(r.src.Chunks()))
 	}
-	if r.recycle {
-		return r.src.ReadChunkReuse(r.ctx, i, prev)
-	}
-	return r.src.ReadChunk(r.ctx, i)
+	var c *mlfeed.Chunk
+	// A fault on a mapped input file that shrinks meanwhile is an error naming it.
+	err := mmap.Guard(func() (err error) {
+		if r.recycle {
+			c, err = r.src.ReadChunkReuse(r.ctx, i, prev)
+		} else {
+			c, err = r.src.ReadChunk(r.ctx, i)
+		}
+		return err
+	})
+	return c, err
 }
 
 func (r *ReadAhead) publish(sl *slot, c *mlfeed.Chunk, err error) {
