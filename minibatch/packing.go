@@ -73,20 +73,39 @@ func (r *Reader) packLoop() {
 }
 
 // finish makes sure that job j is packed: it packs it on this goroutine unless a packer has
-// started it, and then waits for that packer.
+// started it; while a packer packs it, it packs later jobs no packer has started, and waits
+// only when there are none.
 func (r *Reader) finish(j *job) {
 	switch {
 	case j.packed:
 	case j.sent:
 		if j.claim(j.seq) {
 			r.pack(j)
-		} else {
-			<-j.done
+			break
+		}
+		for !r.packedYet(j) {
+			if !r.packAhead() {
+				<-j.done
+				break
+			}
 		}
 	case j.err == nil: // not an error of planning
 		r.pack(j)
 	}
 	j.sent, j.packed = false, true
+}
+
+// packAhead packs the oldest queued job that no packer has started, on this goroutine. It
+// reports whether there was one.
+func (r *Reader) packAhead() bool {
+	for _, q := range r.queue {
+		if q.sent && q.claim(q.seq) {
+			r.pack(q)
+			q.sent, q.packed = false, true
+			return true
+		}
+	}
+	return false
 }
 
 // packedYet reports whether job j is packed, without waiting.

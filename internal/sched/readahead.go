@@ -210,6 +210,9 @@ func (r *ReadAhead) Next() bool {
 		c, err := r.read(r.pos, prev)
 		r.publish(sl, c, err)
 	}
+	// While a helper decodes this chunk, decode later ones no helper has started.
+	for r.helpAhead(sl) {
+	}
 	select {
 	case <-sl.done:
 	case <-r.ctx.Done():
@@ -226,6 +229,35 @@ func (r *ReadAhead) Next() bool {
 		return false
 	}
 	r.cur, r.curSize = sl.chunk, sl.size
+	return true
+}
+
+// helpAhead decodes, on the caller's goroutine, the next position no helper has claimed,
+// when the chunk the caller waits for (sl) is not decoded yet and the position may be started
+// (within Ahead and the budget). It reports whether it did.
+func (r *ReadAhead) helpAhead(sl *slot) bool {
+	select {
+	case <-sl.done:
+		return false
+	default:
+	}
+	r.mu.Lock()
+	p := r.started
+	if p >= len(r.order) || p-r.pos > r.ahead || r.ctx.Err() != nil {
+		r.mu.Unlock()
+		return false
+	}
+	r.s.mu.Lock()
+	fits := r.s.used < r.s.memory
+	r.s.mu.Unlock()
+	if !fits {
+		r.mu.Unlock()
+		return false
+	}
+	next, prev := r.claimLocked()
+	r.mu.Unlock()
+	c, err := r.read(p, prev)
+	r.publish(next, c, err)
 	return true
 }
 
