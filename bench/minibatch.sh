@@ -7,8 +7,8 @@
 #     (the default) and with --keep-in-memory;
 #   - the same bytes copied once plainly (cat from the page cache), and each sweep's time over
 #     it (the goal: the first sweep in at most 3x the copy);
-#   - the CPU time (user + system) of $SWEEPS randomized sweeps against as many in file order
-#     (--no-randomize), median of 3 (the goal: at most 1.2x);
+#   - the CPU time (user + system) of $CPU_SWEEPS randomized sweeps against as many in file
+#     order (--no-randomize), median of 3 (the goal: at most 1.2x);
 #   - the in-process rates: `go test -bench Sweep` (the engine vs a sequential memcpy and a
 #     bare copy in the shuffled order on one goroutine and on one per CPU, on the same data in
 #     memory);
@@ -43,6 +43,7 @@ if [ -n "$BASE" ]; then
 fi
 bin() { if [ "$1" = base ]; then echo "$T/mlfeed.base"; else echo "$T/mlfeed"; fi; }
 SWEEPS=5
+CPU_SWEEPS=20
 N=60000
 PY=/usr/bin/python3 # Debian's, where python3-torch installs
 
@@ -63,13 +64,13 @@ engine() {
   echo "$(cut -d' ' -f1 "$T/runs" | median) $(cut -d' ' -f2 "$T/runs" | median)"
 }
 
-# cpu TREE FILE [FLAGS]: median CPU seconds (user + system) of 3 runs of $SWEEPS sweeps
+# cpu TREE FILE [FLAGS]: median CPU seconds (user + system) of 3 runs of $CPU_SWEEPS sweeps
 cpu() {
   local b
   b=$(bin "$1")
   shift
   for _ in 1 2 3; do
-    /usr/bin/time -f '%U %S' -o "$T/time" "$b" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@" > /dev/null
+    /usr/bin/time -f '%U %S' -o "$T/time" "$b" batches --mb-size 256 --sweeps "$CPU_SWEEPS" --seed 1 "$@" > /dev/null
     awk '{ print $1 + $2 }' "$T/time"
   done | median
 }
@@ -110,7 +111,7 @@ for f in "$T/images.idx" "$T/images.cbf"; do
 done
 
 echo
-echo "CPU seconds (user + system) of $SWEEPS sweeps, randomized vs file order (median of 3):"
+echo "CPU seconds (user + system) of $CPU_SWEEPS sweeps, randomized vs file order (median of 3):"
 for f in "$T/images.idx" "$T/images.cbf"; do
   for tree in "${TREES[@]}"; do
     r=$(cpu "$tree" "$f")
