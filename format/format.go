@@ -9,7 +9,6 @@
 package format
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -198,7 +198,7 @@ func Detect(name string) (*Format, error) {
 	if ft, ok := ByExtension(file); ok {
 		return ft, nil
 	}
-	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+	if sniff.IsGzip(head) {
 		return nil, fmt.Errorf("%s: %w: gzip data of no format mlfeed knows", file, mlfeed.ErrUnknownFormat)
 	}
 	return nil, fmt.Errorf("%s: %w (known: %s)", file, mlfeed.ErrUnknownFormat, strings.Join(Names(), ", "))

@@ -19,6 +19,7 @@ import (
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/internal/countsort"
 	"github.com/mlfeed/mlfeed/internal/sched"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 // ReadFile reads the Matrix Market file name (gzip-compressed files are recognized by their
@@ -66,18 +67,11 @@ func ReadHeader(name string) (*Header, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	head := make([]byte, 2)
-	if n, _ := io.ReadFull(f, head); n == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		f.Seek(0, io.SeekStart)
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", name, ErrFormat, err)
-		}
-		r = z
-	} else {
-		f.Seek(0, io.SeekStart)
+	r, _, err := sniff.Gunzip(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrFormat, err)
 	}
+	defer r.Close()
 	// The header is short; 1 MiB holds any real one (comments included).
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
@@ -93,7 +87,7 @@ func readAll(r io.Reader) ([]byte, error) {
 	if err != nil && len(head) == 0 {
 		return nil, fmt.Errorf("%w: empty file", ErrFormat)
 	}
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+	if sniff.IsGzip(head) {
 		z, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
