@@ -506,7 +506,8 @@ func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 
 // parseChunk parses chunk i with element type T. strict, if set, makes it a validation pass.
 // It returns the chunk, the errors it counted and the cause of the last one.
-func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
+// Cancelling ctx stops it within cancelCheck sequences.
+func parseChunk[T float32 | float64](ctx context.Context, r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
 	if strict != nil {
@@ -526,19 +527,29 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 	}()
 	n := 0
 	keepIDs := r.layout.ids && strict == nil
+	var cerr error
 	serr := r.scanChunk(i, func(q seqInfo) bool {
 		p.sequence(q)
 		if keepIDs {
 			ids.add(q.key)
 		}
 		n++
-		return true
+		if n%cancelCheck == 0 {
+			cerr = ctx.Err()
+		}
+		return cerr == nil
 	})
+	if cerr != nil {
+		return nil, p.errors, nil, cerr
+	}
 	if serr != nil {
 		return nil, p.errors, nil, r.fileError(serr)
 	}
 	return p.chunk(n, ids.strings()), p.errors, &p.lastFail, nil
 }
+
+// cancelCheck is how many sequences parseChunk parses between looks at its context.
+const cancelCheck = 4096
 
 // idList collects sequence ids as decimal text in one buffer, to make one string allocation
 // per chunk rather than one per sequence.

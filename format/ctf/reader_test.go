@@ -565,3 +565,20 @@ func parseF(t *testing.T, s string) float64 {
 func testdataPath(t *testing.T, name string) string {
 	return testutil.Testdata(t, "cntk", "ctf", name)
 }
+
+// TestParseCancel: a parse stops when its context ends, between sequences.
+func TestParseCancel(t *testing.T) {
+	text := strings.Repeat("|x 1 2\n", 3*cancelCheck)
+	r, err := newReader("c.ctf", []byte(text), nil, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := parseChunk[float32](ctx, r, 0, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if c, _, _, err := parseChunk[float32](context.Background(), r, 0, nil); err != nil || c.Sequences != 3*cancelCheck {
+		t.Fatalf("uncancelled: %v", err)
+	}
+}
