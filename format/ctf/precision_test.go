@@ -158,3 +158,22 @@ func TestRegistryType(t *testing.T) {
 		t.Fatalf("Type float64 with precision=float: %v, %v", o, err)
 	}
 }
+
+// TestUnderflow: a nonzero value below float64's range is an error unless the precision is
+// chosen; zeros in any spelling are not.
+func TestUnderflow(t *testing.T) {
+	for _, text := range []string{"|x 1e-400 1\n", "|x 1 -2.5e-999\n", "|y 3:1e-400\n"} {
+		_, _, err := readAll(t, text, nil)
+		if !errors.Is(err, ErrPrecision) || !strings.Contains(err.Error(), "below float64's range") {
+			t.Errorf("%q: err = %v, want ErrPrecision", text, err)
+		}
+		if _, _, err := readAll(t, text, &ReaderOptions{Precision: mlfeed.Float64}); err != nil {
+			t.Errorf("%q with precision=double: %v", text, err)
+		}
+	}
+	for _, text := range []string{"|x 0 -0\n", "|x 0.000 0e5\n", "|x 0.0000000000 -0.0e-400\n", "|y 3:0.00000000\n"} {
+		if _, _, err := readAll(t, text, nil); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+}

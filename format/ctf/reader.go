@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -257,7 +256,7 @@ func checkName(s string) error {
 
 func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *ReaderOptions) *spec {
 	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
-		check32: o.Precision == mlfeed.Invalid}
+		loud: o.Precision == mlfeed.Invalid}
 	for _, s := range streams {
 		sp.names = append(sp.names, s.Name)
 		sp.aliases = append(sp.aliases, []byte(s.FileName()))
@@ -511,8 +510,7 @@ func parseChunk[T float32 | float64](ctx context.Context, r *Reader, i int, stri
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
 	if strict != nil {
-		var zero T
-		p.check = unsafe.Sizeof(zero) == 4
+		p.check = true
 	}
 	p.reserve(r.chunks[i], r.density)
 	var ids idList
