@@ -49,7 +49,7 @@
 //     wrapping ErrPrecision at its line and column that names the option, precision=double.
 //     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
 //     values as warnings (format.Warning) either way. A nonzero value below float64's range
-//     (1e-400, which reads as 0) is such an error at any precision not chosen. Values of up to six significant digits
+//     (1e-400, which reads as 0) is such an error too. Values of up to six significant digits
 //     in float32's range always fit, as do values float32 holds exactly; float64 holds what
 //     17 significant digits state.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
