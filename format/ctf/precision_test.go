@@ -45,6 +45,40 @@ func TestFits32(t *testing.T) {
 // TestFits32Exhaustive checks fits32 against its definition on the shortest and longer
 // spellings of float32 values and their neighbours: the text fits when the float32 it rounds
 // to, printed with as many significant digits, is the same decimal.
+// fits32Def is fits32's definition, computed the slow way.
+func fits32Def(tok string, v float64) bool {
+	nd := sigDigits([]byte(tok))
+	g := float32(v)
+	if float64(g) == v {
+		return true
+	}
+	if nd > 17 || math.IsInf(float64(g), 0) || g == 0 {
+		return false
+	}
+	back, _ := strconv.ParseFloat(strconv.FormatFloat(float64(g), 'e', nd-1, 32), 64)
+	return back == v
+}
+
+// FuzzFits32 checks fits32 and ScanShort against the definition on arbitrary numbers.
+func FuzzFits32(f *testing.F) {
+	for _, s := range []string{"0.1", "16777217", "1e-300", "0.30000001192092896", "-7.50127e-006", "1e999", "123456", "0.1234567"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		v, ok := fastfloat.Parse([]byte(tok))
+		if !ok {
+			return
+		}
+		want := fits32Def(tok, v)
+		if got := fits32([]byte(tok), v); got != want {
+			t.Fatalf("fits32(%s) = %v, want %v", tok, got, want)
+		}
+		if _, _, _, short := fastfloat.ScanShort([]byte(tok + " ")); short && !want {
+			t.Fatalf("ScanShort(%s) says short, but it does not fit float32", tok)
+		}
+	})
+}
+
 func TestFits32Exhaustive(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		f := math.Float32frombits(uint32(i) * 214749)
