@@ -113,6 +113,9 @@ const DefaultChunkSize = 32 << 20
 // file, no error tolerance, no log, and CNTK's default chunk size. The names follow CNTK's
 // reader configuration; ReadParams lists their key=value form.
 type ReaderOptions struct {
+	// FileName names the data in messages and positional errors, and is the base name of
+	// the index cache (CacheIndex). Open sets it to the file's path when empty.
+	FileName string
 	// Inputs declares the streams: Name, Alias (the name in the file; empty means Name),
 	// Storage, Dim and DefinesMBSize (at most one). Nil infers them by a scan of the file.
 	// A stream's Type may be Float32 or Float64; a Float64 stream makes every stream Float64,

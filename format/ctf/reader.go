@@ -59,9 +59,14 @@ type future struct {
 
 // Open opens the named CTF file and builds its index. opts may be nil (the zero ReaderOptions).
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
-	if opts == nil {
-		opts = &ReaderOptions{}
+	o := ReaderOptions{}
+	if opts != nil {
+		o = *opts
 	}
+	if o.FileName == "" {
+		o.FileName = name
+	}
+	opts = &o
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -85,7 +90,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	}
 	var r *Reader
 	err = mmap.Guard(func() (err error) { // the mapped file may shrink while it is indexed
-		r, err = newReader(name, data, region, opts)
+		r, err = newReader(opts.FileName, data, region, opts)
 		return err
 	})
 	if err != nil {
@@ -95,6 +100,29 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// maxInMemory bounds the text NewReader reads into memory (Open maps files of any size).
+const maxInMemory = 1 << 40
+
+// NewReader reads the CTF text r holds, size bytes, into memory and builds its index; Open
+// maps a file instead of reading it. opts.FileName names the data in messages (and is the
+// index cache's base name with CacheIndex). opts may be nil (the zero ReaderOptions).
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
+	if opts == nil {
+		opts = &ReaderOptions{}
+	}
+	if size < 0 || size > maxInMemory || int64(int(size)) != size {
+		return nil, fmt.Errorf("%s: %w: %d bytes of CTF text to read into memory", opts.FileName, ErrTooLarge, size)
+	}
+	data := make([]byte, size)
+	if n, err := r.ReadAt(data, 0); n < len(data) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%s: reading %d bytes of CTF text: %w", opts.FileName, size, err)
+	}
+	return newReader(opts.FileName, data, nil, opts)
 }
 
 // newReader reads CTF text held in memory; name is used in messages and for the index cache.

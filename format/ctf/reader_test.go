@@ -582,3 +582,34 @@ func TestParseCancel(t *testing.T) {
 		t.Fatalf("uncancelled: %v", err)
 	}
 }
+
+// TestNewReader: CTF text from an io.ReaderAt reads as the same file opened by name.
+func TestNewReader(t *testing.T) {
+	text := "0 |a 1 2 |b 3:1\n0 |a 3 4\n1 |a 5 6 |b 0:2\n"
+	in := []mlfeed.Stream{dense("a", 2), sparse("b", 4)}
+	r, err := NewReader(strings.NewReader(text), int64(len(text)), &ReaderOptions{FileName: "mem.ctf", Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*mlfeed.Chunk
+	for i := range r.Chunks() {
+		c, err := r.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	byName, want, err := readAll(t, text, &ReaderOptions{Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat(r, got) != flat(byName, want) {
+		t.Fatalf("NewReader read\n%s\nOpen read\n%s", flat(r, got), flat(byName, want))
+	}
+	if _, err := NewReader(strings.NewReader(text), int64(len(text))+5, &ReaderOptions{FileName: "short.ctf", Inputs: in}); err == nil || !strings.Contains(err.Error(), "short.ctf") {
+		t.Fatalf("a short reader: %v", err)
+	}
+	if _, err := NewReader(strings.NewReader(text), -1, nil); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a negative size: %v", err)
+	}
+}
