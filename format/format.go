@@ -47,8 +47,11 @@ func (w warningError) Unwrap() error { return w.err }
 // Options are the reader options every format receives. A format ignores what it has no use
 // for, but rejects Params it does not know with an error wrapping ErrUsage.
 type Options struct {
-	// Inputs declares streams for formats that do not describe their own (CTF): name, alias,
-	// storage, dimension, type, DefinesMBSize. Nil lets such a format infer them.
+	// Inputs declares the streams to read, one meaning for every format: Name (the name the
+	// data set exposes), Alias (the name in the file; empty means Name), Storage, Dim, Type,
+	// DefinesMBSize. Formats whose files do not describe their streams (CTF) read what is
+	// declared, or infer the streams when Inputs is nil; formats that do (CBF) check the
+	// declarations against the file and expose the declared names. Others ignore it.
 	Inputs []mlfeed.Stream
 	// Config is the path of a CNTK configuration file whose reader section declares the
 	// streams and options, for formats that use one.
