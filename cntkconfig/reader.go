@@ -549,6 +549,13 @@ func checkKeys(v *Value, what string, known []string) error {
 				return &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("%s: %q (truncated BPTT) is not supported", what, e.Key), Err: ErrUnsupported}
 			}
 		}
+		if f := strings.Fields(e.Key); len(f) > 1 {
+			for _, k := range known {
+				if strings.EqualFold(k, f[0]) {
+					return &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("expected '=' after %q", f[0]), Err: ErrSyntax}
+				}
+			}
+		}
 		msg := fmt.Sprintf("unknown key %q in %s", e.Key, what)
 		if s := suggest(e.Key, known); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
