@@ -21,6 +21,7 @@ func init() {
 	var chunkSize int64
 	var densify, quiet bool
 	var wparams, streams []string
+	var sf shardFlags
 	cmd := &cobra.Command{
 		Use:   "convert [flags] INPUT... OUTPUT",
 		Short: "Convert a data set to another format, element type or compression",
@@ -54,7 +55,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 					return usageErr("unknown output format %q", to)
 				}
 				opts.Format = ft
-			} else if _, ok := format.ByExtension(out); !ok {
+			} else if _, ok := format.ByExtension(out); !ok && !sf.sharded(out) {
 				return usageErr("cannot tell the output format from %q; name it with --to", out)
 			}
 			if typ != "" {
@@ -63,6 +64,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 					return usageErr("%v", err)
 				}
 				opts.Type = t
+				in.elemType = t
 			}
 			p, err := parseParams(wparams, "--write-opt")
 			if err != nil {
@@ -83,10 +85,18 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 				opts.Progress = func(done, _ int64) { bar.Set64(done) }
 				defer bar.Finish()
 			}
+			if sf.sharded(out) {
+				so, err := sf.options(opts)
+				if err != nil {
+					return err
+				}
+				return convertShards(cmd.Context(), cmd, src, out, so)
+			}
 			return convert.File(cmd.Context(), src, out, opts)
 		},
 	}
 	in.register(cmd)
+	sf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "output `FORMAT` (default: from OUTPUT's extension)")
 	f.StringVar(&typ, "type", "", "convert numeric streams to element `TYPE` (float32, uint8, ...)")

@@ -10,6 +10,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -18,6 +19,9 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	// elemType is the type the command converts numbers to (convert --type), passed to the
+	// formats as format.Options.Type.
+	elemType mlfeed.ElemType
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
 }
@@ -60,7 +64,7 @@ func (f *inputFlags) takeDefines(args []string) []string {
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}
@@ -111,8 +115,15 @@ func (f *inputFlags) formatOf(names []string) string {
 	}
 	var fs []string
 	for _, n := range names {
-		if ft, err := format.Detect(n); err == nil {
-			fs = append(fs, ft.Name)
+		paths, m, _, err := shard.Resolve(n)
+		switch {
+		case err != nil:
+		case m != nil:
+			fs = append(fs, m.Format)
+		default:
+			if ft, err := format.Detect(paths[0]); err == nil {
+				fs = append(fs, ft.Name)
+			}
 		}
 	}
 	if len(fs) > 1 && allSame(fs) {

@@ -23,7 +23,8 @@ to --max problems per file, each naming the file and the position (line:column f
 byte offset for binary data), on standard error. Every file is checked, also after one that
 fails; standard output gets one line per file ("FILE: ok", "FILE: invalid, N problem(s)" or
 "FILE: not checked" when it cannot be read or its format is unknown or unsupported) and, for
-several files, a summary. The exit status is 0 when every file is valid, 1 otherwise, and 2
+several files, a summary. Warnings (a CTF value float32 cannot hold as written) are printed
+too but do not make a file invalid. The exit status is 0 when every file is valid, 1 otherwise, and 2
 for wrong flags.`,
 		Example: `  mlfeed validate t10k-images-idx3-ubyte.gz
   mlfeed validate --input features:dense:5 --input labels:dense:3 data.ctf`,
@@ -36,9 +37,9 @@ for wrong flags.`,
 			if err != nil {
 				return err
 			}
-			bad := 0
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			for _, name := range args {
+			files, bad := shardFiles(args, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+			for _, name := range files {
 				n, err := validateFile(cmd.Context(), name, in.format, opts, maxReport, func(e error) {
 					fmt.Fprintln(stderr, e)
 				})
@@ -56,11 +57,11 @@ for wrong flags.`,
 					bad++
 				}
 			}
-			if len(args) > 1 {
-				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(args), len(args)-bad, bad)
+			if len(files) > 1 {
+				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), max(0, len(files)-bad), bad)
 			}
 			if bad > 0 {
-				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(args))
+				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(files))
 			}
 			return nil
 		},
@@ -83,8 +84,16 @@ func validateFile(ctx context.Context, name, formatName string, opts *format.Opt
 	} else if ft, err = format.Detect(name); err != nil {
 		return 0, err
 	}
-	n := 0
+	n, warnings := 0, 0
 	add := func(e error) bool {
+		if format.IsWarning(e) {
+			// Worth knowing, but the file is valid.
+			warnings++
+			if warnings <= max {
+				report(e)
+			}
+			return true
+		}
 		n++
 		if n <= max {
 			report(e)
