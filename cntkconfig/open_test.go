@@ -86,3 +86,43 @@ func TestReaderOpen(t *testing.T) {
 		t.Fatal("a bad option was accepted")
 	}
 }
+
+// TestBinaryDeserializer opens a composite reader over a CBF file, its streams renamed by
+// alias-only input entries (CNTK's CBFDeserializer config, StreamDef(field=...)).
+func TestBinaryDeserializer(t *testing.T) {
+	text := `precision = "float"
+train = [
+    BrainScriptNetworkBuilder = { model = Sequential (DenseLayer {50, activation = Sigmoid} : LinearLayer {2}) }
+    reader = {
+        randomize = false
+        deserializers = ({
+            type = "CNTKBinaryFormatDeserializer" ; module = "CNTKBinaryReader"
+            file = "$DataDir$/Simple_dense.bin"
+            input = { x = { alias = "features" } ; y = { alias = "labels" } }
+        })
+    }
+]`
+	cfg, err := cntkconfig.Parse("cbf.cntk", []byte(text), "DataDir="+testutil.Testdata(t, "cntk", "cbf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cfg.Reader("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Deserializers[0]; d.Format != "cbf" || len(d.Options.Inputs) != 2 || d.Options.Inputs[0].Alias != "features" || d.Options.Inputs[0].Dim != 0 {
+		t.Fatalf("%+v", d)
+	}
+	src, err := r.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sc := src.Schema()
+	if len(sc.Streams) != 2 || sc.Streams[0].Name != "x" || sc.Streams[1].Name != "y" || sc.Streams[0].Dim != 2 {
+		t.Fatalf("schema %+v", sc.Streams)
+	}
+	if n, _ := totals(t, src); n != 10000 {
+		t.Fatalf("%d sequences", n)
+	}
+}
