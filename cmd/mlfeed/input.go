@@ -19,6 +19,7 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	sched  schedFlags
 	// elemType is the type the command converts numbers to (convert --type), passed to the
 	// formats as format.Options.Type.
 	elemType mlfeed.ElemType
@@ -32,6 +33,7 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	f.sched.register(cmd)
 	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
 	// only the other arguments.
 	if args := cmd.Args; args != nil {
