@@ -14,10 +14,10 @@ type Class int
 
 // The supported datatype classes.
 const (
-	Integer    Class = iota + 1 // fixed-point: 1, 2, 4 or 8 bytes, signed or unsigned
-	Float                       // IEEE 754 binary32 or binary64
-	String                      // fixed-length string of Size bytes
-	VarString                   // variable-length string (in the global heap)
+	Integer   Class = iota + 1 // fixed-point: 1, 2, 4 or 8 bytes, signed or unsigned
+	Float                      // IEEE 754 binary32 or binary64
+	String                     // fixed-length string of Size bytes
+	VarString                  // variable-length string (in the global heap)
 )
 
 // Datatype is an element type.
