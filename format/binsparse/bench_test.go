@@ -73,12 +73,10 @@ func benchWriteRead(b *testing.B, m *binsparse.Matrix, p string, opts *binsparse
 }
 
 func BenchmarkHDF5(b *testing.B) {
-	needHDF5(b)
 	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.h5"), nil)
 }
 
 func BenchmarkHDF5Uncompressed(b *testing.B) {
-	needHDF5(b)
 	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.h5"), &binsparse.WriteOptions{Level: binsparse.NoCompression})
 }
 
@@ -114,7 +112,6 @@ func BenchmarkScript(b *testing.B) {
 	if dir == "" {
 		b.Skip("skipped: set MLFEED_BENCH_DIR (bench/binsparse.sh does)")
 	}
-	needHDF5(b)
 	nnz := 20_000_000
 	if s := os.Getenv("MLFEED_BENCH_NNZ"); s != "" {
 		nnz, _ = strconv.Atoi(s)
