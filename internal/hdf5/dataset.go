@@ -3,7 +3,7 @@ package hdf5
 import (
 	"fmt"
 	"math"
-	"sort"
+	"sync"
 )
 
 // Layout classes.
@@ -51,6 +51,7 @@ type Dataset struct {
 	partialRaw  bool     // edge chunks are stored unfiltered
 	filters     []filter
 	fill        []byte // one element, or nil for zeros
+	indexOnce   sync.Once
 	chunks      map[uint64]chunkLoc
 	elems       uint64 // number of elements
 	chunkBytes  uint64
@@ -444,12 +445,14 @@ func (d *Dataset) addChunk(sc []uint64, loc chunkLoc) error {
 
 // loadIndex reads the chunk index into d.chunks.
 func (d *Dataset) loadIndex() error {
-	if d.chunks != nil {
-		return d.noDataError
-	}
+	d.indexOnce.Do(d.readIndex)
+	return d.noDataError
+}
+
+func (d *Dataset) readIndex() {
 	d.chunks = map[uint64]chunkLoc{}
 	if d.indexAddr == undef || d.elems == 0 {
-		return nil
+		return
 	}
 	var err error
 	switch d.index {
@@ -475,7 +478,6 @@ func (d *Dataset) loadIndex() error {
 	if err != nil {
 		d.noDataError = fmt.Errorf("dataset %s: %w", d.obj.path, err)
 	}
-	return d.noDataError
 }
 
 // eachLinear calls fn for every chunk of the current grid with its linear number over the
@@ -886,14 +888,4 @@ func (d *Dataset) ChunkCount() (int, error) {
 		return 0, err
 	}
 	return len(d.chunks), nil
-}
-
-// chunkKeys returns the stored chunks' keys in order (for tests).
-func (d *Dataset) chunkKeys() []uint64 {
-	ks := make([]uint64, 0, len(d.chunks))
-	for k := range d.chunks {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
 }

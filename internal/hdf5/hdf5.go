@@ -22,8 +22,8 @@
 // variable-length UTF-8 string attributes, and numeric datasets of any rank stored contiguous
 // or chunked with deflate and optionally shuffle.
 //
-// Nothing here starts a goroutine; a File may be read from several goroutines at once only if
-// its io.ReaderAt allows that (an *os.File does).
+// Nothing here starts a goroutine. A File and its Datasets may be read from several goroutines
+// at once when the io.ReaderAt allows that (an *os.File does); a Writer may not.
 package hdf5
 
 import (
@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -73,6 +74,7 @@ type File struct {
 	// object header lacks it (never seen, but allowed).
 	rootBtree, rootHeap uint64
 	sbVersion           int
+	mu                  sync.Mutex         // guards headers
 	headers             map[uint64]*object // parsed object headers
 }
 

@@ -41,9 +41,27 @@ const maxHeaderBlocks = 1 << 16
 
 // object parses (once) the object header at addr.
 func (f *File) object(addr uint64) (*object, error) {
-	if o, ok := f.headers[addr]; ok {
+	f.mu.Lock()
+	o, ok := f.headers[addr]
+	f.mu.Unlock()
+	if ok {
 		return o, nil
 	}
+	o, err := f.parseObject(addr)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if len(f.headers) > 1<<16 {
+		clear(f.headers)
+	}
+	f.headers[addr] = o
+	f.mu.Unlock()
+	return o, nil
+}
+
+// parseObject parses the object header at addr.
+func (f *File) parseObject(addr uint64) (*object, error) {
 	o := &object{addr: addr}
 	sig, err := f.read(addr, min(4, uint64(f.size)), "object header")
 	if err != nil {
@@ -57,10 +75,6 @@ func (f *File) object(addr uint64) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(f.headers) > 1<<16 {
-		clear(f.headers)
-	}
-	f.headers[addr] = o
 	return o, nil
 }
 

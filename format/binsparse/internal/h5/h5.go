@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/hdf5"
@@ -14,6 +16,8 @@ type File struct {
 	name string
 	r    *hdf5.File
 	w    *hdf5.Writer
+	mu   sync.Mutex
+	sets map[string]*hdf5.Dataset // datasets opened so far, by path
 }
 
 // Open opens an HDF5 file for reading.
@@ -22,7 +26,7 @@ func Open(name string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{name: name, r: r}, nil
+	return &File{name: name, r: r, sets: map[string]*hdf5.Dataset{}}, nil
 }
 
 // Create creates (or truncates) an HDF5 file for writing.
@@ -133,6 +137,13 @@ func (f *File) Groups() ([]string, error) {
 
 // dataset returns the dataset name in the group at path; ok is false when there is none.
 func (f *File) dataset(path, name string) (*hdf5.Dataset, bool, error) {
+	key := strings.TrimSuffix(path, "/") + "/" + name
+	f.mu.Lock()
+	d, ok := f.sets[key]
+	f.mu.Unlock()
+	if ok {
+		return d, true, nil
+	}
 	g, err := f.group(path)
 	if err != nil {
 		return nil, false, err
@@ -147,8 +158,13 @@ func (f *File) dataset(path, name string) (*hdf5.Dataset, bool, error) {
 	if !o.IsDataset() {
 		return nil, false, fmt.Errorf("%w: %s in %s is not a dataset", mlfeed.ErrFormat, name, path)
 	}
-	d, err := o.Dataset()
-	return d, err == nil, err
+	if d, err = o.Dataset(); err != nil {
+		return nil, false, err
+	}
+	f.mu.Lock()
+	f.sets[key] = d
+	f.mu.Unlock()
+	return d, true, nil
 }
 
 // Dataset describes the dataset name in the group at path; ok is false when there is none.
