@@ -124,3 +124,32 @@ func testMatricesInternal(t *testing.T) map[string]*Matrix {
 	}
 	return out
 }
+
+// BenchmarkOracleScript is bench/binsparse.sh's libhdf5 (cgo) side: it reads the arrays of
+// each file in MLFEED_BENCH_FILES (comma-separated) through libhdf5.
+func BenchmarkOracleScript(b *testing.B) {
+	files := os.Getenv("MLFEED_BENCH_FILES")
+	if files == "" {
+		b.Skip("skipped: set MLFEED_BENCH_FILES (bench/binsparse.sh does)")
+	}
+	for _, p := range strings.Split(files, ",") {
+		b.Run("read/"+filepath.Base(p), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				f, err := h5cgo.Open(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, n := range []string{"pointers_to_1", "indices_1", "values"} {
+					in, ok, err := f.Dataset("/", n)
+					if err != nil || !ok {
+						b.Fatal(n, err)
+					}
+					if _, err := f.Read("/", n, in.Type, 0, in.Len, in.Len); err != nil {
+						b.Fatal(err)
+					}
+				}
+				f.Close()
+			}
+		})
+	}
+}
