@@ -39,7 +39,7 @@ func init() {
 			if err := format.CheckParams("hdf5", w.Params, "level", "shuffle", "chunk_rows"); err != nil {
 				return nil, err
 			}
-			opts := &WriterOptions{}
+			opts := &WriterOptions{Rows: w.Sequences}
 			if v, ok := w.Params["level"]; ok {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 || n > 9 {

@@ -16,8 +16,12 @@ type WriterOptions struct {
 	Level int
 	// Shuffle adds the shuffle filter before deflate (with Level > 0).
 	Shuffle bool
-	// ChunkRows is the number of rows per HDF5 chunk; 0 picks about 1 MiB worth per dataset.
+	// ChunkRows is the number of rows per HDF5 chunk; 0 picks about 1 MiB worth per dataset
+	// (but no more than Rows).
 	ChunkRows int
+	// Rows is the number of rows that will be written, when known (0: unknown); it keeps
+	// default chunks no larger than the data.
+	Rows int64
 }
 
 // Writer writes a data set as an HDF5 file: each stream becomes a dataset named after it
@@ -66,6 +70,9 @@ func NewWriter(w io.WriterAt, schema mlfeed.Schema, opts *WriterOptions) (*Write
 		rows := opts.ChunkRows
 		if rows <= 0 {
 			rows = max(1, (1<<20)/rowBytes)
+			if opts.Rows > 0 {
+				rows = int(min(int64(rows), opts.Rows))
+			}
 		}
 		path, name := "/", st.Name
 		if k := strings.LastIndexByte(name, '/'); k >= 0 {
