@@ -1,7 +1,7 @@
 package hdf5
 
 import (
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -35,8 +35,15 @@ func init() {
 			}
 			return Open(name, opts)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+			if w == nil {
+				w = &format.WriteOptions{}
+			}
 			if err := format.CheckParams("hdf5", w.Params, "level", "shuffle", "chunk_rows"); err != nil {
+				return nil, err
+			}
+			f, err := format.SeekableFile("hdf5", out)
+			if err != nil {
 				return nil, err
 			}
 			opts := &WriterOptions{Rows: w.Sequences}
