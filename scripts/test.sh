@@ -11,3 +11,7 @@ go test -tags "$MLFEED_TAGS" -timeout 20m -skip '^TestFault' "$@" ./...
 go test -tags "$MLFEED_TAGS" -timeout 5m -count=1 -run '^TestFault' "$@" ./cmd/mlfeed
 # The packages with goroutines of their own, again under the race detector.
 go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx
+# The pure-Go HDF5 layer against libhdf5 (cgo), where libhdf5 is installed.
+if [ -n "${MLFEED_ORACLE_TAGS:-}" ]; then
+  go test -tags "$MLFEED_ORACLE_TAGS" -run Oracle "$@" ./format/binsparse
+fi
