@@ -10,7 +10,6 @@ import (
 
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all" // the formats this build knows: all of them
-	"github.com/mlfeed/mlfeed/format/binsparse"
 )
 
 // formatInfo is one line of `formats`, and one object of `formats --json`.
@@ -109,9 +108,6 @@ func formatList() []formatInfo {
 		fi := formatInfo{Name: f.Name, Read: f.Open != nil, Write: f.Create != nil, Stream: f.Create != nil && f.Streamable,
 			Magic: f.Match != nil, Extensions: append([]string{}, f.Extensions...),
 			ReadOptions: optionInfos(f.ReadParams), WriteOptions: optionInfos(f.WriteParams)}
-		if f.Name == "binsparse" && !binsparse.HDF5Available {
-			fi.Note = "HDF5 containers need a build with -tags hdf5; NPZ works"
-		}
 		list = append(list, fi)
 	}
 	return list
