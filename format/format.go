@@ -91,6 +91,10 @@ type WriteOptions struct {
 	Sequences int64
 	// Params holds format-specific options as key=value pairs; see Options.Params.
 	Params map[string]string
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a writer does: IDV compresses the columns of a block on the scheduler's idle
+	// threads. Nil means context.Background(): on the caller alone. Package convert sets it.
+	Context context.Context
 }
 
 // Format describes one registered file format.

@@ -109,6 +109,7 @@ func createFormat(w io.Writer, schema mlfeed.Schema, opts *format.WriteOptions) 
 		if opts.ChunkSize > 0 {
 			wo.MaxBytesPerBlock = opts.ChunkSize
 		}
+		wo.Context = opts.Context
 		params, err := format.NormalizeParams("idv", opts.Params, WriteParams)
 		if err != nil {
 			return nil, err
