@@ -21,7 +21,7 @@ import (
 // it, or that is below float64's range (it would read as 0), when the precision was not chosen
 // (ReaderOptions.Precision is Invalid). Validate reports
 // such values as warnings (format.Warning) whatever the precision.
-var ErrPrecision = fmt.Errorf("ctf: %w for float32", mlfeed.ErrRange)
+var ErrPrecision = fmt.Errorf("ctf: a value the element type cannot hold as written (%w)", mlfeed.ErrRange)
 
 // minNormal32 is the smallest positive normal float32.
 const minNormal32 = 0x1p-126
