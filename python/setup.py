@@ -1,8 +1,7 @@
 """Builds and installs the mlfeed Python package: `pip install ./python` from the repository.
 
 The build compiles the Go package capi into the shared library mlfeed/libmlfeed.so with
-`go build -buildmode=c-shared` (Go and gcc needed; Binsparse HDF5 support when libhdf5's headers are there, or as
-$MLFEED_TAGS says). Only setuptools is needed to build (Debian: python3-setuptools), from no index.
+`go build -buildmode=c-shared` (Go and gcc needed; $MLFEED_TAGS gives build tags, none by default). Only setuptools is needed to build (Debian: python3-setuptools), from no index.
 """
 
 import os
@@ -23,10 +22,7 @@ class BuildWithGo(build_py):
         super().run()
         out = os.path.join(os.path.abspath(self.build_lib), "mlfeed", "libmlfeed.so")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        tags = os.environ.get("MLFEED_TAGS")
-        if tags is None:  # as scripts/python.sh: HDF5 support when the library is there
-            hdf5 = ("/usr/include/hdf5/serial/hdf5.h", "/usr/include/hdf5.h")
-            tags = "hdf5" if any(os.path.exists(h) for h in hdf5) else ""
+        tags = os.environ.get("MLFEED_TAGS", "")  # build tags, as scripts/python.sh
         subprocess.check_call(["go", "build", "-tags", tags, "-buildmode=c-shared", "-trimpath",
                                "-o", out, "./capi"], cwd=ROOT)
         header = out[:-3] + ".h"
