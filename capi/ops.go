@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/minibatch"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // run performs operation name with JSON arguments args and returns its JSON result.
@@ -265,8 +266,15 @@ func (a *openArgs) formatOf(rc *cntkconfig.Reader) string {
 		}
 	}
 	for _, n := range names {
-		if ft, err := format.Detect(n); err == nil {
-			fs = append(fs, ft.Name)
+		paths, m, _, err := shard.Resolve(n) // a directory, glob or manifest of shards too
+		switch {
+		case err != nil:
+		case m != nil:
+			fs = append(fs, m.Format)
+		case len(paths) > 0:
+			if ft, err := format.Detect(paths[0]); err == nil {
+				fs = append(fs, ft.Name)
+			}
 		}
 	}
 	same := true

@@ -1,7 +1,8 @@
 """Builds and installs the mlfeed Python package: `pip install ./python` from the repository.
 
 The build compiles the Go package capi into the shared library mlfeed/libmlfeed.so with
-`go build -buildmode=c-shared` (Go and gcc needed; $MLFEED_TAGS gives build tags, none by default). Only setuptools is needed to build (Debian: python3-setuptools), from no index.
+`go build -buildmode=c-shared` (Go and gcc needed; $MLFEED_TAGS gives build tags, none by
+default). Only setuptools is needed to build (Debian: python3-setuptools), from no index.
 """
 
 import os
