@@ -29,9 +29,6 @@ __all__ = ["open", "info", "convert", "validate", "formats", "Dataset", "Minibat
 #: For max_sweeps: read sweep after sweep without end.
 INFINITELY_REPEAT = float("inf")
 
-_open = open  # the builtin, which mlfeed.open shadows here
-
-
 def open(paths=None, format=None, inputs=None, options=None, config=None, defines=None):
     """Open a data set: one file, several that hold one record set each (IDX images and
     labels), or the data files of a CNTK config's reader section.
@@ -292,10 +289,6 @@ class Minibatch:
 
     def items(self):
         return [(k, self[k]) for k in self.keys()]
-
-    @property
-    def sequences_count(self):
-        return self.num_sequences
 
     def copy(self):
         """A minibatch with memory of its own, which later minibatches do not touch."""

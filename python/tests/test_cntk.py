@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mlfeed
-from conftest import corpus, run_cli
+from conftest import corpus
 from test_batches import dump
 
 # --- a CNTK script's reader code; only this import is changed (was: from cntk.io import ...)

@@ -4,7 +4,6 @@ epochs, checkpoints, torchrun's environment, and DataLoader workers."""
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
