@@ -38,6 +38,8 @@ type sourceArgs struct {
 	Rank             int     `json:"rank"`
 	KeepInMemory     bool    `json:"keep_in_memory"`
 	Packers          int     `json:"packers"`
+	Threads          int     `json:"threads"`
+	Memory           int64   `json:"memory"`
 	Prefetch         int     `json:"prefetch"`
 	CNTKDistribution bool    `json:"cntk_distribution"`
 }
@@ -74,6 +76,10 @@ func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
 	c.Workers, c.Rank = a.Workers, a.Rank
 	c.KeepDataInMemory = a.KeepInMemory
 	c.Packers, c.Prefetch = a.Packers, a.Prefetch
+	c.Threads, c.Memory = a.Threads, a.Memory
+	if a.Threads < 0 || a.Threads > 1<<16 || a.Memory < 0 || a.Packers < -1 || a.Packers > 1024 {
+		return c, fmt.Errorf("%w: threads must be from 0 (all cores) to 65536, packers from -1 to 1024, memory not negative", format.ErrUsage)
+	}
 	if a.CNTKDistribution {
 		c.Distribution = minibatch.CNTKCompatible
 	}

@@ -185,6 +185,26 @@ class Dataset:
             self._info["format"], len(self), ", ".join(s["name"] for s in self.schema))
 
 
+def _size(v):
+    """A memory size in bytes from an int or a string with K, M, G or T."""
+    if isinstance(v, int):
+        if v < 0:
+            raise UsageError("memory must not be negative")
+        return v
+    s = str(v).strip().upper().rstrip("B").rstrip("I")
+    mult = 1
+    if s and s[-1] in "KMGT":
+        mult = 1 << (10 * ("KMGT".index(s[-1]) + 1))
+        s = s[:-1]
+    try:
+        n = int(s)
+    except ValueError:
+        raise UsageError("memory %r: want bytes or a size such as 512M or 2G" % (v,)) from None
+    if n <= 0:
+        raise UsageError("memory %r must be positive" % (v,))
+    return n * mult
+
+
 _META = 9  # entries of mlfeed_next's meta before the sizes (capi/source.go's metaLen)
 
 
@@ -317,8 +337,10 @@ class MinibatchSource:
         would); neither set means one sweep; INFINITELY_REPEAT means without end.
     workers, rank: distributed reading (default: $WORLD_SIZE and $RANK, else one worker).
     keep_in_memory: decode each chunk once and keep it (CNTK's keepDataInMemory).
-    threads: goroutines packing minibatches ahead (the CLI's --packers; -1 packs on the
-        calling thread). cntk_distribution: divide among workers by chunk, as CNTK does.
+    threads: the threads that read, decode and pack (default: every core); packers: the
+        goroutines packing minibatches ahead (-1: pack on the calling thread); memory: the
+        budget for decoded chunks read ahead, in bytes or as "512M", "2G" (--threads,
+        --packers, --memory). cntk_distribution: divide among workers by chunk, as CNTK does.
     epoch_size: minibatches end at multiples of this many samples (end_of_epoch).
     inputs, options, config, defines, format: how to read the files (see mlfeed.open).
     copy: give each minibatch memory of its own instead of reusing the previous one's.
@@ -332,7 +354,7 @@ class MinibatchSource:
                  max_sweeps=None, max_samples=None, workers=None, rank=None,
                  keep_in_memory=False, threads=None, inputs=None, options=None, config=None,
                  defines=None, format=None, cntk_distribution=False, epoch_size=None,
-                 copy=False, _deserializers=None):
+                 copy=False, packers=None, memory=None, _deserializers=None):
         if isinstance(paths_or_dataset, Dataset):
             self._dataset = paths_or_dataset
             args = {"dataset": paths_or_dataset._handle()}
@@ -367,7 +389,9 @@ class MinibatchSource:
             "workers": None if workers is None else int(workers),
             "rank": None if rank is None else int(rank),
             "keep_in_memory": bool(keep_in_memory),
-            "packers": None if threads is None else int(threads),
+            "threads": None if threads is None else int(threads),
+            "packers": None if packers is None else int(packers),
+            "memory": None if memory is None else _size(memory),
             "cntk_distribution": bool(cntk_distribution),
         }))
         res = _lib.call("source", args)

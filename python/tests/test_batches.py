@@ -68,7 +68,8 @@ def mnist():
     (dict(minibatch_size=100, randomize=False, max_samples=2550), ["--mb-size", "100", "--no-randomize", "--max-samples", "2550"]),
     (dict(minibatch_size=300, seed=3, workers=3, rank=1), ["--mb-size", "300", "--seed", "3", "--workers", "3", "--rank", "1"]),
     (dict(minibatch_size=300, seed=3, workers=3, rank=2, cntk_distribution=True), ["--mb-size", "300", "--seed", "3", "--workers", "3", "--rank", "2", "--cntk-distribution"]),
-    (dict(minibatch_size=64, sample_window=True, window=500, threads=-1), ["--mb-size", "64", "--sample-window", "--window", "500", "--packers", "-1"]),
+    (dict(minibatch_size=64, sample_window=True, window=500, packers=-1), ["--mb-size", "64", "--sample-window", "--window", "500", "--packers", "-1"]),
+    (dict(minibatch_size=200, seed=4, threads=1, memory="64M", keep_in_memory=True), ["--mb-size", "200", "--seed", "4", "--threads", "1", "--memory", "64M", "--keep-in-memory"]),
 ])
 def test_mnist_same_as_dump(cli, kw, flags):
     files = mnist()
