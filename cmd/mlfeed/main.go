@@ -21,6 +21,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/ctf"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -67,25 +68,53 @@ func main() {
 		os.Exit(exitOK)
 	}
 	fmt.Fprintln(os.Stderr, "mlfeed:", err)
+	if h := hint(err); h != "" {
+		fmt.Fprintln(os.Stderr, "mlfeed: hint:", h)
+	}
 	os.Exit(exitCode(err))
+}
+
+// hint returns the flags that address err, for errors of the library, which speak of its
+// options rather than of flags.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, ctf.ErrPrecision):
+		return "read at double precision with --opt precision=double (or convert with --type float64)"
+	case strings.Contains(err.Error(), "store it densely first"):
+		return "convert with --densify"
+	case strings.Contains(err.Error(), "convert the values to one of these first"), strings.Contains(err.Error(), "(convert them to float32)"):
+		return "convert with --type TYPE"
+	case strings.Contains(err.Error(), "write each stream to its own file"):
+		return "choose the streams with --streams NAME, one output per stream"
+	case errors.Is(err, format.ErrUsage) && strings.Contains(err.Error(), " option "):
+		return "format options are given with --opt KEY=VALUE (reading) and --write-opt KEY=VALUE (writing); `mlfeed formats` lists each format's keys"
+	}
+	return ""
 }
 
 // interrupted is set when a signal ends mlfeed.
 var interrupted atomic.Bool
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP remove every temporary file, print one line
-// and exit with 128 + the signal's number (130, 143, 129). A second signal during that is
-// ignored: the first one's exit follows at once.
+// and exit with 128 + the signal's number (130, 143, 129), unless the signal was ignored when
+// mlfeed started (nohup). A second signal during that is ignored: the first one's exit
+// follows at once.
 func handleSignals(cancel func()) {
 	ignoreFileSizeSignal()
 	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		// A signal ignored when mlfeed started (nohup, a background job's SIGINT) stays
+		// ignored: Notify would catch it.
+		if !signal.Ignored(s) {
+			signal.Notify(c, s)
+		}
+	}
 	go func() {
 		sig := <-c
 		interrupted.Store(true)
 		cancel()
 		atomicfile.Cleanup()
-		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s; no output written\n", signalName(sig))
+		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s\n", signalName(sig))
 		n := 1
 		if s, ok := sig.(syscall.Signal); ok {
 			n = int(s)
@@ -140,9 +169,12 @@ func atLeastArgs(n int) cobra.PositionalArgs {
 }
 
 // createOutput creates a file a command writes besides data on standard output (show --png,
-// batches --save-state): atomically, or directly into a device or a FIFO; a directory or a
-// socket is a usage error.
+// batches --save-state): atomically, or directly into a device or a FIFO, or standard output
+// for "-"; a directory or a socket is a usage error.
 func createOutput(name string) (*atomicfile.File, error) {
+	if name == "-" {
+		return atomicfile.Stdout(), nil
+	}
 	f, err := atomicfile.Create(name)
 	if errors.Is(err, atomicfile.ErrNotRegular) {
 		return nil, usageErr("%v", err)
