@@ -11,4 +11,5 @@ import (
 	_ "github.com/mlfeed/mlfeed/format/idv"       // ML.NET binary dataview
 	_ "github.com/mlfeed/mlfeed/format/idx"       // IDX (MNIST)
 	_ "github.com/mlfeed/mlfeed/format/mtx"       // Matrix Market
+	_ "github.com/mlfeed/mlfeed/format/npy"       // NumPy .npy and .npz
 )
