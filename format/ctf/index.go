@@ -6,7 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 
-	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/fastfloat"
 )
 
 // This file is the indexer: it finds sequence and chunk boundaries as CNTK's
