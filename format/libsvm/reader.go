@@ -292,15 +292,35 @@ func (rd *Reader) scanRecord(text []byte, i, line int, s *scanStats, cur *part) 
 		s.minIdx = min(s.minIdx, idx)
 		s.maxIdx = max(s.maxIdx, idx)
 		prev = idx
-		e := tokenEnd(text, k)
-		if e == k {
+		if k == len(text) || isSpace[text[k]] {
 			return rd.errAt(line, k+1, fmt.Errorf("%w: index %d has no value", ErrFormat, idx))
 		}
 		cur.nnz++
 		s.nnz++
-		i = skipSpace(text, e)
+		i = nextIndex(text, k)
 	}
 	return nil
+}
+
+// nextIndex returns where the token after the value at text[k:] starts, or len(text). It
+// jumps to the next ':' (a vectorized search) and steps back over the next index's digits;
+// when the bytes do not have that shape it walks the value byte by byte, so that what follows
+// is checked by the caller as usual. The scan is lenient with values: decode checks them.
+func nextIndex(text []byte, k int) int {
+	c := bytes.IndexByte(text[k:], ':')
+	if c < 0 {
+		return skipSpace(text, tokenEnd(text, k))
+	}
+	s := k + c
+	for s > k && text[s-1]-'0' <= 9 {
+		s--
+	}
+	if s-1 > k && isSpace[text[s-1]] && s < k+c {
+		// The value is text[k : s-1] up to its trailing spaces. That it is one number is
+		// checked when the chunk is parsed.
+		return s
+	}
+	return skipSpace(text, tokenEnd(text, k))
 }
 
 var qidPrefix = []byte("qid:")
