@@ -32,16 +32,17 @@ for t in ['b1', 'i1', 'u1', 'i2', 'u2', 'i4', 'u4', 'i8', 'u8', 'f4', 'f8', 'c8'
         a = (rng.integers(-100, 100, shape) * 1.5).astype(t) if t != 'b1' else rng.integers(0, 2, shape).astype(t)
         cases['%s_%s' % (t, 'x'.join(map(str, shape)) or 'scalar')] = (a, None)
 for t in ['>i2', '>u4', '>i8', '>f4', '>f8', '>c8', '>c16']:
-    cases['be_' + t[1:]] = (np.arange(12).reshape(3, 4).astype(t) * 3 - 7, None)
+    cases['be_' + t[1:]] = ((np.arange(12).reshape(3, 4) * 3 - 7).astype(t), None)
 cases['fortran_f4_3x4'] = (np.asfortranarray(np.arange(12, dtype='<f4').reshape(3, 4)), None)
 cases['fortran_i2_2x3x4'] = (np.asfortranarray(np.arange(24, dtype='<i2').reshape(2, 3, 4)), None)
-cases['fortran_be_f8_4x2'] = (np.asfortranarray(np.arange(8, dtype='>f8').reshape(4, 2) / 3), None)
+cases['fortran_be_f8_4x2'] = (np.asfortranarray((np.arange(8).reshape(4, 2) / 3).astype('>f8')), None)
 cases['v2_f8_3x2'] = (np.arange(6, dtype='<f8').reshape(3, 2) / 7, (2, 0))
 cases['v3_i4_5'] = (np.arange(5, dtype='<i4'), (3, 0))
 cases['str_U5'] = (np.array(['a', 'héllo', '', 'x y', '日本']), None)
 cases['str_be_U3'] = (np.array(['ab', 'c', 'xyz'], dtype='>U3'), None)
 cases['big_first_dim'] = (np.zeros((123456, 0), dtype='<f4'), None)
 for name, (a, version) in cases.items():
+    assert name[:3] != 'be_' or a.dtype.byteorder == '>', name
     with open('%s/%s.npy' % (d, name), 'wb') as f:
         if version is None:
             np.save(f, a)
