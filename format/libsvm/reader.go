@@ -44,11 +44,12 @@ type ReaderOptions struct {
 
 // part is a chunk's place in the text and what the scan counted in it.
 type part struct {
-	start, end int // byte range: whole lines
-	line       int // line number of start
-	records    int // non-empty lines
-	nnz        int // feature entries
-	labels     int // labels, in a multi-label file
+	start, end int  // byte range: whole lines
+	line       int  // line number of start
+	records    int  // non-empty lines
+	nnz        int  // feature entries
+	labels     int  // labels, in a multi-label file
+	comments   bool // whether a line has a comment
 }
 
 // Reader reads a LIBSVM file. It implements mlfeed.Source; its methods are safe for
@@ -173,9 +174,9 @@ func (rd *Reader) errAt(line, col int, err error) error {
 	return mlfeed.LineError(rd.name, line, col, err)
 }
 
-// lines calls fn for each line of data[start:end] with the comment removed, its line number
-// and its offset in data.
-func lines(data []byte, line int, fn func(text []byte, line, at int) error) error {
+// lines calls fn for each line of data with its line number, its offset in data, and, when
+// comments is set, the comment removed (cut reports whether there was one).
+func lines(data []byte, line int, comments bool, fn func(text []byte, line, at int, cut bool) error) error {
 	for p := 0; p < len(data); line++ {
 		e := bytes.IndexByte(data[p:], '\n')
 		next := p + e + 1
@@ -183,10 +184,13 @@ func lines(data []byte, line int, fn func(text []byte, line, at int) error) erro
 			e, next = len(data)-p, len(data)
 		}
 		text := data[p : p+e]
-		if h := bytes.IndexByte(text, '#'); h >= 0 {
-			text = text[:h]
+		cut := false
+		if comments {
+			if h := bytes.IndexByte(text, '#'); h >= 0 {
+				text, cut = text[:h], true
+			}
 		}
-		if err := fn(text, line, p); err != nil {
+		if err := fn(text, line, p, cut); err != nil {
 			return err
 		}
 		p = next
@@ -202,7 +206,8 @@ func (rd *Reader) scan(opts *ReaderOptions) error {
 	}
 	s := scanStats{minIdx: math.MaxInt}
 	cur := part{line: 1}
-	err := lines(rd.data, 1, func(text []byte, line, at int) error {
+	err := lines(rd.data, 1, true, func(text []byte, line, at int, cut bool) error {
+		cur.comments = cur.comments || cut
 		i := skipSpace(text, 0)
 		if i < len(text) {
 			if err := rd.scanRecord(text, i, line, &s, &cur); err != nil {
@@ -280,6 +285,25 @@ func (rd *Reader) scanRecord(text []byte, i, line int, s *scanStats, cur *part) 
 	} else {
 		s.noQID.set(line, i+1)
 	}
+	if n, last, ok := lastIndex(text, i); ok {
+		// Indices increase within a line (decode checks it): the first is the smallest, the
+		// last the largest, and the entries are counted by their colons.
+		first, k, err := rd.index(text, i, line, -1)
+		if err != nil {
+			return err
+		}
+		if k == len(text) || isSpace[text[k]] {
+			return rd.errAt(line, k+1, fmt.Errorf("%w: index %d has no value", ErrFormat, first))
+		}
+		if first == 0 {
+			s.zeroIdx.set(line, i+1)
+		}
+		s.minIdx = min(s.minIdx, first)
+		s.maxIdx = max(s.maxIdx, first, last)
+		cur.nnz += n
+		s.nnz += n
+		return nil
+	}
 	prev := -1
 	for i < len(text) {
 		idx, k, err := rd.index(text, i, line, prev)
@@ -301,6 +325,32 @@ func (rd *Reader) scanRecord(text []byte, i, line int, s *scanStats, cur *part) 
 	}
 	return nil
 }
+
+// lastIndex finds the last index of the entries text[i:], and counts the entries by their
+// colons, with vectorized searches. ok is false when the last entry does not look like
+// "<digits>:": then the caller walks the entries one by one.
+func lastIndex(text []byte, i int) (n, last int, ok bool) {
+	c := bytes.LastIndexByte(text, ':')
+	if c <= i {
+		return 0, 0, false
+	}
+	s := c
+	for s > i && text[s-1]-'0' <= 9 {
+		s--
+	}
+	if s == c || c-s > 10 || s > i && !isSpace[text[s-1]] {
+		return 0, 0, false
+	}
+	for _, d := range text[s:c] {
+		last = last*10 + int(d-'0')
+	}
+	if last > maxIndex {
+		return 0, 0, false
+	}
+	return bytes.Count(text[i:], colon), last, true
+}
+
+var colon = []byte{':'}
 
 // nextIndex returns where the token after the value at text[k:] starts, or len(text). It
 // jumps to the next ':' (a vectorized search) and steps back over the next index's digits;
@@ -551,7 +601,7 @@ func (rd *Reader) decode(p *part, lab, feat, qid *mlfeed.StreamData) error {
 	rec, nz, nl := 0, 0, 0
 	shift := rd.shift
 	dim := rd.dim
-	err := lines(rd.data[p.start:p.end], p.line, func(text []byte, line, _ int) error {
+	err := lines(rd.data[p.start:p.end], p.line, p.comments, func(text []byte, line, _ int, _ bool) error {
 		i := skipSpace(text, 0)
 		if i == len(text) {
 			return nil
@@ -621,10 +671,19 @@ func (rd *Reader) decode(p *part, lab, feat, qid *mlfeed.StreamData) error {
 		fs[rec] = int64(nz)
 		prev := -1
 		for i < len(text) {
-			idx, k, err := rd.index(text, i, line, prev)
-			if err != nil {
+			idx, k := 0, i
+			for k < len(text) && text[k]-'0' <= 9 && k-i < 10 {
+				idx = idx*10 + int(text[k]-'0')
+				k++
+			}
+			if k == i || k == len(text) || text[k] != ':' || idx > maxIndex || idx <= prev {
+				_, _, err := rd.index(text, i, line, prev) // says what is wrong
+				if err == nil {
+					err = changed
+				}
 				return err
 			}
+			k++
 			prev = idx
 			idx -= shift
 			if idx < 0 || idx >= dim || nz >= len(fi) {
