@@ -689,7 +689,7 @@ func (rd *Reader) decode(p *part, lab, feat, qid *mlfeed.StreamData) error {
 			if idx < 0 || idx >= dim || nz >= len(fi) {
 				return changed
 			}
-			v, n, st := fastfloat.Scan(text[k:])
+			v, n, st := scanValue(text[k:])
 			e := k + n
 			if st != fastfloat.OK || e < len(text) && !isSpace[text[e]] {
 				e = tokenEnd(text, k)
