@@ -5,11 +5,15 @@ package convert
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // Options control a conversion. The zero value converts losslessly to the format named by the
@@ -32,7 +36,12 @@ type Options struct {
 	Progress func(done, total int64)
 }
 
-// File converts src into the file out. The file appears only when the conversion succeeds.
+// File converts src into the file out. The file appears only when the conversion succeeds:
+// it is written to a temporary file beside it (see package atomicfile), which an error or a
+// signal removes. out "-" is standard output, and a FIFO or a character device (/dev/null)
+// is written into directly; both need a format that streams (format.Format.Streamable), else
+// the error wraps format.ErrUsage, as for a directory, a socket or a block device. Errors name
+// out, never the temporary file.
 func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) error {
 	if opts == nil {
 		opts = &Options{}
@@ -55,25 +64,45 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	if err != nil {
 		return err
 	}
+	if out == "-" {
+		if !ft.Streamable {
+			return fmt.Errorf("%w: %s cannot be written to standard output: it %w", format.ErrUsage, ft.Name, format.ErrNeedsSeek)
+		}
+		if err := write(ctx, os.Stdout, ft, schema, src, out, opts); err != nil {
+			return fmt.Errorf("standard output: %w", err)
+		}
+		return nil
+	}
 	f, err := atomicfile.Create(out)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return fmt.Errorf("%w: %w", format.ErrUsage, err)
+	}
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	w := opts.Write
-	w.Sequences, _ = mlfeed.Totals(src.Chunks())
-	w.Name = out
-	sink, err := ft.Create(f.File, schema, &w)
-	if err != nil {
-		return fmt.Errorf("%s: %w", out, err)
+	if f.Direct() && !ft.Streamable {
+		return fmt.Errorf("%w: %s: %s output %w, not a pipe or a device", format.ErrUsage, out, ft.Name, format.ErrNeedsSeek)
 	}
-	if err := Copy(ctx, sink, src, opts); err != nil {
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	if err := sink.Close(); err != nil {
-		return fmt.Errorf("%s: %w", out, err)
+	if err := write(ctx, f.File, ft, schema, src, out, opts); err != nil {
+		return f.Err(fmt.Errorf("%s: %w", out, err))
 	}
 	return f.Commit()
+}
+
+// write creates ft's sink on w and copies src into it.
+func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Schema, src mlfeed.Source, out string, opts *Options) error {
+	wo := opts.Write
+	wo.Sequences, _ = mlfeed.Totals(src.Chunks())
+	wo.Name = out
+	sink, err := ft.Create(w, schema, &wo)
+	if err != nil {
+		return err
+	}
+	if err := Copy(ctx, sink, src, opts); err != nil {
+		return err
+	}
+	return sink.Close()
 }
 
 // TargetSchema returns the schema a conversion with opts produces from s.
@@ -103,8 +132,10 @@ func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
 
 // Copy streams every chunk of src into sink, applying opts.Type and opts.Densify (the sink
 // must have been created with TargetSchema). The next chunk is decoded while the current one
-// is written. It does not close the sink.
-func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) error {
+// is written. It does not close the sink. An input file that shrinks while it is mapped is
+// an error naming it (see internal/mmap), not a crash.
+func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) (err error) {
+	defer mmap.Recover(mmap.Catch(), &err)
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -125,7 +156,11 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 	go func() {
 		defer close(ch)
 		for i := range chunks {
-			c, err := src.ReadChunk(ctx, i)
+			var c *mlfeed.Chunk
+			err := mmap.Guard(func() (err error) {
+				c, err = src.ReadChunk(ctx, i)
+				return err
+			})
 			select {
 			case ch <- result{c, err}:
 			case <-ctx.Done():

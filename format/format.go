@@ -10,6 +10,7 @@ package format
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,11 +20,28 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // ErrUsage is wrapped by errors that come from wrong options or arguments rather than bad
 // data: an unknown parameter, a malformed --input declaration. The CLI exits with status 2.
 var ErrUsage = errors.New("invalid usage")
+
+// Warning marks err, passed to a Validate report function, as a warning: something worth
+// knowing that does not make the file invalid (CTF: a value float32 cannot hold as its text
+// states it). errors.Is and errors.As see through it to err.
+func Warning(err error) error { return warningError{err} }
+
+// IsWarning reports whether err was marked by Warning.
+func IsWarning(err error) bool {
+	var w warningError
+	return errors.As(err, &w)
+}
+
+type warningError struct{ err error }
+
+func (w warningError) Error() string { return "warning: " + w.err.Error() }
+func (w warningError) Unwrap() error { return w.err }
 
 // Options are the reader options every format receives. A format ignores what it has no use
 // for, but rejects Params it does not know with an error wrapping ErrUsage.
@@ -39,6 +57,14 @@ type Options struct {
 	Params map[string]string
 	// Log receives warnings and information (CNTK's traceLevel output). Nil discards them.
 	Log io.Writer
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a format does while opening: Matrix Market parses the whole file then, in pieces on
+	// the scheduler's idle threads. Nil means context.Background(): on the caller alone.
+	Context context.Context
+	// Type is the element type the caller will convert numbers to (convert's Type), or
+	// Invalid. Formats that choose the precision they read text at follow it: CTF reads at
+	// double precision when it is Float64. Others ignore it.
+	Type mlfeed.ElemType
 }
 
 // WriteOptions are the writer options every format receives.
@@ -76,10 +102,15 @@ type Format struct {
 	// Open opens a file as a source. name may carry a format-specific suffix
 	// (Binsparse: "file.bsp.h5:/group").
 	Open func(name string, opts *Options) (mlfeed.Source, error)
-	// Create returns a sink writing to f, an open, empty, seekable temporary file that the
-	// caller renames into place after the sink's Close (see package convert). Formats that
-	// write through a library may reopen f.Name() instead of writing through f.
-	Create func(f *os.File, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// Create returns a sink writing to w. For a Streamable format w may be any writer
+	// (standard output, a pipe). Otherwise w is an *os.File open on an empty, seekable regular
+	// file (the temporary file that package convert renames into place after the sink's
+	// Close), and formats that write through a library may reopen its Name(); SeekableFile
+	// checks this.
+	Create func(w io.Writer, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// Streamable reports that Create writes its output front to back, never seeking nor
+	// reopening it, so that it can go to standard output or a pipe.
+	Streamable bool
 	// Validate, if set, checks a file more strictly than reading does and reports every
 	// problem found to report, stopping when report returns false. It returns an error only
 	// when it cannot check at all. Nil means: open the file and read every chunk.
@@ -191,18 +222,7 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 		}
 	}
 	for _, name := range names {
-		var ft *Format
-		var err error
-		if formatName != "" {
-			var ok bool
-			if ft, ok = Lookup(formatName); !ok {
-				return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
-			}
-		} else if ft, err = Detect(name); err != nil {
-			closeAll()
-			return nil, err
-		}
-		s, err := ft.Open(name, opts)
+		s, err := openOne(name, formatName, opts)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -218,6 +238,34 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 		return nil, err
 	}
 	return z, nil
+}
+
+// openOne opens one input argument: a file, or a data set of shards (a directory, a glob
+// or a manifest; see package shard).
+func openOne(name, formatName string, opts *Options) (mlfeed.Source, error) {
+	paths, m, sharded, err := shard.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil && formatName == "" {
+		formatName = m.Format
+	}
+	open := func(p string) (mlfeed.Source, error) {
+		ft, ok := Lookup(formatName)
+		if formatName == "" {
+			var err error
+			if ft, err = Detect(p); err != nil {
+				return nil, err
+			}
+		} else if !ok {
+			return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
+		}
+		return ft.Open(p, opts)
+	}
+	if !sharded {
+		return open(name)
+	}
+	return shard.NewSource(paths, m, open)
 }
 
 // uniqueNames renames streams whose names repeat an earlier source's.
@@ -302,6 +350,21 @@ func CheckParams(format string, params map[string]string, known ...string) error
 		}
 	}
 	return nil
+}
+
+// ErrNeedsSeek is wrapped (with ErrUsage) by the error of a format that is not Streamable
+// asked to write to something other than a regular file.
+var ErrNeedsSeek = errors.New("needs a seekable regular file")
+
+// SeekableFile returns w as the *os.File that Create receives for a format that is not
+// Streamable, or an error wrapping ErrUsage and ErrNeedsSeek.
+func SeekableFile(format string, w io.Writer) (*os.File, error) {
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s output %w (not standard output, a pipe or a device)", ErrUsage, format, ErrNeedsSeek)
 }
 
 // UsageErrorf returns an error wrapping ErrUsage, for formats rejecting an option value.

@@ -14,7 +14,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 )
 
-// reusingSource serves copies of a memSource's chunks and implements mlfeed.ChunkReuser: it
+// reusingSource serves copies of a memSource's chunks and reuses prev in ReadChunkReuse: it
 // scribbles over prev before decoding into it, so that a chunk recycled while a minibatch
 // still reads it shows up as wrong data.
 type reusingSource struct {
@@ -198,6 +198,10 @@ func (s *failingSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, er
 		return nil, errBadChunk
 	}
 	return s.memSource.ReadChunk(ctx, i)
+}
+
+func (s *failingSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
 }
 
 // TestReadErrorInOrder checks that a chunk that fails to read, with minibatches packed ahead,

@@ -11,18 +11,9 @@ import (
 	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
-
-// SequenceLengther is implemented by sources that know the length of every sequence of a chunk
-// without decoding it (an index, a chunk header). The length is the sample count of the stream
-// that defines the minibatch size, or the longest stream's. The Reader uses it, when the
-// source has it and Config.DefinesMBSize is empty, to walk other workers' sequences and to seek
-// without reading their chunks. Without it, chunks whose sequences are not all one sample long
-// are decoded once to learn their lengths.
-type SequenceLengther interface {
-	SequenceLengths(chunk int) ([]int64, error)
-}
 
 // Reader delivers minibatches from a source. Use it like bufio.Scanner:
 //
@@ -48,9 +39,9 @@ type Reader struct {
 	workers  int
 	rank     int
 	prefetch int
-	packers  int // background packing goroutines; 0 packs in Next
-	lengther SequenceLengther
-	reuser   mlfeed.ChunkReuser // nil unless the source decodes into old chunks
+	packers  int           // background packing goroutines; 0 packs in Next
+	lengther mlfeed.Source // the source, when its SequenceLengths count as the Reader does; else nil
+	reuser   mlfeed.Source // the source, when chunks are recycled; else nil
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -166,10 +157,10 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 				r.defining = i
 			}
 		}
-		r.lengther, _ = src.(SequenceLengther)
+		r.lengther = src
 	}
 	if !cfg.KeepDataInMemory {
-		r.reuser, _ = src.(mlfeed.ChunkReuser)
+		r.reuser = src
 	}
 	var err error
 	if r.workers, r.rank, err = workers(cfg); err != nil {
@@ -411,6 +402,7 @@ func (r *Reader) packLoop() {
 
 // pack copies a planned job's sequences into its batch and lays them out.
 func (r *Reader) pack(j *job) {
+	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
 	var last *slot
@@ -659,11 +651,14 @@ func (r *Reader) request(c int32, p *sweepPlan) *slot {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		if prev != nil {
-			s.chunk, s.err = r.reuser.ReadChunkReuse(r.ctx, int(c), prev)
-		} else {
-			s.chunk, s.err = r.src.ReadChunk(r.ctx, int(c))
-		}
+		s.err = mmap.Guard(func() (err error) {
+			if prev != nil {
+				s.chunk, err = r.reuser.ReadChunkReuse(r.ctx, int(c), prev)
+			} else {
+				s.chunk, err = r.src.ReadChunk(r.ctx, int(c))
+			}
+			return err
+		})
 		if s.err == nil && s.chunk == nil {
 			s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, c)
 		}
@@ -845,6 +840,10 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 	info := r.infos[c]
 	var l []int32
 	switch {
+	case info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == "":
+		// The table counts samples as we do, and sequences are at least one sample long:
+		// every sequence is one sample long.
+		l = r.ones[:info.Sequences]
 	case r.lengther != nil:
 		ls, err := r.lengther.SequenceLengths(int(c))
 		if err != nil {
@@ -860,10 +859,6 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 			}
 			l[i] = int32(v)
 		}
-	case info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == "":
-		// The table counts samples as we do, and sequences are at least one sample long:
-		// every sequence is one sample long.
-		l = r.ones[:info.Sequences]
 	default:
 		var ch *mlfeed.Chunk
 		if s := r.slots[c]; s != nil {

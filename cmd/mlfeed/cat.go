@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,11 @@ sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infiniti
   mlfeed cat -n 10 data.cbf`,
 		Args: atLeastArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("lines") {
+				if err := checkRange("-n", limit, 0, math.MaxInt64); err != nil {
+					return err
+				}
+			}
 			src, err := in.open(args)
 			if err != nil {
 				return err

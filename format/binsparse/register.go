@@ -3,7 +3,7 @@ package binsparse
 import (
 	"bytes"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -131,6 +131,9 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	if err := format.CheckParams("binsparse", o.Params, "format", "level", "chunk", "shuffle", "minimize", "expand", "group"); err != nil {
 		return wo, "", err
 	}
+	if o.Compat != "" {
+		return wo, "", fmt.Errorf("%w: binsparse has no compatibility modes (compat %q)", format.ErrUsage, o.Compat)
+	}
 	switch o.Compress {
 	case "", "gzip", "deflate":
 	case "none":
@@ -183,13 +186,21 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	return wo, o.Params["group"], nil
 }
 
-func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+	f, err := format.SeekableFile("binsparse", w)
+	if err != nil {
+		return nil, err
+	}
 	wo, group, err := writeOptions(o)
 	if err != nil {
 		return nil, err
 	}
-	// The caller's temporary file may hide the extension (".x.bsp.npz.tmp-123").
-	return newSink(f.Name(), isNPZName(f.Name()), schema, group, &wo)
+	// The caller's temporary file may hide the extension: the final name tells.
+	name := f.Name()
+	if o != nil && o.Name != "" {
+		name = o.Name
+	}
+	return newSink(f.Name(), isNPZName(name), schema, group, &wo)
 }
 
 // isNPZName reports whether a (temporary) file name stands for an NPZ output.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -24,7 +24,8 @@ func init() {
 			}
 			return Open(name, opts)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 			if err := format.CheckParams("cbf", o.Params); err != nil {
 				return nil, err
 			}
@@ -36,7 +37,7 @@ func init() {
 			case o.ChunkSize < 0:
 				return nil, format.UsageErrorf("cbf: --chunk-size %d: want a positive size in bytes", o.ChunkSize)
 			}
-			return NewWriter(f, schema, &WriterOptions{ChunkSize: o.ChunkSize, Compat: o.Compat})
+			return NewWriter(w, schema, &WriterOptions{ChunkSize: o.ChunkSize, Compat: o.Compat})
 		},
 		Validate: func(name string, o *format.Options, report func(error) bool) error {
 			opts, err := ParseOptions(o)

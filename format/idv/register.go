@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -74,7 +74,11 @@ func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
 // createFormat translates the registry's write options: Compress "deflate" (default) or
 // "none", ChunkSize as the bytes-per-block cap, and --write-opt rows_per_block=N,
 // bytes_per_block=N, level=1..9.
-func createFormat(f *os.File, schema mlfeed.Schema, opts *format.WriteOptions) (mlfeed.Sink, error) {
+func createFormat(w io.Writer, schema mlfeed.Schema, opts *format.WriteOptions) (mlfeed.Sink, error) {
+	f, err := format.SeekableFile("idv", w)
+	if err != nil {
+		return nil, err
+	}
 	wo := &WriterOptions{}
 	if opts != nil {
 		switch opts.Compress {

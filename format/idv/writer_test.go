@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -58,6 +59,12 @@ func (m *memSource) Chunks() []mlfeed.ChunkInfo {
 }
 func (m *memSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error) {
 	return m.chunks[i], nil
+}
+func (m *memSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return m.ReadChunk(ctx, i)
+}
+func (m *memSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(m.Chunks()[i].Sequences), nil
 }
 func (m *memSource) Close() error { return nil }
 
@@ -348,7 +355,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 			t.Errorf("%+v: IDV -> model -> IDV changed the bytes", opts)
 		}
 		for _, bpc := range []int{1, 3} {
-			sameData(t, fmt.Sprintf("%d blocks per chunk", bpc), src, readBytes(t, data, &ReaderOptions{BlocksPerChunk: bpc, Workers: 1}))
+			sameData(t, fmt.Sprintf("%d blocks per chunk", bpc), src, readBytes(t, data, &ReaderOptions{BlocksPerChunk: bpc}))
 		}
 	}
 }
@@ -443,5 +450,16 @@ func TestWriterUnsortedSparse(t *testing.T) {
 	w, _ := NewWriter(&f, src.schema, nil)
 	if err := w.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{b.d}}); err == nil {
 		t.Error("repeated index accepted")
+	}
+}
+
+// TestWriteWithScheduler: compressing the columns of a block on a scheduler's threads writes
+// the same bytes as compressing them in turn.
+func TestWriteWithScheduler(t *testing.T) {
+	src := allTypes(50, 50)
+	want := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 7})
+	ctx := sched.WithContext(context.Background(), sched.New(4, 0))
+	if got := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 7, Context: ctx}); !bytes.Equal(got, want) {
+		t.Fatal("the bytes differ")
 	}
 }

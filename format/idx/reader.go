@@ -410,6 +410,15 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	return c, nil
 }
 
+// SequenceLengths returns chunk i's sequence lengths: an IDX file is a table, one sample per
+// record.
+func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("idx: chunk %d outside [0, %d)", i, len(rd.chunks))
+	}
+	return mlfeed.Ones(rd.chunks[i].Sequences), nil
+}
+
 // swapInto copies src to dst reversing the byte order of each sz-byte element (2, 4 or 8).
 // It works on 64-bit words, four at a time, whatever the alignment: the loads and stores of
 // encoding/binary compile to single instructions, and reversing a word's bytes then rotating

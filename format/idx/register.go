@@ -1,7 +1,7 @@
 package idx
 
 import (
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/mlfeed/mlfeed"
@@ -23,9 +23,13 @@ func init() {
 			}
 			return Open(name, opts)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(f io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			if err := format.CheckParams("idx", w.Params, "level"); err != nil {
 				return nil, err
+			}
+			if w.Compat != "" {
+				return nil, format.UsageErrorf("idx: no compatibility modes (compat %q)", w.Compat)
 			}
 			level := 0
 			if v, ok := w.Params["level"]; ok {

@@ -3,9 +3,9 @@ package mtx
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
@@ -20,8 +20,9 @@ func init() {
 		Match: func(head []byte) bool {
 			return len(head) >= len(banner) && strings.EqualFold(string(head[:len(banner)]), banner)
 		},
-		Open:   open,
-		Create: create,
+		Open:       open,
+		Create:     create,
+		Streamable: true,
 	})
 }
 
@@ -29,6 +30,10 @@ func init() {
 // structure=expand|keep, name=STREAM.
 func open(name string, opts *format.Options) (mlfeed.Source, error) {
 	so := binsparse.SourceOptions{}
+	ctx := context.Background()
+	if opts != nil && opts.Context != nil {
+		ctx = opts.Context
+	}
 	if opts != nil {
 		if err := format.CheckParams("mtx", opts.Params, "structure", "name"); err != nil {
 			return nil, err
@@ -42,7 +47,7 @@ func open(name string, opts *format.Options) (mlfeed.Source, error) {
 			return nil, fmt.Errorf("%w: mtx --opt structure=%q: want expand or keep", format.ErrUsage, v)
 		}
 	}
-	m, err := ReadFile(name)
+	m, err := ReadFileContext(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +56,7 @@ func open(name string, opts *format.Options) (mlfeed.Source, error) {
 
 // sink gathers the one stream's samples as matrix rows and writes the file on Close.
 type sink struct {
-	f      *os.File
+	f      io.Writer
 	gzip   bool
 	schema mlfeed.Schema
 	c      *binsparse.Collector
@@ -59,12 +64,11 @@ type sink struct {
 }
 
 // create returns a sink; writer options (--write-opt): format=coordinate|array.
-func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+func create(f io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 	var wo WriteOptions
-	// The caller's temporary file keeps the target's name before ".tmp-": "x.mtx.gz.tmp-1".
-	name := strings.ToLower(f.Name())
-	gz := strings.HasSuffix(name, ".gz") || strings.Contains(name, ".gz.tmp")
+	gz := false
 	if o != nil {
+		gz = strings.HasSuffix(strings.ToLower(o.Name), ".gz")
 		switch o.Compress {
 		case "":
 		case "gzip":
@@ -76,6 +80,9 @@ func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Si
 		}
 		if err := format.CheckParams("mtx", o.Params, "format"); err != nil {
 			return nil, err
+		}
+		if o.Compat != "" {
+			return nil, fmt.Errorf("%w: mtx has no compatibility modes (compat %q)", format.ErrUsage, o.Compat)
 		}
 		wo.Format = o.Params["format"]
 		if wo.Format != "" && wo.Format != "coordinate" && wo.Format != "array" {
