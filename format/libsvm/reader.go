@@ -519,9 +519,8 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	return rd.ReadChunkReuse(ctx, i, nil)
 }
 
-// ReadChunkReuse parses chunk i into the memory of prev when it is large enough
-// (mlfeed.ChunkReuser); prev is a chunk an earlier call returned that the caller no longer
-// uses, or nil.
+// ReadChunkReuse parses chunk i into the memory of prev when it is large enough; prev is a
+// chunk an earlier call returned that the caller no longer uses, or nil.
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(rd.parts) {
 		return nil, fmt.Errorf("libsvm: chunk %d outside [0, %d)", i, len(rd.parts))
@@ -726,11 +725,7 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	if i < 0 || i >= len(rd.parts) {
 		return nil, fmt.Errorf("libsvm: chunk %d outside [0, %d)", i, len(rd.parts))
 	}
-	out := make([]int64, rd.parts[i].records)
-	for k := range out {
-		out[k] = 1
-	}
-	return out, nil
+	return mlfeed.Ones(rd.parts[i].records), nil
 }
 
 // Close releases the mapping and the file.

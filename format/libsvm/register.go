@@ -1,7 +1,7 @@
 package libsvm
 
 import (
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/mlfeed/mlfeed"
@@ -19,12 +19,13 @@ func init() {
 			}
 			return Open(name, opts)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			opts, err := writerOptions(w.Params)
 			if err != nil {
 				return nil, err
 			}
-			return NewWriter(f, schema, opts)
+			return NewWriter(out, schema, opts)
 		},
 	})
 }

@@ -97,13 +97,7 @@ func readAll(t *testing.T, src mlfeed.Source) ([]mlfeed.Buffer, int) {
 	n := 0
 	var prev *mlfeed.Chunk
 	for i := range src.Chunks() {
-		var c *mlfeed.Chunk
-		var err error
-		if r, ok := src.(mlfeed.ChunkReuser); ok {
-			c, err = r.ReadChunkReuse(context.Background(), i, prev)
-		} else {
-			c, err = src.ReadChunk(context.Background(), i)
-		}
+		c, err := src.ReadChunkReuse(context.Background(), i, prev)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -377,7 +377,7 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 
 // ReadChunkReuse decodes chunk i as ReadChunk does, into the memory of prev where the values
 // must be converted (big-endian, Fortran order, or read without mmap) and prev's are large
-// enough (mlfeed.ChunkReuser).
+// enough.
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(rd.chunks) {
 		return nil, fmt.Errorf("npy: chunk %d outside [0, %d)", i, len(rd.chunks))
@@ -567,11 +567,7 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	if i < 0 || i >= len(rd.chunks) {
 		return nil, fmt.Errorf("npy: chunk %d outside [0, %d)", i, len(rd.chunks))
 	}
-	out := make([]int64, rd.chunks[i].Sequences)
-	for k := range out {
-		out[k] = 1
-	}
-	return out, nil
+	return mlfeed.Ones(rd.chunks[i].Sequences), nil
 }
 
 // Close releases the mapping and the file.

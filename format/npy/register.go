@@ -1,7 +1,7 @@
 package npy
 
 import (
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/mlfeed/mlfeed"
@@ -21,11 +21,12 @@ func init() {
 		Extensions: []string{".npy"},
 		Match:      Match,
 		Open:       open,
-		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			if err := format.CheckParams("npy", w.Params); err != nil {
 				return nil, err
 			}
-			return NewWriter(f, schema, &WriterOptions{Records: w.Sequences})
+			return NewWriter(out, schema, &WriterOptions{Records: w.Sequences})
 		},
 	})
 	format.Register(format.Format{
@@ -33,7 +34,8 @@ func init() {
 		Extensions: []string{".npz"},
 		Match:      MatchNPZ,
 		Open:       open,
-		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			if err := format.CheckParams("npz", w.Params); err != nil {
 				return nil, err
 			}
@@ -45,7 +47,7 @@ func init() {
 			default:
 				return nil, format.UsageErrorf("npz: compression %q (want deflate or none)", w.Compress)
 			}
-			return NewWriter(f, schema, opts)
+			return NewWriter(out, schema, opts)
 		},
 	})
 }
