@@ -73,18 +73,20 @@ func readerOptions(params map[string]string) (*ReaderOptions, error) {
 	return o, nil
 }
 
-// writerOptions reads the parameters zero_based, labels, features and qid.
+// writerOptions reads the parameters zero_based, dense_features, labels, features and qid.
 func writerOptions(params map[string]string) (*WriterOptions, error) {
-	if err := format.CheckParams("libsvm", params, "zero_based", "labels", "features", "qid"); err != nil {
+	if err := format.CheckParams("libsvm", params, "zero_based", "dense_features", "labels", "features", "qid"); err != nil {
 		return nil, err
 	}
 	o := &WriterOptions{Labels: params["labels"], Features: params["features"], QID: params["qid"]}
-	if v, ok := params["zero_based"]; ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, format.UsageErrorf("libsvm: zero_based=%s: want true or false", v)
+	for key, dst := range map[string]*bool{"zero_based": &o.ZeroBased, "dense_features": &o.DenseFeatures} {
+		if v, ok := params[key]; ok {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, format.UsageErrorf("libsvm: %s=%s: want true or false", key, v)
+			}
+			*dst = b
 		}
-		o.ZeroBased = b
 	}
 	return o, nil
 }

@@ -143,8 +143,9 @@ func TestCLI(t *testing.T) {
 	if out, err = runCLI(t, "validate", bad); err == nil || !strings.Contains(out, "bad.svm:2:5") {
 		t.Fatalf("validate bad: %v\n%s", err, out)
 	}
-	if out, err = runCLI(t, "batches", "--dump", "--minibatch-size", "2", "--no-randomize", in); err != nil || strings.Count(out, "\n") < 2 {
-		t.Logf("batches: %v\n%s", err, out)
+	if out, err = runCLI(t, "batches", "--dump", "--mb-size", "2", "--no-randomize", in); err != nil || strings.Count(out, "\n") != 2 ||
+		!strings.Contains(out, `"labels":[[[1]],[[-1]]],"features":[[{"indices":[0,2,6],"values":[0.5,-2,1e-300]}],[{"indices":[1,4]`) {
+		t.Fatalf("batches: %v\n%s", err, out)
 	}
 	npz := filepath.Join(d, "out.npz")
 	if out, err = runCLI(t, "convert", in, npz); err == nil {
@@ -154,7 +155,10 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("convert --densify: %v\n%s", err, out)
 	}
 	back := filepath.Join(d, "back.svm")
-	if out, err = runCLI(t, "convert", npz, back); err != nil {
+	if out, err = runCLI(t, "convert", npz, back); err == nil || !strings.Contains(out, "dense_features=true") {
+		t.Fatalf("dense features into LIBSVM without dense_features: %v\n%s", err, out)
+	}
+	if out, err = runCLI(t, "convert", "--write-opt", "dense_features=true", npz, back); err != nil {
 		t.Fatalf("convert back: %v\n%s", err, out)
 	}
 	if got, _ := os.ReadFile(back); string(got) != sample {

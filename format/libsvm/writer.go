@@ -22,6 +22,9 @@ type WriterOptions struct {
 	// Labels, Features and QID name the streams to write as the label, the features and the
 	// qid. Empty means "labels", "features" and "qid". A schema's other streams are an error.
 	Labels, Features, QID string
+	// DenseFeatures allows a dense features stream, written as its non-zero values. It reads
+	// back as a sparse stream, so without it a dense stream is refused (lossless or loud).
+	DenseFeatures bool
 }
 
 // Writer writes LIBSVM text. It implements mlfeed.Sink.
@@ -40,8 +43,9 @@ type Writer struct {
 
 // NewWriter returns a writer of schema's streams to w. The labels stream is dense with one
 // numeric value per record, or sparse (a multi-hot: each index a label, each value 1); the
-// features stream is sparse or dense numeric (dense values are written when not zero); the
-// qid stream holds one integer per record. Any of them may be missing.
+// features stream is sparse numeric (or dense, with WriterOptions.DenseFeatures: the non-zero
+// values are written); the qid stream holds one integer per record. Any of them may be
+// missing.
 func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer, error) {
 	if opts == nil {
 		opts = &WriterOptions{}
@@ -71,6 +75,9 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 			wr.feat = i
 			if st.Storage == mlfeed.Dense && st.Dim == 0 && st.Shape == nil {
 				return nil, fmt.Errorf("%w: feature stream %q has samples of varying size", ErrUnsupported, st.Name)
+			}
+			if st.Storage == mlfeed.Dense && !opts.DenseFeatures {
+				return nil, fmt.Errorf("%w: feature stream %q is dense; LIBSVM stores features sparsely and reads them back as a sparse stream (the writer option dense_features=true writes its non-zero values)", ErrUnsupported, st.Name)
 			}
 		case names[2]:
 			wr.qid = i
