@@ -85,7 +85,11 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	o.FileName = name
 	if !o.NoMmap {
 		if reg, err := mmap.Map(f, size); err == nil {
-			rd, err := NewReaderBytes(reg.Bytes(), &o)
+			var rd *Reader
+			err := mmap.Guard(func() (err error) { // the mapped file may shrink meanwhile
+				rd, err = NewReaderBytes(reg.Bytes(), &o)
+				return err
+			})
 			if err != nil {
 				reg.Close()
 				f.Close()
@@ -521,7 +525,10 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 
 // ReadChunkReuse parses chunk i into the memory of prev when it is large enough; prev is a
 // chunk an earlier call returned that the caller no longer uses, or nil.
-func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (_ *mlfeed.Chunk, err error) {
+	if rd.mapped {
+		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
+	}
 	if i < 0 || i >= len(rd.parts) {
 		return nil, fmt.Errorf("libsvm: chunk %d outside [0, %d)", i, len(rd.parts))
 	}
@@ -556,7 +563,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 		qid = &c.Streams[k]
 		*qid = mlfeed.StreamData{SeqStart: seq, Values: reuseBuffer(qid.Values, mlfeed.Int64, p.records)}
 	}
-	if err := rd.decode(p, lab, feat, qid); err != nil {
+	if err = rd.decode(p, lab, feat, qid); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -378,7 +378,12 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 // ReadChunkReuse decodes chunk i as ReadChunk does, into the memory of prev where the values
 // must be converted (big-endian, Fortran order, or read without mmap) and prev's are large
 // enough.
-func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (_ *mlfeed.Chunk, err error) {
+	if rd.mapped {
+		// The mapped file may shrink while values are converted from it. (Values handed out
+		// without a copy fault in the caller, which mmap.Guard can catch there.)
+		defer mmap.Recover(mmap.Catch(), &err)
+	}
 	if i < 0 || i >= len(rd.chunks) {
 		return nil, fmt.Errorf("npy: chunk %d outside [0, %d)", i, len(rd.chunks))
 	}
