@@ -179,8 +179,16 @@ func (rd *Reader) errAt(line, col int, err error) error {
 }
 
 // lines calls fn for each line of data with its line number, its offset in data, and, when
-// comments is set, the comment removed (cut reports whether there was one).
+// comments is set, the comment removed (cut reports whether there was one). The next '#' is
+// searched for once ahead rather than in every line, so a file without comments costs one
+// search.
 func lines(data []byte, line int, comments bool, fn func(text []byte, line, at int, cut bool) error) error {
+	hash := len(data) // the next '#' at or after p, or len(data)
+	if comments {
+		if h := bytes.IndexByte(data, '#'); h >= 0 {
+			hash = h
+		}
+	}
 	for p := 0; p < len(data); line++ {
 		e := bytes.IndexByte(data[p:], '\n')
 		next := p + e + 1
@@ -189,9 +197,11 @@ func lines(data []byte, line int, comments bool, fn func(text []byte, line, at i
 		}
 		text := data[p : p+e]
 		cut := false
-		if comments {
-			if h := bytes.IndexByte(text, '#'); h >= 0 {
-				text, cut = text[:h], true
+		if hash < p+e {
+			text, cut = data[p:hash], true
+			hash = len(data)
+			if h := bytes.IndexByte(data[next:], '#'); h >= 0 {
+				hash = next + h
 			}
 		}
 		if err := fn(text, line, p, cut); err != nil {
