@@ -693,18 +693,21 @@ func (rd *Reader) decode(p *part, lab, feat, qid *mlfeed.StreamData) error {
 				k++
 			}
 			if k == i || k == len(text) || text[k] != ':' || idx > maxIndex || idx <= prev {
-				_, _, err := rd.index(text, i, line, prev) // says what is wrong
-				if err == nil {
-					err = changed
+				// Not the common short form: the careful parser says what is wrong, if anything.
+				var err error
+				if idx, k, err = rd.index(text, i, line, prev); err != nil {
+					return err
 				}
-				return err
+			} else {
+				k++
 			}
-			k++
+			if idx-shift < 0 || idx-shift >= dim || nz >= len(fi) {
+				// More or larger indices than the scan found: the scan reads only a line's
+				// first and last index, so the line's indices do not increase further on.
+				return rd.lineError(text, i, line, prev, changed)
+			}
 			prev = idx
 			idx -= shift
-			if idx < 0 || idx >= dim || nz >= len(fi) {
-				return changed
-			}
 			v, n, st := scanValue(text[k:])
 			e := k + n
 			if st != fastfloat.OK || e < len(text) && !isSpace[text[e]] {
@@ -735,6 +738,20 @@ func (rd *Reader) decode(p *part, lab, feat, qid *mlfeed.StreamData) error {
 		lab.Values = lab.Values.Slice(0, nl)
 	}
 	return nil
+}
+
+// lineError returns the error of the first entry from text[i:] that is not a valid index
+// above prev, or err when they all are.
+func (rd *Reader) lineError(text []byte, i, line, prev int, err error) error {
+	for i < len(text) {
+		idx, k, e := rd.index(text, i, line, prev)
+		if e != nil {
+			return e
+		}
+		prev = idx
+		i = skipSpace(text, tokenEnd(text, k))
+	}
+	return err
 }
 
 // SequenceLengths returns the length of each sequence of chunk i: all ones.
