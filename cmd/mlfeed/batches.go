@@ -148,15 +148,11 @@ type batchFlags struct {
 
 // config builds the engine configuration: the --config reader section, then explicit flags.
 func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch.Config, error) {
-	c := minibatch.Config{Log: os.Stderr}
+	var c minibatch.Config
 	if r != nil {
-		c.NoRandomize = !r.Randomize
-		c.RandomizationSeed = r.RandomizationSeed
-		c.RandomizationWindow = r.RandomizationWindow
-		c.SampleBasedRandomizationWindow = r.SampleBasedRandomizationWindow
-		c.FrameMode = r.FrameMode
-		c.TraceLevel = r.TraceLevel
+		c = r.MinibatchConfig()
 	}
+	c.Log = os.Stderr
 	changed := cmd.Flags().Changed
 	c.MinibatchSize = f.mbSize
 	if changed("seed") || r == nil {
@@ -303,56 +299,26 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	return w.Flush()
 }
 
-// openDeserializers opens the data files of a --config reader section, each with its own
-// streams and options (explicit --input and --opt applied to each), joined by sequence id
-// when they have ids, else combined in order.
+// openDeserializers opens the data files of a --config reader section, each in its
+// deserializer's format with its own streams and options (explicit --input and --opt applied
+// to each), joined by sequence id when they have ids, else combined in order.
 func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
-	base, err := in.options()
-	if err != nil {
-		return nil, err
-	}
-	var srcs []mlfeed.Source
-	for _, d := range rc.Deserializers {
-		o := d.Options
-		o.Log, o.Config = base.Log, base.Config
-		if len(in.inputs) > 0 {
-			o.Inputs = base.Inputs
-		}
-		p, err := parseParams(in.params, "--opt")
+	var base format.Options
+	base.Log = os.Stderr
+	base.Config, _ = splitConfig(in.config)
+	for _, s := range in.inputs {
+		st, err := format.ParseInput(s)
 		if err != nil {
 			return nil, err
 		}
-		o.Params = mergeParams(mergeParams(nil, o.Params), p)
-		s, err := format.Open([]string{d.Path}, in.format, &o)
-		if err != nil {
-			for _, s := range srcs {
-				s.Close()
-			}
-			return nil, err
-		}
-		srcs = append(srcs, s)
+		base.Inputs = append(base.Inputs, st)
 	}
-	if len(srcs) == 1 {
-		return srcs[0], nil
-	}
-	// CNTK joins deserializers by sequence key; files without ids are keyed by line, which is
-	// joining in order.
-	join := mlfeed.Zip
-	ids := true
-	for _, s := range srcs {
-		ids = ids && s.Schema().HasIDs
-	}
-	if ids {
-		join = minibatch.Join
-	}
-	z, err := join(srcs...)
+	p, err := parseParams(in.params, "--opt")
 	if err != nil {
-		for _, s := range srcs {
-			s.Close()
-		}
 		return nil, err
 	}
-	return z, nil
+	base.Params = p
+	return rc.Open(&base)
 }
 
 // appendBatchJSON appends the --dump line of a minibatch.
