@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -120,7 +121,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.maxSamples, "max-samples", 0, "stop at the first minibatch reaching `N` samples from the start of training")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers `N` (default $WORLD_SIZE, else 1)")
 	fl.IntVar(&f.rank, "rank", 0, "this worker's rank `R` (default $RANK)")
-	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per CPU, 4 at most; -1: pack on the reading goroutine)")
+	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per thread, 4 at most; -1: pack on the reading goroutine)")
 	fl.BoolVar(&f.keep, "keep-in-memory", false, "keep every chunk read in memory: decode each once (CNTK's keepDataInMemory)")
 	fl.BoolVar(&f.cntkDist, "cntk-distribution", false, "divide data among workers as CNTK does (by chunk), not balanced")
 	fl.StringVar(&f.saveState, "save-state", "", "write the reader's state as JSON to `FILE` at the end")
@@ -180,6 +181,16 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 	c.Workers, c.Rank = f.workers, f.rank
 	if f.workers == 0 && changed("rank") {
 		return c, usageErr("--rank needs --workers")
+	}
+	if f.workers == 0 {
+		env, err := minibatch.ConfigFromEnv()
+		if err != nil {
+			return c, usageErr("%v", err)
+		}
+		c.Workers, c.Rank = env.Workers, env.Rank
+	}
+	if s := sched.FromContext(cmd.Context()); s != nil {
+		c.Threads, c.Memory = s.Threads(), s.Memory()
 	}
 	if f.cntkDist {
 		c.Distribution = minibatch.CNTKCompatible
