@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,7 @@ arrs = dict(x=rng.standard_normal((n, 3)).astype('<f4'), y=np.arange(n, dtype='<
 np.savez(d + '/stored.npz', **arrs)
 np.savez_compressed(d + '/deflated.npz', **arrs)
 np.savez(d + '/positional.npz', np.arange(4), np.ones((4, 2)))
+np.savez(d + '/mismatch.npz', a=np.arange(3), b=np.ones((4, 2)))
 for k, a in arrs.items():
     if a.dtype.kind == 'U':
         json.dump(a.tolist(), open('%s/npz_%s.json' % (d, k), 'w'))
@@ -250,5 +252,8 @@ for k in a.keys():
 	defer rd.Close()
 	if sc := rd.Schema(); sc.Streams[0].Name != "arr_0" || sc.Streams[1].Name != "arr_1" {
 		t.Fatalf("positional names: %v", sc.Streams)
+	}
+	if _, err := npy.Open(filepath.Join(d, "mismatch.npz"), nil); !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "first dimension") {
+		t.Fatalf("arrays of different lengths: %v", err)
 	}
 }
