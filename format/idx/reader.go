@@ -17,6 +17,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 // Default option values.
@@ -183,7 +184,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	}
 	var magic [2]byte
 	n, _ := f.ReadAt(magic[:], 0)
-	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
+	if sniff.IsGzip(magic[:n]) {
 		rd, err := NewGzipReader(f, size, opts, func() (io.ReadCloser, error) { return os.Open(name) })
 		f.Close()
 		return rd, err
