@@ -10,6 +10,7 @@ package format
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,22 @@ import (
 // data: an unknown parameter, a malformed --input declaration. The CLI exits with status 2.
 var ErrUsage = errors.New("invalid usage")
 
+// Warning marks err, passed to a Validate report function, as a warning: something worth
+// knowing that does not make the file invalid (CTF: a value float32 cannot hold as its text
+// states it). errors.Is and errors.As see through it to err.
+func Warning(err error) error { return warningError{err} }
+
+// IsWarning reports whether err was marked by Warning.
+func IsWarning(err error) bool {
+	var w warningError
+	return errors.As(err, &w)
+}
+
+type warningError struct{ err error }
+
+func (w warningError) Error() string { return "warning: " + w.err.Error() }
+func (w warningError) Unwrap() error { return w.err }
+
 // Options are the reader options every format receives. A format ignores what it has no use
 // for, but rejects Params it does not know with an error wrapping ErrUsage.
 type Options struct {
@@ -40,6 +57,14 @@ type Options struct {
 	Params map[string]string
 	// Log receives warnings and information (CNTK's traceLevel output). Nil discards them.
 	Log io.Writer
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a format does while opening: Matrix Market parses the whole file then, in pieces on
+	// the scheduler's idle threads. Nil means context.Background(): on the caller alone.
+	Context context.Context
+	// Type is the element type the caller will convert numbers to (convert's Type), or
+	// Invalid. Formats that choose the precision they read text at follow it: CTF reads at
+	// double precision when it is Float64. Others ignore it.
+	Type mlfeed.ElemType
 }
 
 // WriteOptions are the writer options every format receives.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,15 +21,7 @@ import (
 // splitConfig splits --config FILE[:SECTION]. The suffix is a section only when FILE:SECTION
 // itself is not an existing file and FILE is.
 func splitConfig(arg string) (file, section string) {
-	if _, err := os.Stat(arg); err == nil {
-		return arg, ""
-	}
-	if i := strings.LastIndexByte(arg, ':'); i > 0 {
-		if _, err := os.Stat(arg[:i]); err == nil {
-			return arg[:i], arg[i+1:]
-		}
-	}
-	return arg, ""
+	return cntkconfig.SplitSection(arg)
 }
 
 // cntkReader parses the reader section that --config names, or returns nil without --config.
@@ -39,7 +30,7 @@ func (f *inputFlags) cntkReader() (*cntkconfig.Reader, error) {
 		return nil, nil
 	}
 	file, section := splitConfig(f.config)
-	cfg, err := cntkconfig.ParseFile(file)
+	cfg, err := cntkconfig.Open(file, &cntkconfig.Options{Defines: f.defines})
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, usageErr("--config: %v", err)
@@ -88,7 +79,7 @@ func init() {
 	var in inputFlags
 	var f batchFlags
 	cmd := &cobra.Command{
-		Use:   "batches [flags] FILE...|--config FILE[:SECTION]",
+		Use:   "batches [flags] FILE...|--config FILE[:SECTION] [NAME=VALUE...]",
 		Short: "Run the minibatch engine over a data set; print shapes, sweeps and samples/s",
 		Long: `batches reads a data set the way CNTK's readers feed training: block-randomized sweeps
 (CNTK's randomizer, bit for bit), minibatches of --mb-size samples, distributed over
@@ -97,7 +88,8 @@ func init() {
 --config FILE[:SECTION] takes the data file(s), the streams and the reader options from a
 CNTK configuration's reader section (both the reader = [ ... ] and the composite
 deserializers = ({ ... }) forms); flags given explicitly override it. Without SECTION the
-file's only reader section is used.
+file's only reader section is used. NAME=VALUE arguments set the configuration's variables
+as on CNTK's command line (DataDir=/data sets $DataDir$).
 
 --dump prints one JSON line per minibatch instead: {"sweep": S, "sequences": N,
 "<stream>": [the minibatch's sequences, each as a list of samples as in cat --json]}.
@@ -108,6 +100,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 		Example: `  mlfeed batches --mb-size 256 --sweeps 2 train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz
   mlfeed batches --dump --mb-size 100 --no-randomize t10k-labels-idx1-ubyte.gz
   mlfeed batches --config dense.cntk:MNIST --mb-size 1000
+  mlfeed batches --config ConvNet_MNIST.cntk:trainNetwork DataDir=/data/mnist
   mlfeed batches --workers 4 --rank 1 --seed 7 data.cbf
   mlfeed batches --save-state st.json --after 100 data.cbf && mlfeed batches --restore st.json data.cbf`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -64,6 +64,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 					return usageErr("%v", err)
 				}
 				opts.Type = t
+				in.elemType = t
 			}
 			p, err := parseParams(wparams, "--write-opt")
 			if err != nil {

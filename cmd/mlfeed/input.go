@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/shard"
 )
@@ -18,6 +19,11 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	// elemType is the type the command converts numbers to (convert --type), passed to the
+	// formats as format.Options.Type.
+	elemType mlfeed.ElemType
+	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
+	defines map[string]string
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -26,10 +32,39 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
+	// only the other arguments.
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error { return args(c, f.takeDefines(a)) }
+	}
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, a []string) error { return run(c, f.takeDefines(a)) }
+}
+
+// takeDefines sets f.defines from the NAME=VALUE arguments among args when --config is
+// given (an existing file of that name stays a file) and returns the other arguments.
+func (f *inputFlags) takeDefines(args []string) []string {
+	if f.config == "" {
+		return args
+	}
+	f.defines = nil
+	var rest []string
+	for _, a := range args {
+		name, value, ok := cntkconfig.ParseDefine(a)
+		if _, err := os.Stat(a); !ok || err == nil {
+			rest = append(rest, a)
+			continue
+		}
+		if f.defines == nil {
+			f.defines = map[string]string{}
+		}
+		f.defines[name] = value
+	}
+	return rest
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}

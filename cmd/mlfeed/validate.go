@@ -23,7 +23,8 @@ to --max problems per file, each naming the file and the position (line:column f
 byte offset for binary data), on standard error. Every file is checked, also after one that
 fails; standard output gets one line per file ("FILE: ok", "FILE: invalid, N problem(s)" or
 "FILE: not checked" when it cannot be read or its format is unknown or unsupported) and, for
-several files, a summary. The exit status is 0 when every file is valid, 1 otherwise, and 2
+several files, a summary. Warnings (a CTF value float32 cannot hold as written) are printed
+too but do not make a file invalid. The exit status is 0 when every file is valid, 1 otherwise, and 2
 for wrong flags.`,
 		Example: `  mlfeed validate t10k-images-idx3-ubyte.gz
   mlfeed validate --input features:dense:5 --input labels:dense:3 data.ctf`,
@@ -83,8 +84,16 @@ func validateFile(ctx context.Context, name, formatName string, opts *format.Opt
 	} else if ft, err = format.Detect(name); err != nil {
 		return 0, err
 	}
-	n := 0
+	n, warnings := 0, 0
 	add := func(e error) bool {
+		if format.IsWarning(e) {
+			// Worth knowing, but the file is valid.
+			warnings++
+			if warnings <= max {
+				report(e)
+			}
+			return true
+		}
 		n++
 		if n <= max {
 			report(e)

@@ -45,11 +45,9 @@ type Writer struct {
 
 	estimate int64 // ctf2bin.py's running estimate, never reset
 
-	// The sequence waiting to be encoded (the last one seen: with Compat, a later sequence
-	// may continue it).
+	// The sequence waiting to be encoded (the last one seen).
 	stage   []staged
 	staging bool
-	stageID string
 
 	sortBuf []int // a permutation for sorting one sparse sample
 }
@@ -131,30 +129,15 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 		return fmt.Errorf("cbf: chunk does not match the schema: %w", err)
 	}
 	for q := 0; q < c.Sequences; q++ {
-		id := ""
-		if c.IDs != nil {
-			id = c.IDs[q]
-		}
-		if !w.continues(id) {
-			if w.staging {
-				if w.err = w.commit(); w.err != nil {
-					return w.err
-				}
+		if w.staging {
+			if w.err = w.commit(); w.err != nil {
+				return w.err
 			}
-			w.staging, w.stageID = true, id
 		}
+		w.staging = true
 		w.add(c, q)
 	}
 	return w.err
-}
-
-// continues reports whether a sequence with the given id continues the waiting one, as
-// ctf2bin.py joins lines: only with Compat and when the source has ids.
-func (w *Writer) continues(id string) bool {
-	if !w.compat || !w.staging || !w.schema.HasIDs {
-		return false
-	}
-	return id == "" && w.stageID != "" || id != "" && id == w.stageID
 }
 
 // add appends sequence q of c to the waiting sequence.

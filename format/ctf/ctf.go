@@ -19,10 +19,11 @@
 // boundaries, sample counts, chunking by chunkSizeInBytes), the same recovery from malformed
 // input under maxErrors, and, at traceLevel 1 and 2, the same warning and info messages, byte
 // offsets included. Opening a file builds the index alone (no number is parsed); ReadChunk
-// parses one chunk, in pieces on every core when it is large and read alone, and may be called
-// from several goroutines; reading chunks in order parses the following chunks in the
-// background, one per core. Files are memory-mapped, so a file larger than memory is read
-// chunk by chunk.
+// parses one chunk on the calling goroutine and may be called from several goroutines. The
+// Reader starts no goroutines: a chunk of 1 MiB or more is parsed in pieces on the idle
+// threads of the scheduler the caller's context carries (internal/sched), and reading ahead
+// is the scheduler's (ReadChunks uses it). Files are memory-mapped, so a file larger than
+// memory is read chunk by chunk.
 //
 // The streams come from Options.Inputs (the --input flags, or a CNTK config's input section
 // mapped by the caller). Without them the Reader infers the streams by a scan of the file: one
@@ -39,6 +40,17 @@
 //   - Numbers are converted with correct rounding to float64 (as strconv.ParseFloat does) and
 //     then to float32 for precision=float, as ctf2bin.py does. CNTK's own digit-by-digit
 //     arithmetic can differ from this in the last bit for long mantissas.
+//   - Lossless or loud: when the precision is not chosen (ReaderOptions.Precision is Invalid,
+//     no precision option), a value that float32 cannot hold as its text states it (more
+//     significant digits than its float32 keeps, such as 0.123456789 or 16777217, or a
+//     magnitude outside float32's range, such as 1e-300) is not rounded silently. When the
+//     streams are inferred, the scan that infers them also infers the precision: float64 if
+//     any value needs it (Details reports it). With declared streams such a value is an error
+//     wrapping ErrPrecision at its line and column that names the option, precision=double.
+//     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
+//     values as warnings (format.Warning) either way. Values of up to six significant digits
+//     in float32's range always fit, as do values float32 holds exactly; float64 holds what
+//     17 significant digits state.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
 //     count once, however often the chunk is read again.
 //   - Errors returned to the caller name the file, line and column and say what was expected;
@@ -65,8 +77,10 @@
 // The Writer writes any source whose streams hold numbers: dense or sparse per stream, names
 // from the streams' aliases, sequence ids when the source has them (or when a sequence has
 // several samples), numbers in the shortest form that reads back to the same float32 or
-// float64. CTF has no spelling for infinities and NaN: infinities are written as ±1e999, which
-// reads back as ±Inf; NaN cannot be written.
+// float64 (every float64 bit survives the text), integers as integers up to 2^53 in magnitude
+// (the most a reader's float64 holds exactly; larger ones are an error). CTF has no spelling
+// for infinities and NaN: infinities are written as ±1e999, which reads back as ±Inf; NaN
+// cannot be written.
 package ctf
 
 import (
@@ -215,6 +229,9 @@ func fromFormat(fo *format.Options) (*Options, error) {
 	}
 	o.Inputs = fo.Inputs
 	o.Log = fo.Log
+	if fo.Type == mlfeed.Float64 {
+		o.Precision = mlfeed.Float64 // a precision option below overrides it
+	}
 	if err := ParseParams(o, fo.Params); err != nil {
 		return nil, err
 	}

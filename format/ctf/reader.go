@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Reader reads a CTF file. It implements mlfeed.Source and mlfeed.Detailer.
@@ -32,7 +33,10 @@ type Reader struct {
 	double bool
 
 	fromCache string   // the index cache used, if any
-	inferred  []string // inferred streams as --input declarations
+	inferred  []string // inferred streams as NAME:STORAGE:DIM declarations
+	// inferredDouble is set when the scan that inferred the streams found values that float32
+	// cannot hold, and chose float64.
+	inferredDouble bool
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -45,9 +49,6 @@ type Reader struct {
 	keepMu sync.Mutex
 	kept   map[int]*future // KeepDataInMemory: every chunk parsed so far
 
-	pfMu     sync.Mutex
-	inflight map[int]*future // chunks parsed ahead of in-order reads
-	lastRead int             // the last chunk read, to detect in-order reads
 }
 
 // future is a chunk being parsed or parsed.
@@ -83,7 +84,11 @@ func Open(name string, opts *Options) (*Reader, error) {
 			return nil, err
 		}
 	}
-	r, err := newReader(name, data, region, opts)
+	var r *Reader
+	err = mmap.Guard(func() (err error) { // the mapped file may shrink while it is indexed
+		r, err = newReader(name, data, region, opts)
+		return err
+	})
 	if err != nil {
 		if region != nil {
 			region.Close()
@@ -95,7 +100,7 @@ func Open(name string, opts *Options) (*Reader, error) {
 
 // newReader reads CTF text held in memory; name is used in messages and for the index cache.
 func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*Reader, error) {
-	r := &Reader{name: name, opts: *opts, data: data, region: region, lastRead: -2}
+	r := &Reader{name: name, opts: *opts, data: data, region: region}
 	if err := r.init(); err != nil {
 		return nil, err
 	}
@@ -251,7 +256,8 @@ func checkName(s string) error {
 }
 
 func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *Options) *spec {
-	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex)}
+	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
+		check32: o.Precision == mlfeed.Invalid}
 	for _, s := range streams {
 		sp.names = append(sp.names, s.Name)
 		sp.aliases = append(sp.aliases, []byte(s.FileName()))
@@ -293,10 +299,11 @@ func (r *Reader) index(main []byte) error {
 			}
 		}
 	}
-	var progress atomic.Int64
-	stop := r.prefault(&progress)
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, &progress)
-	stop()
+	var populate func(off, end int64)
+	if r.region != nil && mmap.CanPopulate {
+		populate = r.region.Populate
+	}
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, populate)
 	if err != nil {
 		rec.abort()
 		return err
@@ -411,16 +418,18 @@ func (r *Reader) acquire() error {
 	return nil
 }
 
-// ReadChunk parses chunk i. It is safe for concurrent use. When chunks are read in order,
-// the following chunks are parsed in the background on the other cores.
+// ReadChunk parses chunk i on the calling goroutine. It is safe for concurrent use. A chunk
+// of at least 1 MiB is parsed in pieces on the idle threads of the scheduler ctx carries
+// (internal/sched; none: on the caller alone); cancelling ctx stops the parse between pieces.
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
 	}
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if r.opts.KeepDataInMemory {
 		r.keepMu.Lock()
@@ -434,68 +443,30 @@ func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 		}
 		r.keepMu.Unlock()
 		if !ok {
-			f.c, f.err = r.fetch(i)
+			f.c, f.err = r.parse(ctx, i)
 			close(f.done)
 		}
 		<-f.done
 		if f.err != nil {
 			r.keepMu.Lock()
-			delete(r.kept, i)
+			if r.kept[i] == f {
+				delete(r.kept, i)
+			}
 			r.keepMu.Unlock()
 		}
 		return f.c, f.err
 	}
-	return r.fetch(i)
+	return r.parse(ctx, i)
 }
 
-// fetch returns chunk i, from the prefetched chunks when it is there, and starts prefetching
-// when reads go in order. In-order reads keep every core on a chunk of its own, which needs no
-// joining of pieces; only the last chunks, which no later chunk can keep the other cores busy
-// beside, and chunks read out of order are parsed in pieces on every core.
-func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
-	ahead := runtime.GOMAXPROCS(0)
-	if ahead <= 1 || len(r.chunks) == 1 {
-		return r.parse(i, true)
-	}
-	split := func(k int) bool { return k+ahead >= len(r.chunks) }
-	r.pfMu.Lock()
-	if r.inflight == nil {
-		r.inflight = map[int]*future{}
-	}
-	f := r.inflight[i]
-	delete(r.inflight, i)
-	sequential := i == r.lastRead+1 || i == 0
-	r.lastRead = i
-	for k := range r.inflight {
-		if k < i || k > i+ahead {
-			delete(r.inflight, k) // abandoned: reads moved elsewhere
-		}
-	}
-	if sequential {
-		for k := i + 1; k <= i+ahead && k < len(r.chunks); k++ {
-			if _, ok := r.inflight[k]; !ok {
-				g := &future{done: make(chan struct{})}
-				r.inflight[k] = g
-				go func(k int) {
-					g.err = mmap.Guard(func() (err error) {
-						g.c, err = r.parse(k, split(k))
-						return err
-					})
-					close(g.done)
-				}(k)
-			}
-		}
-	}
-	r.pfMu.Unlock()
-	if f != nil {
-		<-f.done
-		return f.c, f.err
-	}
-	return r.parse(i, !sequential || split(i))
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev (the parser sizes
+// its buffers from the text).
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return r.ReadChunk(ctx, i)
 }
 
-// parse parses chunk i, in pieces on every core when split is set.
-func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
+// parse parses chunk i, in pieces on the scheduler's idle threads when it is large.
+func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if err := r.acquire(); err != nil {
 		return nil, err
 	}
@@ -504,15 +475,15 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 	var errs int
 	var cause *diag
 	var err error
-	r.populate(r.chunks[i].start, r.chunks[i].end)
+	r.region.Populate(r.chunks[i].start, r.chunks[i].end)
 	pieces := 1
-	if split {
-		pieces = runtime.GOMAXPROCS(0)
+	if s := sched.FromContext(ctx); s != nil {
+		pieces = s.Threads()
 	}
 	if r.double {
-		c, errs, cause, err = parsePieces[float64](r, i, pieces, minSplit)
+		c, errs, cause, err = parsePieces[float64](ctx, r, i, pieces, minSplit)
 	} else {
-		c, errs, cause, err = parsePieces[float32](r, i, pieces, minSplit)
+		c, errs, cause, err = parsePieces[float32](ctx, r, i, pieces, minSplit)
 	}
 	if err != nil {
 		return nil, err
@@ -538,6 +509,10 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
+	if strict != nil {
+		var zero T
+		p.check = unsafe.Sizeof(zero) == 4
+	}
 	p.reserve(r.chunks[i], r.density)
 	var ids idList
 	defer func() {
@@ -592,27 +567,39 @@ func (l *idList) strings() []string {
 	return out
 }
 
-// ReadChunks parses every chunk, using all cores, and calls fn with each in order. It stops
-// at the first error, from parsing or from fn.
-// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev.
-func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
-	return r.ReadChunk(ctx, i)
-}
-
+// ReadChunks parses every chunk and calls fn with each, in order. With a scheduler in ctx
+// (internal/sched) the chunks after the current one are parsed ahead on its idle threads;
+// without one, each in turn on the caller's goroutine. It stops at the first error, from
+// parsing or from fn.
 func (r *Reader) ReadChunks(ctx context.Context, fn func(i int, c *mlfeed.Chunk) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	for i := range r.chunks {
-		c, err := r.ReadChunk(ctx, i)
-		if err != nil {
-			return err
+	s := sched.FromContext(ctx)
+	if s == nil || s.Threads() == 1 {
+		for i := range r.chunks {
+			c, err := r.ReadChunk(ctx, i)
+			if err != nil {
+				return err
+			}
+			if err := fn(i, c); err != nil {
+				return err
+			}
 		}
-		if err := fn(i, c); err != nil {
+		return nil
+	}
+	order := make([]int, len(r.chunks))
+	for i := range order {
+		order[i] = i
+	}
+	ra := s.ReadAhead(ctx, r, order, nil)
+	defer ra.Close()
+	for ra.Next() {
+		if err := fn(ra.Index(), ra.Chunk()); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ra.Err()
 }
 
 // Details reports the file mode, precision, options and, when the streams were inferred, the
@@ -634,6 +621,9 @@ func (r *Reader) Details() map[string]any {
 	}
 	if r.inferred != nil {
 		d["inferredInputs"] = r.inferred
+	}
+	if r.inferredDouble {
+		d["precision"] = "double (inferred: values float32 cannot hold)"
 	}
 	if r.fromCache != "" {
 		d["indexCache"] = r.fromCache

@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // TestSplitMatchesSequential parses chunks in 2 to 7 pieces and requires the result of a
@@ -60,7 +62,8 @@ func TestSplitMatchesSequential(t *testing.T) {
 			want, _, _, err1 := parseChunk[float32](r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
-				got, _, _, err2 := parsePieces[float32](r2, 0, n, 0)
+				ctx := sched.WithContext(context.Background(), sched.New(4, 0))
+				got, _, _, err2 := parsePieces[float32](ctx, r2, 0, n, 0)
 				if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d pieces: result differs (errors %v / %v)", n, err1, err2)
 				}

@@ -209,6 +209,9 @@ func (w *Writer) sample(b []byte, st *mlfeed.Stream, d *mlfeed.StreamData, s int
 	return b, nil
 }
 
+// maxExactInt is the largest integer below which float64 holds every integer.
+const maxExactInt = 1 << 53
+
 // appendValue writes element k in the shortest form that reads back exactly.
 func appendValue(b []byte, v mlfeed.Buffer, k int) ([]byte, error) {
 	le := binary.LittleEndian
@@ -220,9 +223,17 @@ func appendValue(b []byte, v mlfeed.Buffer, k int) ([]byte, error) {
 	case mlfeed.Float64:
 		f = math.Float64frombits(le.Uint64(v.Bytes[8*k:]))
 	case mlfeed.Uint64:
-		return strconv.AppendUint(b, le.Uint64(v.Bytes[8*k:]), 10), nil
+		u := le.Uint64(v.Bytes[8*k:])
+		if u > maxExactInt {
+			return b, fmt.Errorf("%w: %d at element %d would not read back: CTF values are read as float64 at most, which holds integers up to 2^53 exactly", mlfeed.ErrRange, u, k)
+		}
+		return strconv.AppendUint(b, u, 10), nil
 	default:
-		return strconv.AppendInt(b, v.Int64At(k), 10), nil
+		i := v.Int64At(k)
+		if i > maxExactInt || i < -maxExactInt {
+			return b, fmt.Errorf("%w: %d at element %d would not read back: CTF values are read as float64 at most, which holds integers up to 2^53 exactly", mlfeed.ErrRange, i, k)
+		}
+		return strconv.AppendInt(b, i, 10), nil
 	}
 	switch {
 	case math.IsNaN(f):

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -354,7 +355,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 			t.Errorf("%+v: IDV -> model -> IDV changed the bytes", opts)
 		}
 		for _, bpc := range []int{1, 3} {
-			sameData(t, fmt.Sprintf("%d blocks per chunk", bpc), src, readBytes(t, data, &ReaderOptions{BlocksPerChunk: bpc, Workers: 1}))
+			sameData(t, fmt.Sprintf("%d blocks per chunk", bpc), src, readBytes(t, data, &ReaderOptions{BlocksPerChunk: bpc}))
 		}
 	}
 }
@@ -449,5 +450,16 @@ func TestWriterUnsortedSparse(t *testing.T) {
 	w, _ := NewWriter(&f, src.schema, nil)
 	if err := w.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{b.d}}); err == nil {
 		t.Error("repeated index accepted")
+	}
+}
+
+// TestWriteWithScheduler: compressing the columns of a block on a scheduler's threads writes
+// the same bytes as compressing them in turn.
+func TestWriteWithScheduler(t *testing.T) {
+	src := allTypes(50, 50)
+	want := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 7})
+	ctx := sched.WithContext(context.Background(), sched.New(4, 0))
+	if got := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 7, Context: ctx}); !bytes.Equal(got, want) {
+		t.Fatal("the bytes differ")
 	}
 }

@@ -3,43 +3,59 @@ package mtx
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/internal/countsort"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // ReadFile reads the Matrix Market file name (gzip-compressed files are recognized by their
-// magic bytes).
+// magic bytes) on the calling goroutine.
 func ReadFile(name string) (*binsparse.Matrix, error) {
+	return ReadFileContext(context.Background(), name)
+}
+
+// ReadFileContext is ReadFile with the entries of a large coordinate file parsed in pieces,
+// as tasks of the scheduler ctx carries (internal/sched: on its idle threads), and with
+// cancellation through ctx.
+func ReadFileContext(ctx context.Context, name string) (*binsparse.Matrix, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, name)
+	return ReadContext(ctx, f, name)
 }
 
-// Read reads a Matrix Market file from r (plain or gzip-compressed); name is used in error
-// messages.
+// Read reads a Matrix Market file from r (plain or gzip-compressed) on the calling goroutine;
+// name is used in error messages.
 func Read(r io.Reader, name string) (*binsparse.Matrix, error) {
+	return ReadContext(context.Background(), r, name)
+}
+
+// ReadContext is Read with the entries parsed as tasks of the scheduler ctx carries (see
+// ReadFileContext).
+func ReadContext(ctx context.Context, r io.Reader, name string) (*binsparse.Matrix, error) {
 	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m, _, err := parse(data, name, false)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, _, err := parse(ctx, data, name, false)
 	return m, err
 }
 
@@ -67,7 +83,7 @@ func ReadHeader(name string) (*Header, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	_, h, err := parse(data, name, true)
+	_, h, err := parse(context.Background(), data, name, true)
 	return h, err
 }
 
@@ -270,7 +286,7 @@ func parseFloat(b []byte) (float64, bool) {
 }
 
 // parse reads the header and, unless headerOnly, the entries.
-func parse(data []byte, name string, headerOnly bool) (*binsparse.Matrix, *Header, error) {
+func parse(ctx context.Context, data []byte, name string, headerOnly bool) (*binsparse.Matrix, *Header, error) {
 	s := &scanner{data: data, name: name}
 	line, ok := s.next()
 	if !ok {
@@ -364,7 +380,7 @@ func parse(data []byte, name string, headerOnly bool) (*binsparse.Matrix, *Heade
 	var m *binsparse.Matrix
 	var err error
 	if h.Format == "coordinate" {
-		m, err = readCoordinate(s, h)
+		m, err = readCoordinate(ctx, s, h)
 	} else {
 		m, err = readArray(s, h)
 	}
@@ -615,10 +631,10 @@ func fastEntry(line []byte, field string) (i, j int64, x float64, n int64, ok bo
 // parallelMin is the number of entries from which the entries are parsed in parallel.
 const parallelMin = 1 << 16
 
-// parseParallel parses the entries in pieces cut at line ends, one goroutine each. It returns
-// nil when any piece fails or the count is not exactly the header's, so that the sequential
-// parser reports the error with its exact line.
-func parseParallel(s *scanner, h *Header, procs int) []*part {
+// parseParallel parses the entries in pieces cut at line ends, as tasks of the scheduler in
+// ctx. It returns nil when any piece fails or the count is not exactly the header's, so that
+// the sequential parser reports the error with its exact line.
+func parseParallel(ctx context.Context, s *scanner, h *Header, procs int) []*part {
 	data := s.data[s.pos:]
 	n := int(h.Entries)
 	var pieces [][]byte
@@ -635,19 +651,17 @@ func parseParallel(s *scanner, h *Header, procs int) []*part {
 		pieces, data = append(pieces, data[:cut]), data[cut:]
 	}
 	parts := make([]*part, len(pieces))
-	var wg sync.WaitGroup
-	for k, piece := range pieces {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sub := &scanner{data: piece, name: s.name}
-			p, err := parseEntries(sub, h, -1, n/len(pieces)+1024)
-			if err == nil {
-				parts[k] = p
-			}
-		}()
+	err := sched.Parallel(ctx, len(pieces), func(_ context.Context, k int) error {
+		sub := &scanner{data: pieces[k], name: s.name}
+		p, err := parseEntries(sub, h, -1, n/len(pieces)+1024)
+		if err == nil {
+			parts[k] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil
 	}
-	wg.Wait()
 	total := 0
 	for _, p := range parts {
 		if p == nil {
@@ -692,11 +706,14 @@ func concat(parts []*part, field string) *part {
 	return out
 }
 
-func readCoordinate(s *scanner, h *Header) (*binsparse.Matrix, error) {
+func readCoordinate(ctx context.Context, s *scanner, h *Header) (*binsparse.Matrix, error) {
 	n := int(h.Entries)
 	var parts []*part
-	if procs := runtime.GOMAXPROCS(0); procs > 1 && n >= parallelMin {
-		parts = parseParallel(s, h, procs)
+	if sc := sched.FromContext(ctx); sc != nil && sc.Threads() > 1 && n >= parallelMin {
+		parts = parseParallel(ctx, s, h, sc.Threads())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if parts == nil {
 		p, err := parseEntries(s, h, n, n)

@@ -3,6 +3,7 @@ package mtx
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +30,10 @@ func init() {
 // structure=expand|keep, name=STREAM.
 func open(name string, opts *format.Options) (mlfeed.Source, error) {
 	so := binsparse.SourceOptions{}
+	ctx := context.Background()
+	if opts != nil && opts.Context != nil {
+		ctx = opts.Context
+	}
 	if opts != nil {
 		if err := format.CheckParams("mtx", opts.Params, "structure", "name"); err != nil {
 			return nil, err
@@ -42,7 +47,7 @@ func open(name string, opts *format.Options) (mlfeed.Source, error) {
 			return nil, fmt.Errorf("%w: mtx --opt structure=%q: want expand or keep", format.ErrUsage, v)
 		}
 	}
-	m, err := ReadFile(name)
+	m, err := ReadFileContext(ctx, name)
 	if err != nil {
 		return nil, err
 	}
