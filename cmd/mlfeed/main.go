@@ -74,18 +74,25 @@ func main() {
 var interrupted atomic.Bool
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP remove every temporary file, print one line
-// and exit with 128 + the signal's number (130, 143, 129). A second signal during that is
-// ignored: the first one's exit follows at once.
+// and exit with 128 + the signal's number (130, 143, 129), unless the signal was ignored when
+// mlfeed started (nohup). A second signal during that is ignored: the first one's exit
+// follows at once.
 func handleSignals(cancel func()) {
 	ignoreFileSizeSignal()
 	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		// A signal ignored when mlfeed started (nohup, a background job's SIGINT) stays
+		// ignored: Notify would catch it.
+		if !signal.Ignored(s) {
+			signal.Notify(c, s)
+		}
+	}
 	go func() {
 		sig := <-c
 		interrupted.Store(true)
 		cancel()
 		atomicfile.Cleanup()
-		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s; no output written\n", signalName(sig))
+		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s\n", signalName(sig))
 		n := 1
 		if s, ok := sig.(syscall.Signal); ok {
 			n = int(s)
@@ -140,9 +147,12 @@ func atLeastArgs(n int) cobra.PositionalArgs {
 }
 
 // createOutput creates a file a command writes besides data on standard output (show --png,
-// batches --save-state): atomically, or directly into a device or a FIFO; a directory or a
-// socket is a usage error.
+// batches --save-state): atomically, or directly into a device or a FIFO, or standard output
+// for "-"; a directory or a socket is a usage error.
 func createOutput(name string) (*atomicfile.File, error) {
+	if name == "-" {
+		return atomicfile.Stdout(), nil
+	}
 	f, err := atomicfile.Create(name)
 	if errors.Is(err, atomicfile.ErrNotRegular) {
 		return nil, usageErr("%v", err)

@@ -58,7 +58,7 @@ image instead.`,
 	f := cmd.Flags()
 	f.IntVarP(&limit, "lines", "n", -1, "number of records (default 3, or 100 with --png)")
 	f.StringVar(&stream, "stream", "", "the image stream `NAME` (default: the first that looks like images)")
-	f.StringVar(&pngOut, "png", "", "write a grid of the records to `FILE` as PNG")
+	f.StringVar(&pngOut, "png", "", "write a grid of the records to `FILE` as PNG (-: standard output)")
 	f.IntVar(&cols, "cols", 10, "images per row in the PNG grid")
 	f.IntVar(&scale, "scale", 2, "pixel scale of the PNG grid")
 	rootCmd.AddCommand(cmd)
@@ -140,7 +140,9 @@ func show(ctx context.Context, w io.Writer, src mlfeed.Source, stream string, n 
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "wrote %d images to %s\n", len(imgs), pngOut)
+	if pngOut != "-" {
+		fmt.Fprintf(w, "wrote %d images to %s\n", len(imgs), pngOut)
+	}
 	return nil
 }
 

@@ -8,10 +8,10 @@
 // followed: its target is replaced, atomically, in the target's directory, and the link stays.
 // New files get mode 0666 minus the umask; an existing file keeps its mode.
 //
-// Temporary files are named ".NAME.mlfeed-tmp-PID-RANDOM" so that they are never taken for
-// output. Create removes those of the same target left by processes that no longer run (a
-// kill -9), and Cleanup removes every temporary file of this process (signal handlers call it
-// before exiting).
+// Temporary files are named ".NAME.mlfeed-tmp-HOST-PID-RANDOM" so that they are never taken
+// for output. Create removes those of the same target left by processes of this host that no
+// longer run (a kill -9), and Cleanup removes every temporary file of this process (signal
+// handlers call it before exiting).
 package atomicfile
 
 import (
@@ -42,6 +42,7 @@ type File struct {
 	target string // the name the caller gave
 	final  string // the file replaced: target with symbolic links followed
 	direct bool
+	stdout bool
 	mode   fs.FileMode
 	done   bool
 }
@@ -51,7 +52,24 @@ var (
 	live    = map[*File]bool{}
 	dirs    = map[string]bool{}
 	exiting bool
+	// stale holds, per directory scanned, the stale temporary files of each target name.
+	stale = map[string]map[string][]string{}
 )
+
+// host names this machine in temporary names: a process id means something only on its host
+// (tasks on several machines may write into one shared directory).
+var host = sync.OnceValue(func() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r < ' ' {
+			return '_'
+		}
+		return r
+	}, h)
+})
 
 // Create returns a file to write target through. It wraps ErrNotRegular for a directory, a
 // socket or a block device. Errors name target, never the temporary file.
@@ -85,7 +103,7 @@ func Create(target string) (*File, error) {
 	if exiting {
 		return nil, fmt.Errorf("%s: %w", target, ErrClosed)
 	}
-	f, err := os.CreateTemp(dir, "."+base+tmpMark+strconv.Itoa(os.Getpid())+"-*")
+	f, err := os.CreateTemp(dir, "."+base+tmpMark+host()+"-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, unwrapPath(err))
 	}
@@ -100,6 +118,12 @@ func createDirect(target string) (*File, error) {
 		return nil, err // names target
 	}
 	return &File{File: f, target: target, final: target, direct: true}, nil
+}
+
+// Stdout returns a File that writes to standard output directly; Commit and Abort do not
+// close it.
+func Stdout() *File {
+	return &File{File: os.Stdout, target: "standard output", final: os.Stdout.Name(), direct: true, stdout: true}
 }
 
 // Direct reports whether the target is a device or a FIFO written into directly: what is
@@ -133,6 +157,9 @@ func (f *File) Commit() error {
 		return fmt.Errorf("%s: %w", f.target, os.ErrClosed)
 	}
 	f.done = true
+	if f.stdout {
+		return nil
+	}
 	if f.direct {
 		return f.File.Close()
 	}
@@ -166,6 +193,9 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	if f.stdout {
+		return
+	}
 	f.File.Close()
 	if f.direct {
 		return
@@ -239,25 +269,53 @@ func resolve(name string) (string, error) {
 	return "", errors.New("too many levels of symbolic links")
 }
 
-// removeStale removes temporary files of base in dir whose process no longer runs.
+// removeStale removes the temporary files of base in dir that processes of this host that no
+// longer run left. Each directory is read once per process (outputs may be many shards).
 func removeStale(dir, base string) {
-	prefix := "." + base + tmpMark
+	mu.Lock()
+	m, ok := stale[dir]
+	if !ok {
+		m = scanStale(dir)
+		stale[dir] = m
+	}
+	names := m[base]
+	delete(m, base)
+	mu.Unlock()
+	for _, n := range names {
+		os.Remove(filepath.Join(dir, n))
+	}
+}
+
+// scanStale returns the stale temporary files in dir by target name.
+func scanStale(dir string) map[string][]string {
+	m := map[string][]string{}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		return m
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if !strings.HasPrefix(n, prefix) {
+		i := strings.LastIndex(n, tmpMark)
+		if !IsTemp(n) || i < 1 {
 			continue
 		}
-		pidText, _, ok := strings.Cut(n[len(prefix):], "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+		// HOST-PID-RANDOM, the host possibly with dashes of its own.
+		rest := n[i+len(tmpMark):]
+		j := strings.LastIndexByte(rest, '-')
+		if j < 0 {
 			continue
 		}
-		os.Remove(filepath.Join(dir, n))
+		k := strings.LastIndexByte(rest[:j], '-')
+		if k < 0 || rest[:k] != host() {
+			continue
+		}
+		pid, err := strconv.Atoi(rest[k+1 : j])
+		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		m[n[1:i]] = append(m[n[1:i]], n)
 	}
+	return m
 }
 
 // unwrapPath drops an *fs.PathError's path (a temporary name) and keeps its operation.

@@ -112,10 +112,13 @@ func TestStaleAndErrNames(t *testing.T) {
 	target := filepath.Join(dir, "out")
 	// A temporary file of a process that cannot exist (pid beyond pid_max), one of a live
 	// process (this one's parent) and an unrelated file.
-	stale := filepath.Join(dir, ".out"+tmpMark+"2147483647-123")
-	alive := filepath.Join(dir, ".out"+tmpMark+strconv.Itoa(os.Getppid())+"-456")
-	other := filepath.Join(dir, ".other"+tmpMark+"2147483647-1")
-	for _, n := range []string{stale, alive, other} {
+	// Files of another host are kept: its process ids mean nothing here.
+	h := tmpMark + host() + "-"
+	stale := filepath.Join(dir, ".out"+h+"2147483647-123")
+	alive := filepath.Join(dir, ".out"+h+strconv.Itoa(os.Getppid())+"-456")
+	other := filepath.Join(dir, ".other"+h+"2147483647-1")
+	remote := filepath.Join(dir, ".out"+tmpMark+"elsewhere-2147483647-1")
+	for _, n := range []string{stale, alive, other, remote} {
 		os.WriteFile(n, nil, 0o600)
 	}
 	f, err := Create(target)
@@ -129,7 +132,7 @@ func TestStaleAndErrNames(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatal("stale temporary file kept")
 	}
-	for _, n := range []string{alive, other} {
+	for _, n := range []string{alive, other, remote} {
 		if _, err := os.Stat(n); err != nil {
 			t.Fatalf("%s removed", n)
 		}

@@ -31,10 +31,20 @@ type Region struct {
 	name  string
 }
 
-// live holds the regions mapped now, to name the file a fault address lies in.
+// live holds the regions mapped now, to name the file a fault address lies in, and the spans
+// of the last regions closed: a fault unwinds the stack, running deferred Close calls, before
+// Recover sees it.
 var live struct {
 	sync.Mutex
-	m map[*Region]struct{}
+	m      map[*Region]struct{}
+	closed [64]span
+	next   int
+}
+
+// span is where a region was mapped.
+type span struct {
+	start, end uintptr
+	name       string
 }
 
 func (r *Region) span() (start, end uintptr) {
@@ -67,6 +77,19 @@ func faultError(v any) error {
 	for r := range live.m {
 		if start, end := r.span(); start <= addr && addr < end {
 			return &mlfeed.PosError{File: r.name, Offset: int64(addr - start), Err: ErrChanged}
+		}
+	}
+	for k := range len(live.closed) {
+		// The most recently closed first: an address range may have been mapped again.
+		sp := live.closed[(live.next-1-k+2*len(live.closed))%len(live.closed)]
+		if sp.start <= addr && addr < sp.end {
+			// Closed since: a fault there is the file's only if it did shrink, else a
+			// read after Close, a bug that must not pass for bad input.
+			off := int64(addr - sp.start)
+			if st, err := os.Stat(sp.name); err == nil && st.Size() <= off {
+				return &mlfeed.PosError{File: sp.name, Offset: off, Err: ErrChanged}
+			}
+			return nil
 		}
 	}
 	return nil
@@ -111,6 +134,9 @@ func (r *Region) Close() error {
 	}
 	live.Lock()
 	delete(live.m, r)
+	start, end := r.span()
+	live.closed[live.next] = span{start, end, r.name}
+	live.next = (live.next + 1) % len(live.closed)
 	live.Unlock()
 	d := r.data
 	r.data = nil

@@ -68,6 +68,21 @@ func TestGuardTruncated(t *testing.T) {
 	if !errors.Is(err, ErrChanged) || !errors.Is(err, mlfeed.ErrTruncated) || !errors.As(err, &pe) || pe.File != name || pe.Offset != int64(page) {
 		t.Fatalf("Guard: %v", err)
 	}
+	// A region closed by a deferred Close while the fault unwinds still names the file.
+	os.WriteFile(name, make([]byte, 4*page), 0o644)
+	r2, err := Map(f, int64(4*page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Truncate(name, int64(2*page))
+	err = Guard(func() error {
+		defer r2.Close()
+		sum += r2.Bytes()[3*page]
+		return nil
+	})
+	if !errors.As(err, &pe) || pe.File != name || pe.Offset != int64(3*page) {
+		t.Fatalf("Guard with Close deferred: %v", err)
+	}
 	// Other panics are not swallowed.
 	defer func() {
 		if recover() == nil {
