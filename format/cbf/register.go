@@ -24,6 +24,14 @@ func init() {
 			}
 			return Open(name, opts)
 		},
+		OpenReader: func(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
+			opts, err := ParseOptions(o)
+			if err != nil {
+				return nil, err
+			}
+			opts.FileName = name
+			return NewReader(r, size, opts)
+		},
 		Streamable: true,
 		Create: func(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 			if err := format.CheckParams("cbf", o.Params); err != nil {

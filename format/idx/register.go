@@ -23,6 +23,22 @@ func init() {
 			}
 			return Open(name, opts)
 		},
+		OpenReader: func(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
+			if err := format.CheckParams("idx", o.Params, "name", "chunkSize", "maxMemory", "mmap"); err != nil {
+				return nil, err
+			}
+			opts, err := parseOptions(o.Params)
+			if err != nil {
+				return nil, err
+			}
+			var magic [2]byte
+			if n, _ := r.ReadAt(magic[:], 0); n == 2 && magic == [2]byte{0x1f, 0x8b} {
+				return NewGzipReader(io.NewSectionReader(r, 0, size), size, name, opts, func() (io.ReadCloser, error) {
+					return io.NopCloser(io.NewSectionReader(r, 0, size)), nil
+				})
+			}
+			return NewReader(r, size, name, opts)
+		},
 		Streamable: true,
 		Create: func(f io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			if err := format.CheckParams("idx", w.Params, "level"); err != nil {
