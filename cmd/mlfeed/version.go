@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/format/binsparse"
 )
 
 // buildInfo is what `version --json` prints.
@@ -29,10 +28,7 @@ type buildInfo struct {
 // (runtime/debug.ReadBuildInfo) and the optional parts compiled in.
 func readBuildInfo() buildInfo {
 	b := buildInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		HDF5: "absent (build with -tags hdf5 and libhdf5 for .h5 files)", Formats: format.Names()}
-	if binsparse.HDF5Available {
-		b.HDF5 = "libhdf5 through cgo"
-	}
+		HDF5: "pure Go (internal/hdf5)", Formats: format.Names()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		b.Version = bi.Main.Version
 		for _, s := range bi.Settings {
@@ -73,7 +69,7 @@ func init() {
 		Short: "Print mlfeed's version, commit, Go version and optional parts",
 		Long: `version prints the module version, the commit the binary was built from (with its time,
 and whether the checkout had uncommitted changes), the Go version and platform, how HDF5 is
-supported (libhdf5 through cgo, or absent) and the formats compiled in. --version prints the
+supported (pure Go, no C library) and the formats compiled in. --version prints the
 same. --json prints {"version", "commit", "time", "modified", "go", "platform", "hdf5",
 "formats"}.`,
 		Example: `  mlfeed version

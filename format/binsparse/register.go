@@ -17,7 +17,7 @@ const hdf5Magic = "\x89HDF\r\n\x1a\n"
 func init() {
 	format.Register(format.Format{
 		Name:       "binsparse",
-		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".h5", ".hdf5", ".bsp.npz"},
+		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".bsp.npz"},
 		Match:      match,
 		Open:       openFormat,
 		Create:     createFormat,
@@ -67,6 +67,15 @@ func sourceOptions(opts *format.Options) (SourceOptions, string, error) {
 }
 
 func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
+	// HDF5 files are detected by their signature, Binsparse or not: those with no Binsparse
+	// descriptor are plain HDF5 data sets, for the "hdf5" format (format/hdf5) when registered.
+	if plain, err := isPlainHDF5(name); err != nil {
+		return nil, err
+	} else if plain {
+		if ft, ok := format.Lookup("hdf5"); ok {
+			return ft.Open(name, opts)
+		}
+	}
 	so, group, err := sourceOptions(opts)
 	if err != nil {
 		return nil, err
@@ -99,6 +108,22 @@ func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
 	}
 	s.ownsF = true
 	return s, nil
+}
+
+// isPlainHDF5 reports whether name is an HDF5 file in which no group holds a Binsparse
+// descriptor.
+func isPlainHDF5(name string) (bool, error) {
+	file, inner := format.SplitPath(name)
+	if inner != "" || isNPZ(file) {
+		return false, nil
+	}
+	f, err := OpenFile(file)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	gs, err := f.Matrices()
+	return err == nil && len(gs) == 0, nil
 }
 
 // zipGroups opens a file whose matrices all live in groups (as mlfeed writes several streams)

@@ -83,7 +83,7 @@ func TestPrecision(t *testing.T) {
 	decl := []mlfeed.Stream{dense("x", 2)}
 	// Declared streams, precision unset: the value float32 cannot hold is an error naming
 	// its place and the option.
-	_, _, err := readAll(t, text, &Options{Inputs: decl})
+	_, _, err := readAll(t, text, &ReaderOptions{Inputs: decl})
 	if !errors.Is(err, ErrPrecision) || !errors.Is(err, mlfeed.ErrRange) {
 		t.Fatalf("err = %v, want ErrPrecision", err)
 	}
@@ -92,7 +92,7 @@ func TestPrecision(t *testing.T) {
 		t.Fatalf("err = %v, want line 2 column 4 and the option", err)
 	}
 	// Chosen float32: rounded, as CNTK does.
-	r, chunks, err := readAll(t, text, &Options{Inputs: decl, Precision: mlfeed.Float32})
+	r, chunks, err := readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestPrecision(t *testing.T) {
 		t.Fatalf("float32 read %s", got)
 	}
 	// Double: every value as stated.
-	r, chunks, err = readAll(t, text, &Options{Inputs: decl, Precision: mlfeed.Float64})
+	r, chunks, err = readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestPrecision(t *testing.T) {
 	}
 	// Sparse values and values the slow path reads are checked too.
 	for _, text := range []string{"|y 3:1e-50\n", "|y 1234567890:1e-50\n", "|x 1 1e40"} {
-		_, _, err = readAll(t, text, &Options{Inputs: []mlfeed.Stream{dense("x", 2), sparse("y", 1<<31-1)}})
+		_, _, err = readAll(t, text, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2), sparse("y", 1<<31-1)}})
 		if !errors.Is(err, ErrPrecision) {
 			t.Errorf("%q: err = %v, want ErrPrecision", text, err)
 		}
@@ -135,7 +135,7 @@ func TestPrecision(t *testing.T) {
 func TestValidatePrecisionWarning(t *testing.T) {
 	name := writeTemp(t, "p.ctf", "|x 0.1 2.5\n|x 1e-300 1\n")
 	var problems []error
-	err := Validate(name, &Options{Inputs: []mlfeed.Stream{dense("x", 2)}, Precision: mlfeed.Float32}, func(e error) bool {
+	err := Validate(name, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2)}, Precision: mlfeed.Float32}, func(e error) bool {
 		problems = append(problems, e)
 		return true
 	})

@@ -22,7 +22,7 @@ import (
 // Reader reads a CTF file. It implements mlfeed.Source and mlfeed.Detailer.
 type Reader struct {
 	name   string
-	opts   Options
+	opts   ReaderOptions
 	schema mlfeed.Schema
 	data   []byte
 	region *mmap.Region
@@ -58,10 +58,10 @@ type future struct {
 	err  error
 }
 
-// Open opens the named CTF file and builds its index. opts may be nil (the zero Options).
-func Open(name string, opts *Options) (*Reader, error) {
+// Open opens the named CTF file and builds its index. opts may be nil (the zero ReaderOptions).
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if opts == nil {
-		opts = &Options{}
+		opts = &ReaderOptions{}
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -99,7 +99,7 @@ func Open(name string, opts *Options) (*Reader, error) {
 }
 
 // newReader reads CTF text held in memory; name is used in messages and for the index cache.
-func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*Reader, error) {
+func newReader(name string, data []byte, region *mmap.Region, opts *ReaderOptions) (*Reader, error) {
 	r := &Reader{name: name, opts: *opts, data: data, region: region}
 	if err := r.init(); err != nil {
 		return nil, err
@@ -110,8 +110,8 @@ func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*R
 // init checks the options, indexes the file and sets up the schema.
 func (r *Reader) init() error {
 	o := &r.opts
-	if o.ChunkSizeInBytes <= 0 {
-		o.ChunkSizeInBytes = DefaultChunkSize
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
 	}
 	switch o.Precision {
 	case mlfeed.Invalid, mlfeed.Float32:
@@ -255,7 +255,7 @@ func checkName(s string) error {
 	return nil
 }
 
-func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *Options) *spec {
+func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *ReaderOptions) *spec {
 	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
 		check32: o.Precision == mlfeed.Invalid}
 	for _, s := range streams {
@@ -275,7 +275,7 @@ func (r *Reader) index(main []byte) error {
 	var cache string
 	if o.CacheIndex {
 		cache = cacheName(r.name, main, o.SkipSequenceIDs)
-		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSizeInBytes, o.FrameMode, main != nil); ok {
+		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSize, o.FrameMode, main != nil); ok {
 			r.chunks, r.fromCache = chunks, cache
 			return nil
 		}
@@ -303,7 +303,7 @@ func (r *Reader) index(main []byte) error {
 	if r.region != nil && mmap.CanPopulate {
 		populate = r.region.Populate
 	}
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, populate)
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
 	if err != nil {
 		rec.abort()
 		return err
@@ -616,7 +616,7 @@ func (r *Reader) Details() map[string]any {
 	d := map[string]any{
 		"mode":             mode,
 		"precision":        prec,
-		"chunkSizeInBytes": r.opts.ChunkSizeInBytes,
+		"chunkSizeInBytes": r.opts.ChunkSize,
 		"maxErrors":        r.opts.MaxErrors,
 	}
 	if r.inferred != nil {

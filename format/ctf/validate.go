@@ -16,8 +16,8 @@ import (
 // id used again after other ids, and control or non-ASCII bytes outside comments. opts.Log,
 // MaxErrors, KeepDataInMemory and CacheIndex are ignored. Validate returns an error only when
 // it cannot check (bad options, unreadable file).
-func Validate(name string, opts *Options, report func(error) bool) error {
-	o := Options{}
+func Validate(name string, opts *ReaderOptions, report func(error) bool) error {
+	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}

@@ -40,9 +40,9 @@ func FuzzReader(f *testing.F) {
 		var err error
 		gz := bytes.HasPrefix(data, gzipMagic)
 		if gz {
-			r, err = NewGzipReader(bytes.NewReader(data), int64(len(data)), "fuzz", &Options{MaxMemory: 1 << 20}, nil)
+			r, err = NewGzipReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{FileName: "fuzz", MaxMemory: 1 << 20}, nil)
 		} else {
-			r, err = NewReader(bytes.NewReader(data), int64(len(data)), "fuzz", &Options{ChunkSize: 64})
+			r, err = NewReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{FileName: "fuzz", ChunkSize: 64})
 		}
 		if err != nil {
 			return
