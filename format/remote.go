@@ -97,7 +97,7 @@ func openObject(ctx context.Context, name, formatName string, opts *Options) (ml
 			obj.Close()
 			return nil, err
 		}
-		return &remoteSource{Source: src, close: obj.Close}, nil
+		return &remoteSource{Source: src, close: obj.Close, obj: obj}, nil
 	}
 	b, _, _ := strings.Cut(name, "?")
 	f, err := os.CreateTemp("", "mlfeed-object-*-"+path.Base(b))
@@ -154,7 +154,8 @@ func renameInError(err error, tmp, name string) error {
 type remoteSource struct {
 	mlfeed.Source
 	close     func() error
-	tmp, name string // the temporary copy and the object, when read from a copy
+	obj       *remote.Object // the object, when read by byte ranges
+	tmp, name string         // the temporary copy and the object, when read from a copy
 }
 
 func (r *remoteSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
@@ -173,12 +174,20 @@ func (r *remoteSource) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.C
 	return c, err
 }
 
-// Details passes the format's details through.
+// Details passes the format's details through, with the object's size and the bytes fetched
+// so far when it is read by byte ranges.
 func (r *remoteSource) Details() map[string]any {
-	if d, ok := r.Source.(mlfeed.Detailer); ok {
-		return d.Details()
+	d := map[string]any{}
+	if s, ok := r.Source.(mlfeed.Detailer); ok {
+		for k, v := range s.Details() {
+			d[k] = v
+		}
 	}
-	return nil
+	if r.obj != nil {
+		d["object_bytes"] = r.obj.Size()
+		d["fetched_bytes"] = r.obj.Fetched()
+	}
+	return d
 }
 
 func (r *remoteSource) Close() error {

@@ -169,8 +169,43 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// fetch reads p at off with one ranged request.
+// Large reads are split into pieces of pieceSize fetched by up to maxFetches concurrent
+// requests: over a network one request rarely fills the link. These are waits on the network,
+// not work for the CPU, so they are not the scheduler's threads.
+const (
+	pieceSize  = 4 << 20
+	maxFetches = 8
+)
+
+// fetch reads p at off: with one ranged request, or several at once for a large read.
 func (o *Object) fetch(p []byte, off int64) (int, error) {
+	if len(p) < 2*pieceSize {
+		return o.fetchOne(p, off)
+	}
+	n := (len(p) + pieceSize - 1) / pieceSize
+	errs := make([]error, n)
+	sem := make(chan struct{}, maxFetches)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			lo := i * pieceSize
+			_, errs[i] = o.fetchOne(p[lo:min(lo+pieceSize, len(p))], off+int64(lo))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return i * pieceSize, err
+		}
+	}
+	return len(p), nil
+}
+
+// fetchOne reads p at off with one ranged request.
+func (o *Object) fetchOne(p []byte, off int64) (int, error) {
 	r, err := o.b.NewRangeReader(o.ctx, o.key, off, int64(len(p)), nil)
 	if err != nil {
 		return 0, wrap(o.name, err)
