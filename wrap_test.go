@@ -128,3 +128,14 @@ func TestSelectPassesThrough(t *testing.T) {
 		t.Fatalf("lengths %v, %v", l, err)
 	}
 }
+
+func TestMemSize(t *testing.T) {
+	c := &Chunk{Sequences: 2, IDs: []string{"a", "bc"}, Streams: []StreamData{
+		{SeqStart: []int64{0, 1, 2}, Values: NewBuffer(Float64, 2)},
+		{SeqStart: []int64{0, 1, 2}, SampleStart: []int64{0, 1, 3}, Indices: []int32{1, 2, 3}, Values: NewBuffer(Float32, 3)},
+	}}
+	// ids 2*16+3, offsets (3+3+3)*8, indices 3*4, values 16+12
+	if got, want := c.MemSize(), int64(35+72+12+28); got != want {
+		t.Fatalf("MemSize %d, want %d", got, want)
+	}
+}

@@ -8,7 +8,9 @@
 #   - the same bytes copied once plainly (cat from the page cache), and each sweep's time over
 #     it (the goal: the first sweep in at most 3x the copy);
 #   - the CPU time (user + system) of $CPU_SWEEPS randomized sweeps against as many in file
-#     order (--no-randomize), median of 3 (the goal: at most 1.2x);
+#     order (--no-randomize), median of 3, and of decoding every chunk once in a random order
+#     against file order (bench/chunkorder; IDX, CBF and CTF), median of 7 (the goal: at most
+#     1.2x);
 #   - the in-process rates: `go test -bench Sweep` (the engine vs a sequential memcpy and a
 #     bare copy in the shuffled order on one goroutine and on one per CPU, on the same data in
 #     memory);
@@ -34,11 +36,15 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$T/mlfeed" ./cmd/mlfeed
+go build -o "$T/chunkorder" ./bench/chunkorder
 go test -c -o "$T/minibatch.test" ./minibatch
 TREES=(new)
 if [ -n "$BASE" ]; then
   git worktree add -q --detach "$T/base" "$BASE"
-  (cd "$T/base" && go build -o "$T/mlfeed.base" ./cmd/mlfeed && go test -c -o "$T/minibatch.test.base" ./minibatch)
+  # chunkorder uses only format.Open and ReadChunk: the same program builds in the base tree.
+  mkdir -p "$T/base/bench/chunkorder" && cp bench/chunkorder/main.go "$T/base/bench/chunkorder/"
+  (cd "$T/base" && go build -o "$T/mlfeed.base" ./cmd/mlfeed && go build -o "$T/chunkorder.base" ./bench/chunkorder &&
+    go test -c -o "$T/minibatch.test.base" ./minibatch)
   TREES=(new base)
 fi
 bin() { if [ "$1" = base ]; then echo "$T/mlfeed.base"; else echo "$T/mlfeed"; fi; }
@@ -49,6 +55,7 @@ PY=/usr/bin/python3 # Debian's, where python3-torch installs
 
 "$T/mlfeed" convert -q "$MN/train-images-idx3-ubyte.gz" "$T/images.idx" --type float32
 "$T/mlfeed" convert -q "$T/images.idx" "$T/images.cbf"
+"$T/mlfeed" convert -q "$MN/train-images-idx3-ubyte.gz" "$MN/train-labels-idx1-ubyte.gz" "$T/mnist.ctf"
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
@@ -118,6 +125,16 @@ for f in "$T/images.idx" "$T/images.cbf"; do
     o=$(cpu "$tree" "$f" --no-randomize)
     awk -v w="  $(basename "$f") ($tree)" -v r="$r" -v o="$o" \
       'BEGIN { printf "%-44s randomized %6.3f  in order %6.3f  ratio %5.2fx\n", w, r, o, r / o }'
+  done
+done
+
+echo
+echo "CPU seconds of decoding every chunk once, random order vs file order (bench/chunkorder, median of 7):"
+for f in "$T/images.idx" "$T/images.cbf" "$T/mnist.ctf"; do
+  for tree in "${TREES[@]}"; do
+    co=$T/chunkorder
+    [ "$tree" = new ] || co=$T/chunkorder.base
+    printf '  %-42s %s\n' "$(basename "$f") ($tree)" "$("$co" -runs 7 "$f")"
   done
 done
 

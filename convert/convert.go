@@ -146,6 +146,11 @@ func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Sc
 	wo := opts.Write
 	wo.Sequences, _ = mlfeed.Totals(src.Chunks())
 	wo.Name = out
+	if sched.FromContext(ctx) == nil {
+		// One scheduler for reading (Copy) and for the writer's own work.
+		ctx = sched.WithContext(ctx, sched.New(opts.Threads, opts.Memory))
+	}
+	wo.Context = ctx
 	sink, err := ft.Create(w, schema, &wo)
 	if err != nil {
 		return err

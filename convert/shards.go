@@ -37,9 +37,6 @@ type ShardOptions struct {
 	// manifest, shard.TaskManifestName(Task, Tasks); shard.Merge joins the partial manifests.
 	// Tasks 0 or 1 means one task that writes every shard and the manifest.
 	Task, Tasks int
-	// Threads is the number of shards written at once when ctx carries no scheduler
-	// (internal/sched); zero means one per CPU.
-	Threads int
 }
 
 // Shards converts src into the directory dir as shards part-NNNNN.EXT (each written
@@ -178,12 +175,14 @@ func (w *shardWriter) byCount(ctx context.Context) ([]shard.Entry, error) {
 	b := w.bounds(k)
 	lo, hi := k*o.Task/o.Tasks, k*(o.Task+1)/o.Tasks // this task's shards
 	entries := make([]shard.Entry, hi-lo)
+	// Shards are written at once on the scheduler's threads (the one ctx carries, else one
+	// of Options.Threads): the caller writes one, and each idle thread another.
 	if sched.FromContext(ctx) == nil {
-		ctx = sched.WithContext(ctx, sched.New(o.Threads, 0))
+		ctx = sched.WithContext(ctx, sched.New(o.Threads, o.Memory))
 	}
 	err := sched.Parallel(ctx, hi-lo, func(ctx context.Context, i int) error {
-		var err error
-		entries[i], err = w.writeRange(ctx, lo+i, b[lo+i], b[lo+i+1])
+		e, err := w.writeRange(ctx, lo+i, b[lo+i], b[lo+i+1])
+		entries[i] = e
 		return err
 	})
 	return entries, err
@@ -225,6 +224,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 	defer f.Abort()
 	wo := w.opts.Write
 	wo.Name = path
+	wo.Context = ctx
 	if limit == 0 {
 		wo.Sequences = to - from
 	}

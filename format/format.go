@@ -9,7 +9,6 @@
 package format
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/remote"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -48,8 +48,11 @@ func (w warningError) Unwrap() error { return w.err }
 // Options are the reader options every format receives. A format ignores what it has no use
 // for, but rejects Params it does not know with an error wrapping ErrUsage.
 type Options struct {
-	// Inputs declares streams for formats that do not describe their own (CTF): name, alias,
-	// storage, dimension, type, DefinesMBSize. Nil lets such a format infer them.
+	// Inputs declares the streams to read, one meaning for every format: Name (the name the
+	// data set exposes), Alias (the name in the file; empty means Name), Storage, Dim, Type,
+	// DefinesMBSize. Formats whose files do not describe their streams (CTF) read what is
+	// declared, or infer the streams when Inputs is nil; formats that do (CBF) check the
+	// declarations against the file and expose the declared names. Others ignore it.
 	Inputs []mlfeed.Stream
 	// Config is the path of a CNTK configuration file whose reader section declares the
 	// streams and options, for formats that use one.
@@ -89,6 +92,10 @@ type WriteOptions struct {
 	Sequences int64
 	// Params holds format-specific options as key=value pairs; see Options.Params.
 	Params map[string]string
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a writer does: IDV compresses the columns of a block on the scheduler's idle
+	// threads. Nil means context.Background(): on the caller alone. Package convert sets it.
+	Context context.Context
 }
 
 // Format describes one registered file format.
@@ -207,7 +214,7 @@ func detectHead(head []byte, file string) (*Format, error) {
 	if ft, ok := ByExtension(file); ok {
 		return ft, nil
 	}
-	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+	if sniff.IsGzip(head) {
 		return nil, fmt.Errorf("%s: %w: gzip data of no format mlfeed knows", file, mlfeed.ErrUnknownFormat)
 	}
 	return nil, fmt.Errorf("%s: %w (known: %s)", file, mlfeed.ErrUnknownFormat, strings.Join(Names(), ", "))

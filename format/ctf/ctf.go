@@ -48,7 +48,8 @@
 //     any value needs it (Details reports it). With declared streams such a value is an error
 //     wrapping ErrPrecision at its line and column that names the option, precision=double.
 //     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
-//     values as warnings (format.Warning) either way. Values of up to six significant digits
+//     values as warnings (format.Warning) either way. A nonzero value below float64's range
+//     (1e-400, which reads as 0) is such an error too. Values of up to six significant digits
 //     in float32's range always fit, as do values float32 holds exactly; float64 holds what
 //     17 significant digits state.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
@@ -112,6 +113,9 @@ const DefaultChunkSize = 32 << 20
 // file, no error tolerance, no log, and CNTK's default chunk size. The names follow CNTK's
 // reader configuration; ReadParams lists their key=value form.
 type ReaderOptions struct {
+	// FileName names the data in messages and positional errors, and is the base name of
+	// the index cache (CacheIndex). Open sets it to the file's path when empty.
+	FileName string
 	// Inputs declares the streams: Name, Alias (the name in the file; empty means Name),
 	// Storage, Dim and DefinesMBSize (at most one). Nil infers them by a scan of the file.
 	// A stream's Type may be Float32 or Float64; a Float64 stream makes every stream Float64,

@@ -565,3 +565,51 @@ func parseF(t *testing.T, s string) float64 {
 func testdataPath(t *testing.T, name string) string {
 	return testutil.Testdata(t, "cntk", "ctf", name)
 }
+
+// TestParseCancel: a parse stops when its context ends, between sequences.
+func TestParseCancel(t *testing.T) {
+	text := strings.Repeat("|x 1 2\n", 3*cancelCheck)
+	r, err := newReader("c.ctf", []byte(text), nil, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := parseChunk[float32](ctx, r, 0, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if c, _, _, err := parseChunk[float32](context.Background(), r, 0, nil); err != nil || c.Sequences != 3*cancelCheck {
+		t.Fatalf("uncancelled: %v", err)
+	}
+}
+
+// TestNewReader: CTF text from an io.ReaderAt reads as the same file opened by name.
+func TestNewReader(t *testing.T) {
+	text := "0 |a 1 2 |b 3:1\n0 |a 3 4\n1 |a 5 6 |b 0:2\n"
+	in := []mlfeed.Stream{dense("a", 2), sparse("b", 4)}
+	r, err := NewReader(strings.NewReader(text), int64(len(text)), &ReaderOptions{FileName: "mem.ctf", Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*mlfeed.Chunk
+	for i := range r.Chunks() {
+		c, err := r.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	byName, want, err := readAll(t, text, &ReaderOptions{Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat(r, got) != flat(byName, want) {
+		t.Fatalf("NewReader read\n%s\nOpen read\n%s", flat(r, got), flat(byName, want))
+	}
+	if _, err := NewReader(strings.NewReader(text), int64(len(text))+5, &ReaderOptions{FileName: "short.ctf", Inputs: in}); err == nil || !strings.Contains(err.Error(), "short.ctf") {
+		t.Fatalf("a short reader: %v", err)
+	}
+	if _, err := NewReader(strings.NewReader(text), -1, nil); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a negative size: %v", err)
+	}
+}

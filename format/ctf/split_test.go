@@ -59,7 +59,7 @@ func TestSplitMatchesSequential(t *testing.T) {
 				t.Fatal(err)
 			}
 			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
-			want, _, _, err1 := parseChunk[float32](r1, 0, nil)
+			want, _, _, err1 := parseChunk[float32](context.Background(), r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
 				ctx := sched.WithContext(context.Background(), sched.New(4, 0))

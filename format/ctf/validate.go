@@ -1,6 +1,7 @@
 package ctf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -48,9 +49,9 @@ func (r *Reader) validate(report func(error) bool) {
 	for i := range r.chunks {
 		var err error
 		if r.double {
-			_, _, _, err = parseChunk[float64](r, i, strict)
+			_, _, _, err = parseChunk[float64](context.Background(), r, i, strict)
 		} else {
-			_, _, _, err = parseChunk[float32](r, i, strict)
+			_, _, _, err = parseChunk[float32](context.Background(), r, i, strict)
 		}
 		if stopped {
 			return

@@ -262,7 +262,7 @@ func TestAllFilesValidate(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if err := r.Check(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
+		if err := r.Validate(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
 			t.Error(err)
 		}
 		r.Close()
@@ -387,7 +387,7 @@ func TestCorruptBlocks(t *testing.T) {
 			bad := mutate(data, int(tc.off), tc.patch...)
 			r := readBytes(t, bad, &ReaderOptions{FileName: "bad.idv"})
 			var errs []error
-			r.Check(context.Background(), func(err error) bool { errs = append(errs, err); return true })
+			r.Validate(context.Background(), func(err error) bool { errs = append(errs, err); return true })
 			if len(errs) != 1 {
 				t.Fatalf("got %d errors %v, want 1", len(errs), errs)
 			}

@@ -117,6 +117,7 @@ func createFormat(w io.Writer, schema mlfeed.Schema, opts *format.WriteOptions) 
 		if opts.ChunkSize > 0 {
 			wo.MaxBytesPerBlock = opts.ChunkSize
 		}
+		wo.Context = opts.Context
 		params, err := format.NormalizeParams("idv", opts.Params, WriteParams)
 		if err != nil {
 			return nil, err
@@ -166,12 +167,12 @@ func Validate(name string, opts *ReaderOptions, report func(error) bool) error {
 		return err
 	}
 	defer r.Close()
-	return r.Check(context.Background(), report)
+	return r.Validate(context.Background(), report)
 }
 
-// Check decodes every block of every column independently and reports each error; it stops
+// Validate decodes every block of every column independently and reports each error; it stops
 // early when report returns false. It returns an error only when ctx ends.
-func (r *Reader) Check(ctx context.Context, report func(error) bool) error {
+func (r *Reader) Validate(ctx context.Context, report func(error) bool) error {
 	for _, c := range r.alive {
 		for b := range c.blocks {
 			if err := ctx.Err(); err != nil {

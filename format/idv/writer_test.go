@@ -160,7 +160,7 @@ func TestRoundTripCorpus(t *testing.T) {
 			if again := writeAll(t, back, opts); !bytes.Equal(again, out) {
 				t.Errorf("%s: second round trip changed the bytes", f)
 			}
-			if err := back.Check(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
+			if err := back.Validate(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
 				t.Error(err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 // Default option values.
@@ -183,7 +184,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	}
 	var magic [2]byte
 	n, _ := f.ReadAt(magic[:], 0)
-	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
+	if sniff.IsGzip(magic[:n]) {
 		rd, err := NewGzipReader(f, size, opts, func() (io.ReadCloser, error) { return os.Open(name) })
 		f.Close()
 		return rd, err
@@ -412,7 +413,7 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 }
 
 // ReadChunkReuse decodes chunk i as ReadChunk does, into the values of prev when they are
-// large enough (mlfeed.ChunkReuser): prev is a chunk an earlier ReadChunkReuse of this reader
+// large enough (the Source contract): prev is a chunk an earlier ReadChunkReuse of this reader
 // returned, which the caller no longer uses, or nil. Values that ReadChunk does not copy
 // (uint8 and int8 of a mapped file) ignore prev.
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
