@@ -118,7 +118,7 @@ func (m *Matrix) check(report func(error) bool) (int64, error) {
 				if err != nil {
 					return 0, err
 				}
-				ord, err := checkIndices(name, ib, sdims[dim], ptr, dim)
+				ord, err := checkIndices(name, ib, sdims[dim], ptr)
 				if err != nil {
 					return 0, err
 				}
@@ -228,53 +228,64 @@ func (m *Matrix) levelPointers(li, dim int, npos, nidx int64) ([]int64, error) {
 
 // checkIndices checks a single index array in its stored type: every index in [0, bound), and
 // (the returned ordering error, not fatal) strictly increasing within each fiber of ptr.
-func checkIndices(name string, b mlfeed.Buffer, bound int64, ptr []int64, dim int) (ordering, err error) {
+func checkIndices(name string, b mlfeed.Buffer, bound int64, ptr []int64) (ordering, err error) {
 	switch b.Type {
 	case mlfeed.Uint8:
-		return checkIndexSlice(name, b.Uint8s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Uint8s(), bound, ptr)
 	case mlfeed.Uint16:
-		return checkIndexSlice(name, b.Uint16s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Uint16s(), bound, ptr)
 	case mlfeed.Uint32:
-		return checkIndexSlice(name, b.Uint32s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Uint32s(), bound, ptr)
 	case mlfeed.Uint64:
-		return checkIndexSlice(name, b.Uint64s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Uint64s(), bound, ptr)
 	case mlfeed.Int8:
-		return checkIndexSlice(name, b.Int8s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Int8s(), bound, ptr)
 	case mlfeed.Int16:
-		return checkIndexSlice(name, b.Int16s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Int16s(), bound, ptr)
 	case mlfeed.Int32:
-		return checkIndexSlice(name, b.Int32s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Int32s(), bound, ptr)
 	case mlfeed.Int64:
-		return checkIndexSlice(name, b.Int64s(), bound, ptr, dim)
+		return checkIndexSlice(name, b.Int64s(), bound, ptr)
 	}
 	return nil, arrayErr(name, -1, "holds %s, not integers", b.Type)
 }
 
-func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64](name string, v []T, bound int64, ptr []int64, dim int) (ordering, err error) {
-	for i, x := range v {
-		if x < 0 || uint64(x) >= uint64(bound) {
-			if x < 0 {
-				return nil, arrayErr(name, int64(i), "negative value %d", int64(x))
-			}
-			if uint64(x) > math.MaxInt64 {
-				return nil, arrayErr(name, int64(i), "value %d does not fit int64", uint64(x))
-			}
-			return nil, arrayErr(name, int64(i), "index %d is outside [0, %d)", uint64(x), bound)
-		}
-	}
+func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64](name string, v []T, bound int64, ptr []int64) (ordering, err error) {
+	// one pass per fiber: range and strict order
 	for p := 0; p+1 < len(ptr); p++ {
-		for q := ptr[p] + 1; q < ptr[p+1]; q++ {
-			if a, b := v[q-1], v[q]; a >= b {
-				if a == b {
-					return &ArrayError{Array: name, Index: q,
-						Err: fmt.Errorf("%w: %w: the same coordinate as element %d", ErrFormat, errDuplicate, q-1)}, nil
-				}
-				return &ArrayError{Array: name, Index: q,
-					Err: fmt.Errorf("%w: %w: element %d precedes element %d in its fiber", ErrFormat, errUnsorted, q, q-1)}, nil
+		lo, hi := ptr[p], ptr[p+1]
+		var prev T
+		for q := lo; q < hi; q++ {
+			x := v[q]
+			if x < 0 || uint64(x) >= uint64(bound) {
+				return nil, indexErr(name, q, int64(x), uint64(x), x < 0, bound)
 			}
+			if q > lo && x <= prev && ordering == nil {
+				ordering = orderErr(name, q, x == prev)
+			}
+			prev = x
 		}
 	}
-	return nil, nil
+	return ordering, nil
+}
+
+// indexErr describes a bad index at position q.
+func indexErr(name string, q, signed int64, unsigned uint64, negative bool, bound int64) error {
+	switch {
+	case negative:
+		return arrayErr(name, q, "negative value %d", signed)
+	case unsigned > math.MaxInt64:
+		return arrayErr(name, q, "value %d does not fit int64", unsigned)
+	}
+	return arrayErr(name, q, "index %d is outside [0, %d)", unsigned, bound)
+}
+
+// orderErr is the ordering error at position q of a fiber: a repeated or a decreasing index.
+func orderErr(name string, q int64, same bool) error {
+	if same {
+		return &ArrayError{Array: name, Index: q, Err: fmt.Errorf("%w: %w: the same coordinate as element %d", ErrFormat, errDuplicate, q-1)}
+	}
+	return &ArrayError{Array: name, Index: q, Err: fmt.Errorf("%w: %w: element %d precedes element %d in its fiber", ErrFormat, errUnsorted, q, q-1)}
 }
 
 // storageDims returns the sizes of the stored dimensions in level order.
