@@ -193,8 +193,9 @@ type Source interface {
 	// allocation (and the clearing of fresh memory) that a decode otherwise costs. prev is a
 	// chunk that an earlier ReadChunkReuse of the same source returned and that the caller no
 	// longer uses, or nil; the source may write into it, or ignore it (when it is too small,
-	// or when the source's chunks share memory with a file or a cache). The minibatch engine
-	// and sched.ReadAhead recycle chunks this way.
+	// or when the source's chunks share memory with a file or a cache: a source that hands
+	// out chunks it keeps must never write into them when they come back as prev). The
+	// minibatch engine and sched.ReadAhead recycle chunks this way.
 	ReadChunkReuse(ctx context.Context, i int, prev *Chunk) (*Chunk, error)
 	// SequenceLengths returns the length (Chunk.SequenceLength) of every sequence of chunk i,
 	// from an index where the format has one; the minibatch engine uses it to plan without

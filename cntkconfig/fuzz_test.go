@@ -32,8 +32,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		seen := map[string]bool{}
 		for _, e := range cfg.Root.Entries() {
-			cfg.Reader(e.Key)
+			if !seen[e.Key] {
+				seen[e.Key] = true
+				cfg.Reader(e.Key)
+			}
 			for _, w := range e.Value.Entries() {
 				w.Value.String()
 				w.Value.Items()

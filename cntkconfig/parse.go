@@ -550,26 +550,30 @@ func (v *Value) Get(key string) *Value {
 	if w.Kind != Dict {
 		return w
 	}
-	var bodies []span
-	n := 0
-	for i := last; i >= 0; i-- {
+	if m := v.merged[last]; m != nil {
+		return m
+	}
+	first := last
+	for i := last - 1; i >= 0; i-- {
 		if !strings.EqualFold(es[i].Key, key) {
 			continue
 		}
 		if es[i].Value.Kind != Dict {
 			break
 		}
-		bodies = append(es[i].Value.bodies, bodies...)
-		n++
+		first = i
 	}
-	if n == 1 {
+	if first == last {
 		return w
+	}
+	var bodies []span
+	for _, e := range es[first : last+1] {
+		if strings.EqualFold(e.Key, key) {
+			bodies = append(bodies, e.Value.bodies...)
+		}
 	}
 	if v.merged == nil {
 		v.merged = map[int]*Value{}
-	}
-	if m := v.merged[last]; m != nil {
-		return m
 	}
 	m := &Value{Kind: Dict, Text: w.Text, Line: w.Line, parent: v, cfg: v.cfg, file: w.file, bodies: bodies}
 	v.merged[last] = m

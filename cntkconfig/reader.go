@@ -49,7 +49,7 @@ type Reader struct {
 // Deserializer is one data file of a reader section.
 type Deserializer struct {
 	// Type is the reader or deserializer type as written ("CNTKTextFormatReader",
-	// "CNTKTextFormatDeserializer", "CNTKBinaryReader", "CNTKBinaryChunkDeserializer").
+	// "CNTKTextFormatDeserializer", "CNTKBinaryReader", "CNTKBinaryFormatDeserializer").
 	Type string
 	// Format is the mlfeed format name: "ctf" or "cbf".
 	Format string
@@ -65,7 +65,8 @@ type Deserializer struct {
 	// holding the reader keys the section sets, under CNTK's names (precision,
 	// skipSequenceIds, maxErrors, traceLevel, chunkSizeInBytes, keepDataInMemory, frameMode,
 	// cacheIndex) with normalized values ("true"/"false", decimal integers). For CBF only
-	// keepDataInMemory is passed: the binary reader has no use for the others.
+	// keepDataInMemory is passed: the binary reader has no use for the others; its input
+	// entries may hold only an alias (Dim 0), renaming a stream the file describes.
 	Options format.Options
 }
 
@@ -270,7 +271,7 @@ func typeOf(d *Value, key string, formats map[string]string) (string, error) {
 		return typ, nil
 	}
 	var names []string
-	for _, n := range []string{"CNTKTextFormatReader", "CNTKBinaryReader", "CNTKTextFormatDeserializer", "CNTKBinaryChunkDeserializer"} {
+	for _, n := range []string{"CNTKTextFormatReader", "CNTKBinaryReader", "CNTKTextFormatDeserializer", "CNTKBinaryFormatDeserializer"} {
 		if _, ok := formats[strings.ToLower(n)]; ok {
 			names = append(names, n)
 		}
@@ -280,7 +281,7 @@ func typeOf(d *Value, key string, formats map[string]string) (string, error) {
 
 var (
 	readerFormats       = map[string]string{"cntktextformatreader": "ctf", "cntkbinaryreader": "cbf"}
-	deserializerFormats = map[string]string{"cntktextformatdeserializer": "ctf", "cntkbinarychunkdeserializer": "cbf"}
+	deserializerFormats = map[string]string{"cntktextformatdeserializer": "ctf", "cntkbinaryformatdeserializer": "cbf"}
 )
 
 // autoWindow is CNTK's default window in chunks: 4 GiB / chunkSizeInBytes for CTF, 128 for CBF.
@@ -441,7 +442,7 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 		out.Options.Params = params
 	}
 	if in := d.Get("input"); in != nil {
-		if out.Options.Inputs, err = r.inputs(in.resolve()); err != nil {
+		if out.Options.Inputs, err = r.inputs(in.resolve(), f == "cbf"); err != nil {
 			return out, err
 		}
 	} else if f == "ctf" {
@@ -461,7 +462,8 @@ func resolvePath(file, dir string) string {
 }
 
 // inputs maps an `input = [ name = [ dim, format, alias, definesMBSize ] ... ]` block.
-func (r *Reader) inputs(in *Value) ([]mlfeed.Stream, error) {
+// With renameOnly (CBF), an entry may hold only an alias, renaming a stream of the file.
+func (r *Reader) inputs(in *Value, renameOnly bool) ([]mlfeed.Stream, error) {
 	if in.Kind != Dict {
 		return nil, in.errorf(ErrConfig, "input must be a [ ] or { } block")
 	}
@@ -480,31 +482,14 @@ func (r *Reader) inputs(in *Value) ([]mlfeed.Stream, error) {
 			return nil, err
 		}
 		st := mlfeed.Stream{Name: e.Key, Type: r.Precision}
-		dw := v.Get("dim")
-		if dw == nil {
-			return nil, v.errorf(ErrConfig, "input %q has no dim", e.Key)
-		}
-		dim, err := uintValue(dw, math.MaxInt32)
-		if err != nil {
-			return nil, err
-		}
-		if dim == 0 {
-			return nil, dw.errorf(ErrConfig, "input %q: dim must be positive", e.Key)
-		}
-		st.Dim = int(dim)
-		fs, err := mustString(v, "format")
-		if err != nil {
-			return nil, err
-		}
-		switch strings.ToLower(fs) {
-		case "dense":
-			st.Storage = mlfeed.Dense
-		case "sparse":
-			st.Storage = mlfeed.Sparse
-		default:
-			return nil, v.Get("format").errorf(ErrConfig, "input %q: format must be dense or sparse, not %q", e.Key, fs)
+		// CNTK's binary reader takes only an alias: the file describes its streams.
+		if !renameOnly || v.Get("dim") != nil || v.Get("format") != nil {
+			if err := shape(&st, v); err != nil {
+				return nil, err
+			}
 		}
 		alias := e.Key
+		var err error
 		if aw := v.Get("alias"); aw != nil {
 			if alias, err = aw.String(); err != nil {
 				return nil, err
@@ -534,6 +519,35 @@ func (r *Reader) inputs(in *Value) ([]mlfeed.Stream, error) {
 	return out, nil
 }
 
+// shape sets the dimension and storage of st from its input block v.
+func shape(st *mlfeed.Stream, v *Value) error {
+	dw := v.Get("dim")
+	if dw == nil {
+		return v.errorf(ErrConfig, "input %q has no dim", st.Name)
+	}
+	dim, err := uintValue(dw, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	if dim == 0 {
+		return dw.errorf(ErrConfig, "input %q: dim must be positive", st.Name)
+	}
+	st.Dim = int(dim)
+	fs, err := mustString(v, "format")
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(fs) {
+	case "dense":
+		st.Storage = mlfeed.Dense
+	case "sparse":
+		st.Storage = mlfeed.Sparse
+	default:
+		return v.Get("format").errorf(ErrConfig, "input %q: format must be dense or sparse, not %q", st.Name, fs)
+	}
+	return nil
+}
+
 // checkKeys reports the first key of block v that is not in known.
 func checkKeys(v *Value, what string, known []string) error {
 	for _, e := range v.Entries() {
@@ -547,6 +561,13 @@ func checkKeys(v *Value, what string, known []string) error {
 		for _, k := range unsupportedKeys {
 			if strings.EqualFold(k, e.Key) {
 				return &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("%s: %q (truncated BPTT) is not supported", what, e.Key), Err: ErrUnsupported}
+			}
+		}
+		if f := strings.Fields(e.Key); len(f) > 1 {
+			for _, k := range known {
+				if strings.EqualFold(k, f[0]) {
+					return &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("expected '=' after %q", f[0]), Err: ErrSyntax}
+				}
 			}
 		}
 		msg := fmt.Sprintf("unknown key %q in %s", e.Key, what)

@@ -265,6 +265,7 @@ func TestErrors(t *testing.T) {
 		{"bptt", "reader = [ readerType = CNTKTextFormatReader; file = x\n truncated = true ]", `x.cntk:2: reader section: "truncated"`, ErrUnsupported},
 		{"unclosed", "a = 1\nreader = [\n readerType = x\n", `x.cntk:2: '[' opened here is never closed`, ErrSyntax},
 		{"no equals", "reader = [\n readerType CNTKTextFormatReader ]", `x.cntk:2: expected '=' after "readerType"`, ErrSyntax},
+		{"no equals 2", "reader = [ readerType = CNTKTextFormatReader; file = x\n randomize false\n input = [ a = [ dim = 1; format = dense ] ] ]", `x.cntk:2: expected '=' after "randomize"`, ErrSyntax},
 		{"string", "reader = [ file = \"abc ]", `unterminated string`, ErrSyntax},
 		{"duplicate alias", "reader = [ readerType = CNTKTextFormatReader; file = x; input = [\n a = [ dim = 2; format = dense; alias = A ]\n b = [ dim = 2; format = dense; alias = A ] ] ]", `alias "A" is already used`, ErrConfig},
 	} {

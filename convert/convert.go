@@ -1,5 +1,5 @@
 // Package convert moves a data set from a mlfeed.Source into a format's writer: streaming
-// chunk by chunk (reading the next chunk while the current one is written), converting element
+// chunk by chunk (decoding the next chunks on the scheduler while the current one is written), converting element
 // types and densifying sparse streams on request, and committing the output file atomically.
 package convert
 
@@ -14,6 +14,7 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Options control a conversion. The zero value converts losslessly to the format named by the
@@ -34,6 +35,11 @@ type Options struct {
 	// Progress, if set, is called after each chunk with the samples written so far and the
 	// total.
 	Progress func(done, total int64)
+	// Threads and Memory bound the reading ahead (the threads that decode chunks, the
+	// caller's included, and the bytes of decoded chunks waiting to be written) when ctx
+	// carries no scheduler, as the CLI's does: zero means all cores and sched.DefaultMemory.
+	Threads int
+	Memory  int64
 }
 
 // File converts src into the file out. The file appears only when the conversion succeeds:
@@ -95,6 +101,11 @@ func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Sc
 	wo := opts.Write
 	wo.Sequences, _ = mlfeed.Totals(src.Chunks())
 	wo.Name = out
+	if sched.FromContext(ctx) == nil {
+		// One scheduler for reading (Copy) and for the writer's own work.
+		ctx = sched.WithContext(ctx, sched.New(opts.Threads, opts.Memory))
+	}
+	wo.Context = ctx
 	sink, err := ft.Create(w, schema, &wo)
 	if err != nil {
 		return err
@@ -131,9 +142,11 @@ func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
 }
 
 // Copy streams every chunk of src into sink, applying opts.Type and opts.Densify (the sink
-// must have been created with TargetSchema). The next chunk is decoded while the current one
-// is written. It does not close the sink. An input file that shrinks while it is mapped is
-// an error naming it (see internal/mmap), not a crash.
+// must have been created with TargetSchema). The next chunks are decoded on the scheduler's
+// other threads while the current one is written (on the caller's goroutine alone with one
+// thread), into the memory of chunks already written where the source can. It does not close
+// the sink. An input file that shrinks while it is mapped is an error naming it (see
+// internal/mmap), not a crash.
 func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) (err error) {
 	defer mmap.Recover(mmap.Catch(), &err)
 	if opts == nil {
@@ -146,38 +159,21 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 	}
 	chunks := src.Chunks()
 	_, total := mlfeed.Totals(chunks)
-	type result struct {
-		c   *mlfeed.Chunk
-		err error
+	s := sched.FromContext(ctx)
+	if s == nil {
+		s = sched.New(opts.Threads, opts.Memory)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan result, 1)
-	go func() {
-		defer close(ch)
-		for i := range chunks {
-			var c *mlfeed.Chunk
-			err := mmap.Guard(func() (err error) {
-				c, err = src.ReadChunk(ctx, i)
-				return err
-			})
-			select {
-			case ch <- result{c, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	// A sink keeps nothing of a chunk after WriteChunk: the next ones may decode into it.
+	ra := s.ReadAhead(ctx, src, order, &sched.ReadAheadOptions{Recycle: true})
+	defer ra.Close()
 	var done int64
-	i := 0
-	for r := range ch {
-		if r.err != nil {
-			return r.err
-		}
-		c, err := Transform(&in, &outSchema, r.c)
+	for ra.Next() {
+		i := ra.Index()
+		c, err := Transform(&in, &outSchema, ra.Chunk())
 		if err != nil {
 			return fmt.Errorf("chunk %d: %w", i, err)
 		}
@@ -185,10 +181,12 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 			return err
 		}
 		done += chunks[i].Samples
-		i++
 		if opts.Progress != nil {
 			opts.Progress(done, total)
 		}
+	}
+	if err := ra.Err(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

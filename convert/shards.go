@@ -249,6 +249,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 	defer f.Abort()
 	wo := w.opts.Write
 	wo.Name = path
+	wo.Context = ctx
 	if limit == 0 {
 		wo.Sequences = to - from
 	}

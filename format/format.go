@@ -9,17 +9,18 @@
 package format
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -46,8 +47,11 @@ func (w warningError) Unwrap() error { return w.err }
 // Options are the reader options every format receives. A format ignores what it has no use
 // for, but rejects Params it does not know with an error wrapping ErrUsage.
 type Options struct {
-	// Inputs declares streams for formats that do not describe their own (CTF): name, alias,
-	// storage, dimension, type, DefinesMBSize. Nil lets such a format infer them.
+	// Inputs declares the streams to read, one meaning for every format: Name (the name the
+	// data set exposes), Alias (the name in the file; empty means Name), Storage, Dim, Type,
+	// DefinesMBSize. Formats whose files do not describe their streams (CTF) read what is
+	// declared, or infer the streams when Inputs is nil; formats that do (CBF) check the
+	// declarations against the file and expose the declared names. Others ignore it.
 	Inputs []mlfeed.Stream
 	// Config is the path of a CNTK configuration file whose reader section declares the
 	// streams and options, for formats that use one.
@@ -87,6 +91,10 @@ type WriteOptions struct {
 	Sequences int64
 	// Params holds format-specific options as key=value pairs; see Options.Params.
 	Params map[string]string
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a writer does: IDV compresses the columns of a block on the scheduler's idle
+	// threads. Nil means context.Background(): on the caller alone. Package convert sets it.
+	Context context.Context
 }
 
 // Format describes one registered file format.
@@ -111,6 +119,10 @@ type Format struct {
 	// Streamable reports that Create writes its output front to back, never seeking nor
 	// reopening it, so that it can go to standard output or a pipe.
 	Streamable bool
+	// ReadParams and WriteParams declare the format-specific options Options.Params and
+	// WriteOptions.Params take (CLI: --opt and --write-opt), for `mlfeed formats` and for
+	// NormalizeParams.
+	ReadParams, WriteParams []Param
 	// Validate, if set, checks a file more strictly than reading does and reports every
 	// problem found to report, stopping when report returns false. It returns an error only
 	// when it cannot check at all. Nil means: open the file and read every chunk.
@@ -193,7 +205,7 @@ func Detect(name string) (*Format, error) {
 	if ft, ok := ByExtension(file); ok {
 		return ft, nil
 	}
-	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+	if sniff.IsGzip(head) {
 		return nil, fmt.Errorf("%s: %w: gzip data of no format mlfeed knows", file, mlfeed.ErrUnknownFormat)
 	}
 	return nil, fmt.Errorf("%s: %w (known: %s)", file, mlfeed.ErrUnknownFormat, strings.Join(Names(), ", "))
@@ -307,7 +319,7 @@ func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
 func ParseInput(s string) (mlfeed.Stream, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) < 3 || len(parts) > 5 || parts[0] == "" {
-		return mlfeed.Stream{}, fmt.Errorf("%w: --input %q: want NAME:dense|sparse:DIM[:ALIAS[:TYPE]]", ErrUsage, s)
+		return mlfeed.Stream{}, fmt.Errorf("%w: stream declaration %q: want NAME:dense|sparse:DIM[:ALIAS[:TYPE]]", ErrUsage, s)
 	}
 	st := mlfeed.Stream{Name: parts[0], Type: mlfeed.Float32}
 	switch strings.ToLower(parts[1]) {
@@ -316,11 +328,11 @@ func ParseInput(s string) (mlfeed.Stream, error) {
 	case "sparse":
 		st.Storage = mlfeed.Sparse
 	default:
-		return st, fmt.Errorf("%w: --input %q: storage must be dense or sparse, not %q", ErrUsage, s, parts[1])
+		return st, fmt.Errorf("%w: stream declaration %q: storage must be dense or sparse, not %q", ErrUsage, s, parts[1])
 	}
 	dim, err := strconv.Atoi(parts[2])
 	if err != nil || dim <= 0 {
-		return st, fmt.Errorf("%w: --input %q: dimension must be a positive integer, not %q", ErrUsage, s, parts[2])
+		return st, fmt.Errorf("%w: stream declaration %q: dimension must be a positive integer, not %q", ErrUsage, s, parts[2])
 	}
 	st.Dim = dim
 	if len(parts) > 3 && parts[3] != "" && parts[3] != parts[0] {
@@ -328,10 +340,56 @@ func ParseInput(s string) (mlfeed.Stream, error) {
 	}
 	if len(parts) > 4 {
 		if st.Type, err = mlfeed.ParseElemType(parts[4]); err != nil {
-			return st, fmt.Errorf("%w: --input %q: %v", ErrUsage, s, err)
+			return st, fmt.Errorf("%w: stream declaration %q: %v", ErrUsage, s, err)
 		}
 	}
 	return st, nil
+}
+
+// Param declares one format-specific option key. Keys are lower snake_case, the same name for
+// the same idea in every format (chunk_size, keep_in_memory, level, name, ...).
+type Param struct {
+	// Name is the key.
+	Name string
+	// Doc says what the option does, its values and its default, in one line.
+	Doc string
+	// Aliases are other spellings accepted for the key: CNTK's reader option names
+	// (chunkSizeInBytes, keepDataInMemory), which CNTK configurations use.
+	Aliases []string
+}
+
+// NormalizeParams checks params against the declared keys and returns them under their
+// names, an alias given renamed to its key. A key that is not declared, or one given under two
+// spellings, is an error wrapping ErrUsage. A nil or empty params gives nil.
+func NormalizeParams(format string, params map[string]string, decl []Param) (map[string]string, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(params))
+	for k, v := range params {
+		name := ""
+		for _, p := range decl {
+			if k == p.Name || slices.Contains(p.Aliases, k) {
+				name = p.Name
+				break
+			}
+		}
+		if name == "" {
+			if len(decl) == 0 {
+				return nil, fmt.Errorf("%w: %s takes no format options, got %q", ErrUsage, format, k)
+			}
+			names := make([]string, len(decl))
+			for i, p := range decl {
+				names[i] = p.Name
+			}
+			return nil, fmt.Errorf("%w: %s has no option %q (known: %s)", ErrUsage, format, k, strings.Join(names, ", "))
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%w: %s option %s given twice (under two spellings)", ErrUsage, format, name)
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 // CheckParams returns an error wrapping ErrUsage if params holds a key not in known. Formats
@@ -344,9 +402,9 @@ func CheckParams(format string, params map[string]string, known ...string) error
 		}
 		if !ok {
 			if len(known) == 0 {
-				return fmt.Errorf("%w: %s takes no --opt parameters, got %q", ErrUsage, format, k)
+				return fmt.Errorf("%w: %s takes no format options, got %q", ErrUsage, format, k)
 			}
-			return fmt.Errorf("%w: %s does not know --opt %q (known: %s)", ErrUsage, format, k, strings.Join(known, ", "))
+			return fmt.Errorf("%w: %s has no option %q (known: %s)", ErrUsage, format, k, strings.Join(known, ", "))
 		}
 	}
 	return nil

@@ -62,7 +62,7 @@ func BenchmarkSweep(b *testing.B) {
 	})
 	r, _ := New(src, Config{MinibatchSize: mb})
 	var p plan
-	r.rz.plan(0, &p)
+	r.pl.rz.plan(0, &p)
 	sz := dim * 4
 	// gather copies the samples in the engine's randomized order, minibatches parts of the
 	// sweep on as many goroutines, each prefetching the sample four ahead as the packers do:

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -240,5 +242,71 @@ func TestMergeNeedsEveryTask(t *testing.T) {
 	}
 	if _, err := ReadManifest(filepath.Join(dir, ManifestName)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// copySource decodes every chunk of a MemorySource into fresh memory, as a file's reader
+// does, so that what keeps a chunk alive is the caller's business.
+type copySource struct{ *mlfeed.MemorySource }
+
+func (s copySource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	c, err := s.MemorySource.ReadChunk(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	d := c.Streams[0]
+	d.Values = mlfeed.NewBuffer(d.Values.Type, d.Values.Len())
+	copy(d.Values.Bytes, c.Streams[0].Values.Bytes)
+	return &mlfeed.Chunk{Sequences: c.Sequences, Streams: []mlfeed.StreamData{d}}, nil
+}
+
+func (s copySource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+
+// TestReuseKeepsNoChunkAlive: the chunks ReadChunkReuse hands out, once the caller drops them
+// or hands them back for a chunk of another shard, are garbage. (The shard that decoded each
+// was once recorded with the chunk as a map key, which kept a randomized sweep's every chunk,
+// the whole data set, in memory.)
+func TestReuseKeepsNoChunkAlive(t *testing.T) {
+	names, open, _ := memShards(t, 4, 8)
+	src, err := NewSource(names, nil, func(name string) (mlfeed.Source, error) {
+		s, err := open(name)
+		if err != nil {
+			return nil, err
+		}
+		return copySource{s.(*mlfeed.MemorySource)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var handed []weak.Pointer[mlfeed.Chunk]
+	var prev *mlfeed.Chunk
+	n := len(src.Chunks())
+	for k := 0; k < 4*n; k++ {
+		i := (k * 7) % n // jump between shards, as a randomized sweep does
+		c, err := src.ReadChunkReuse(context.Background(), i, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handed = append(handed, weak.Make(c))
+		if k%2 == 0 {
+			prev = c // handed back on the next call
+		} else {
+			prev = nil // dropped
+		}
+	}
+	prev = nil
+	runtime.GC()
+	runtime.GC()
+	alive := 0
+	for _, w := range handed {
+		if w.Value() != nil {
+			alive++
+		}
+	}
+	if alive > 0 {
+		t.Errorf("%d of the %d chunks handed out and dropped are still reachable", alive, len(handed))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"weak"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -26,7 +27,10 @@ type Source struct {
 	shards []shardState
 
 	reuseMu sync.Mutex
-	owner   map[*mlfeed.Chunk]int // shard that decoded a chunk handed out by ReadChunkReuse
+	// owner records the shard that decoded each chunk ReadChunkReuse handed out. Its keys are
+	// weak: a chunk the caller drops must not stay reachable through it (strong keys kept every
+	// chunk of a randomized sweep alive, the whole data set in memory).
+	owner map[weak.Pointer[mlfeed.Chunk]]int
 }
 
 type shardState struct {
@@ -190,19 +194,21 @@ func (s *Source) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 	}
 	s.reuseMu.Lock()
 	if prev != nil {
-		if owner, ok := s.owner[prev]; !ok || owner != k {
-			prev = nil
+		key := weak.Make(prev)
+		owner, ok := s.owner[key]
+		delete(s.owner, key)
+		if !ok || owner != k {
+			prev = nil // another shard's memory (possibly its read-only mapping)
 		}
-		delete(s.owner, prev)
 	}
 	s.reuseMu.Unlock()
 	c, err := src.ReadChunkReuse(ctx, local, prev)
 	if err == nil {
 		s.reuseMu.Lock()
-		if s.owner == nil || len(s.owner) > 4096 { // forget chunks the caller dropped
-			s.owner = map[*mlfeed.Chunk]int{}
+		if s.owner == nil || len(s.owner) > 4096 { // forget the keys of chunks the caller dropped
+			s.owner = map[weak.Pointer[mlfeed.Chunk]]int{}
 		}
-		s.owner[c] = k
+		s.owner[weak.Make(c)] = k
 		s.reuseMu.Unlock()
 	}
 	return c, err

@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -120,7 +121,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.maxSamples, "max-samples", 0, "stop at the first minibatch reaching `N` samples from the start of training")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers `N` (default $WORLD_SIZE, else 1)")
 	fl.IntVar(&f.rank, "rank", 0, "this worker's rank `R` (default $RANK)")
-	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per CPU, 4 at most; -1: pack on the reading goroutine)")
+	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per thread, 4 at most; -1: pack on the reading goroutine)")
 	fl.BoolVar(&f.keep, "keep-in-memory", false, "keep every chunk read in memory: decode each once (CNTK's keepDataInMemory)")
 	fl.BoolVar(&f.cntkDist, "cntk-distribution", false, "divide data among workers as CNTK does (by chunk), not balanced")
 	fl.StringVar(&f.saveState, "save-state", "", "write the reader's state as JSON to `FILE` at the end")
@@ -148,15 +149,11 @@ type batchFlags struct {
 
 // config builds the engine configuration: the --config reader section, then explicit flags.
 func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch.Config, error) {
-	c := minibatch.Config{Log: os.Stderr}
+	var c minibatch.Config
 	if r != nil {
-		c.NoRandomize = !r.Randomize
-		c.RandomizationSeed = r.RandomizationSeed
-		c.RandomizationWindow = r.RandomizationWindow
-		c.SampleBasedRandomizationWindow = r.SampleBasedRandomizationWindow
-		c.FrameMode = r.FrameMode
-		c.TraceLevel = r.TraceLevel
+		c = r.MinibatchConfig()
 	}
+	c.Log = os.Stderr
 	changed := cmd.Flags().Changed
 	c.MinibatchSize = f.mbSize
 	if changed("seed") || r == nil {
@@ -184,6 +181,16 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 	c.Workers, c.Rank = f.workers, f.rank
 	if f.workers == 0 && changed("rank") {
 		return c, usageErr("--rank needs --workers")
+	}
+	if f.workers == 0 {
+		env, err := minibatch.ConfigFromEnv()
+		if err != nil {
+			return c, usageErr("%v", err)
+		}
+		c.Workers, c.Rank = env.Workers, env.Rank
+	}
+	if s := sched.FromContext(cmd.Context()); s != nil {
+		c.Threads, c.Memory = s.Threads(), s.Memory()
 	}
 	if f.cntkDist {
 		c.Distribution = minibatch.CNTKCompatible
@@ -303,56 +310,26 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	return w.Flush()
 }
 
-// openDeserializers opens the data files of a --config reader section, each with its own
-// streams and options (explicit --input and --opt applied to each), joined by sequence id
-// when they have ids, else combined in order.
+// openDeserializers opens the data files of a --config reader section, each in its
+// deserializer's format with its own streams and options (explicit --input and --opt applied
+// to each), joined by sequence id when they have ids, else combined in order.
 func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
-	base, err := in.options()
-	if err != nil {
-		return nil, err
-	}
-	var srcs []mlfeed.Source
-	for _, d := range rc.Deserializers {
-		o := d.Options
-		o.Log, o.Config = base.Log, base.Config
-		if len(in.inputs) > 0 {
-			o.Inputs = base.Inputs
-		}
-		p, err := parseParams(in.params, "--opt")
+	var base format.Options
+	base.Log = os.Stderr
+	base.Config, _ = splitConfig(in.config)
+	for _, s := range in.inputs {
+		st, err := format.ParseInput(s)
 		if err != nil {
 			return nil, err
 		}
-		o.Params = mergeParams(mergeParams(nil, o.Params), p)
-		s, err := format.Open([]string{d.Path}, in.format, &o)
-		if err != nil {
-			for _, s := range srcs {
-				s.Close()
-			}
-			return nil, err
-		}
-		srcs = append(srcs, s)
+		base.Inputs = append(base.Inputs, st)
 	}
-	if len(srcs) == 1 {
-		return srcs[0], nil
-	}
-	// CNTK joins deserializers by sequence key; files without ids are keyed by line, which is
-	// joining in order.
-	join := mlfeed.Zip
-	ids := true
-	for _, s := range srcs {
-		ids = ids && s.Schema().HasIDs
-	}
-	if ids {
-		join = minibatch.Join
-	}
-	z, err := join(srcs...)
+	p, err := parseParams(in.params, "--opt")
 	if err != nil {
-		for _, s := range srcs {
-			s.Close()
-		}
 		return nil, err
 	}
-	return z, nil
+	base.Params = p
+	return rc.Open(&base)
 }
 
 // appendBatchJSON appends the --dump line of a minibatch.

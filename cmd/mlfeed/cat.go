@@ -62,14 +62,13 @@ func eachSequence(ctx context.Context, src mlfeed.Source, limit int64, fn func(c
 		ctx = context.Background()
 	}
 	var n int64
-	for i := range src.Chunks() {
+	ra := readAhead(ctx, src, false)
+	defer ra.Close()
+	for ra.Next() {
 		if limit >= 0 && n >= limit {
 			return nil
 		}
-		c, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+		c := ra.Chunk()
 		for q := 0; q < c.Sequences; q++ {
 			if limit >= 0 && n >= limit {
 				return nil
@@ -80,7 +79,7 @@ func eachSequence(ctx context.Context, src mlfeed.Source, limit int64, fn func(c
 			n++
 		}
 	}
-	return nil
+	return ra.Err()
 }
 
 func catJSON(ctx context.Context, w *bufio.Writer, src mlfeed.Source, limit int64) error {

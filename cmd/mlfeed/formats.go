@@ -21,6 +21,24 @@ type formatInfo struct {
 	Magic      bool     `json:"magic"`
 	Extensions []string `json:"extensions"`
 	Note       string   `json:"note,omitempty"`
+	// ReadOptions and WriteOptions are the format's --opt and --write-opt keys.
+	ReadOptions  []optionInfo `json:"read_options,omitempty"`
+	WriteOptions []optionInfo `json:"write_options,omitempty"`
+}
+
+// optionInfo is one format option key.
+type optionInfo struct {
+	Name    string   `json:"name"`
+	Doc     string   `json:"doc"`
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+func optionInfos(ps []format.Param) []optionInfo {
+	var out []optionInfo
+	for _, p := range ps {
+		out = append(out, optionInfo{Name: p.Name, Doc: p.Doc, Aliases: p.Aliases})
+	}
+	return out
 }
 
 func init() {
@@ -31,8 +49,10 @@ func init() {
 		Long: `formats lists every format this build of mlfeed knows: whether it reads and writes it,
 whether its output can stream (go to standard output with OUTPUT "-", or into a pipe),
 whether input is detected from magic bytes (else from the extension alone), and the
-extensions that select it. --json prints a list of {"name", "read", "write", "stream",
-"magic", "extensions", "note"} objects.`,
+extensions that select it; then each format's options (--opt KEY=VALUE for reading,
+--write-opt KEY=VALUE for writing). --json prints a list of {"name", "read", "write",
+"stream", "magic", "extensions", "note", "read_options", "write_options"} objects, each
+option {"name", "doc", "aliases"}.`,
 		Example: `  mlfeed formats
   mlfeed formats --json`,
 		Args: cobra.NoArgs,
@@ -53,7 +73,28 @@ extensions that select it. --json prints a list of {"name", "read", "write", "st
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, yes(f.Read), yes(f.Write), yes(f.Stream), yes(f.Magic),
 					strings.Join(f.Extensions, " "), f.Note)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			for _, f := range list {
+				for _, o := range []struct {
+					flag string
+					list []optionInfo
+				}{{"--opt", f.ReadOptions}, {"--write-opt", f.WriteOptions}} {
+					if len(o.list) == 0 {
+						continue
+					}
+					fmt.Fprintf(out, "\n%s %s KEY=VALUE:\n", f.Name, o.flag)
+					for _, p := range o.list {
+						also := ""
+						if len(p.Aliases) > 0 {
+							also = " (also " + strings.Join(p.Aliases, ", ") + ")"
+						}
+						fmt.Fprintf(out, "  %s%s: %s\n", p.Name, also, p.Doc)
+					}
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -65,7 +106,8 @@ func formatList() []formatInfo {
 	var list []formatInfo
 	for _, f := range format.All() {
 		fi := formatInfo{Name: f.Name, Read: f.Open != nil, Write: f.Create != nil, Stream: f.Create != nil && f.Streamable,
-			Magic: f.Match != nil, Extensions: append([]string{}, f.Extensions...)}
+			Magic: f.Match != nil, Extensions: append([]string{}, f.Extensions...),
+			ReadOptions: optionInfos(f.ReadParams), WriteOptions: optionInfos(f.WriteParams)}
 		list = append(list, fi)
 	}
 	return list

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -19,11 +20,15 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	sched  schedFlags
 	// elemType is the type the command converts numbers to (convert --type), passed to the
 	// formats as format.Options.Type.
 	elemType mlfeed.ElemType
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
+	// ctx is the command's context (with its scheduler), passed to the formats as
+	// format.Options.Context for the work they do while opening.
+	ctx context.Context
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -32,13 +37,17 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	f.sched.register(cmd)
 	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
 	// only the other arguments.
 	if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error { return args(c, f.takeDefines(a)) }
 	}
 	run := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, a []string) error { return run(c, f.takeDefines(a)) }
+	cmd.RunE = func(c *cobra.Command, a []string) error {
+		f.ctx = c.Context()
+		return run(c, f.takeDefines(a))
+	}
 }
 
 // takeDefines sets f.defines from the NAME=VALUE arguments among args when --config is
@@ -64,14 +73,14 @@ func (f *inputFlags) takeDefines(args []string) []string {
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType, Context: f.ctx}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--input: %w", err)
 		}
 		o.Inputs = append(o.Inputs, st)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/ctf"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -67,7 +68,28 @@ func main() {
 		os.Exit(exitOK)
 	}
 	fmt.Fprintln(os.Stderr, "mlfeed:", err)
+	if h := hint(err); h != "" {
+		fmt.Fprintln(os.Stderr, "mlfeed: hint:", h)
+	}
 	os.Exit(exitCode(err))
+}
+
+// hint returns the flags that address err, for errors of the library, which speak of its
+// options rather than of flags.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, ctf.ErrPrecision):
+		return "read at double precision with --opt precision=double (or convert with --type float64)"
+	case strings.Contains(err.Error(), "store it densely first"):
+		return "convert with --densify"
+	case strings.Contains(err.Error(), "convert the values to one of these first"), strings.Contains(err.Error(), "(convert them to float32)"):
+		return "convert with --type TYPE"
+	case strings.Contains(err.Error(), "write each stream to its own file"):
+		return "choose the streams with --streams NAME, one output per stream"
+	case errors.Is(err, format.ErrUsage) && strings.Contains(err.Error(), " option "):
+		return "format options are given with --opt KEY=VALUE (reading) and --write-opt KEY=VALUE (writing); `mlfeed formats` lists each format's keys"
+	}
+	return ""
 }
 
 // interrupted is set when a signal ends mlfeed.

@@ -134,11 +134,10 @@ func readAll(ctx context.Context, ft *format.Format, name string, opts *format.O
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	table := src.Chunks()
-	for i, info := range table {
-		c, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	ra := readAhead(ctx, src, true)
+	defer ra.Close()
+	for ra.Next() {
+		i, info, c := ra.Index(), table[ra.Index()], ra.Chunk()
 		if err := c.Validate(&sc); err != nil {
 			return fmt.Errorf("%s: chunk %d: %w", name, i, err)
 		}
@@ -146,7 +145,7 @@ func readAll(ctx context.Context, ft *format.Format, name string, opts *format.O
 			return fmt.Errorf("%s: chunk %d: %w: holds %d sequences, the chunk table says %d", name, i, mlfeed.ErrFormat, c.Sequences, info.Sequences)
 		}
 	}
-	return nil
+	return ra.Err()
 }
 
 func isUsage(err error) bool { return exitCode(err) == exitUsage }

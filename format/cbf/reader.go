@@ -19,8 +19,8 @@ import (
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
-// Options control reading. The zero value is the documented default for every field.
-type Options struct {
+// ReaderOptions control reading. The zero value is the documented default for every field.
+type ReaderOptions struct {
 	// FileName names the data in error messages. Open sets it to the file's path when empty.
 	FileName string
 	// Alias renames streams, as CNTK's `input = [ newName = [ alias = "nameInFile" ] ]` does:
@@ -40,6 +40,11 @@ type Options struct {
 	// inputs are streams declared through format.Options.Inputs, checked against the file.
 	inputs []mlfeed.Stream
 }
+
+// Options is the former name of ReaderOptions.
+//
+// Deprecated: use ReaderOptions.
+type Options = ReaderOptions
 
 // Reader reads a CBF file. It implements mlfeed.Source and mlfeed.Detailer; its methods are
 // safe for concurrent use.
@@ -69,9 +74,9 @@ type cached struct {
 
 // NewReader returns a reader of the CBF data in r, which holds size bytes. It reads and checks
 // the prefix, the trailer, the header and the chunk table; chunk data is read by ReadChunk.
-func NewReader(r io.ReaderAt, size int64, opts *Options) (*Reader, error) {
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
 	if opts == nil {
-		opts = &Options{}
+		opts = &ReaderOptions{}
 	}
 	rd := &Reader{name: opts.FileName, size: size, ra: r, strict: opts.strict}
 	if err := rd.readHeader(); err != nil {
@@ -91,8 +96,8 @@ func NewReader(r io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 
 // Open opens the named CBF file. The file is memory-mapped, unless Options.NoMmap is set or
 // the platform cannot map files, in which case chunks are read with ReadAt.
-func Open(name string, opts *Options) (*Reader, error) {
-	o := Options{}
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}

@@ -28,7 +28,7 @@ type spec struct {
 	maxAlias int
 	main     []byte // "|alias" of the definesMBSize stream, nil if none
 	ids      bool
-	check32  bool // values that float32 cannot hold as their text states are errors
+	loud     bool // the precision is not chosen: values the element type cannot hold are errors
 	trace    int
 	log      io.Writer
 	logMu    *sync.Mutex
@@ -77,14 +77,14 @@ type parser[T float32 | float64] struct {
 	strict func(error) bool
 	// quiet makes the parser give up (errSequential) at anything it would log or count.
 	quiet bool
-	// check makes checkValue see every value float32 does not hold exactly (T is float32).
+	// check makes checkValue see every value T does not hold exactly, and every nonzero
+	// text that reads as 0.
 	check bool
 }
 
 func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase func() int64) *parser[T] {
 	p := &parser[T]{sp: sp, data: data, budget: budget, lineBase: lineBase}
-	var zero T
-	p.check = sp.check32 && unsafe.Sizeof(zero) == 4
+	p.check = sp.loud
 	p.acc = make([]acc[T], len(sp.names))
 	for i := range p.acc {
 		p.acc[i].seqStart = []int64{0}
@@ -480,7 +480,7 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 			}
 			pos = p.pos
 		} else {
-			if p.check && !short && float64(T(v)) != v {
+			if p.check && !short && (float64(T(v)) != v || v == 0) {
 				p.checkValue(b[pos:pos+k], v, pos)
 			}
 			pos += k
@@ -535,7 +535,7 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 				}
 				v, k, st, short := fastfloat.ScanShort(b[pos+n+1:])
 				if st == fastfloat.OK && pos+n+1+k < len(b) {
-					if p.check && !short && float64(T(v)) != v {
+					if p.check && !short && (float64(T(v)) != v || v == 0) {
 						p.checkValue(b[pos+n+1:pos+n+1+k], v, pos+n+1)
 					}
 					pos += n + 1 + k
@@ -603,7 +603,7 @@ func (p *parser[T]) number() (float64, bool) {
 	v, n, st, short := fastfloat.ScanShort(p.data[p.pos:p.end])
 	p.pos += n
 	if st == fastfloat.OK {
-		if p.check && !short && float64(T(v)) != v {
+		if p.check && !short && (float64(T(v)) != v || v == 0) {
 			p.checkValue(p.data[start:p.pos], v, start)
 		}
 		if p.pos == p.end {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -17,9 +18,10 @@ import (
 // reads it whole (precision=double), unless the caller chose float32 explicitly.
 
 // ErrPrecision is wrapped by the error for a value that float32 cannot hold as the text states
-// it, when the precision was not chosen (ReaderOptions.Precision is Invalid). Validate reports
+// it, or that is below float64's range (it would read as 0), when the precision was not chosen
+// (ReaderOptions.Precision is Invalid). Validate reports
 // such values as warnings (format.Warning) whatever the precision.
-var ErrPrecision = fmt.Errorf("ctf: %w for float32", mlfeed.ErrRange)
+var ErrPrecision = fmt.Errorf("ctf: a value the element type cannot hold as written (%w)", mlfeed.ErrRange)
 
 // minNormal32 is the smallest positive normal float32.
 const minNormal32 = 0x1p-126
@@ -75,14 +77,31 @@ func sigDigits(tok []byte) int {
 // checkValue is called for a value that float32 does not hold exactly, tok its text at
 // offset off: it fails (or, validating, warns) when tok does not fit float32.
 func (p *parser[T]) checkValue(tok []byte, v float64, off int) {
-	if fits32(tok, v) {
+	if v == 0 {
+		if !nonzeroDigit(tok) {
+			return // a zero
+		}
+		if p.quiet {
+			panic(abort{errSequential})
+		}
+		line, col := p.lineCol(int64(off))
+		p.lost(mlfeed.LineError(p.sp.path, line, col, fmt.Errorf("%w: %s is below float64's range and would read as 0", ErrPrecision, tok)))
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 || fits32(tok, v) {
 		return
 	}
 	if p.quiet {
 		panic(abort{errSequential})
 	}
 	line, col := p.lineCol(int64(off))
-	err := mlfeed.LineError(p.sp.path, line, col, fmt.Errorf("%w: %s would become %v; read at double precision (option precision=double, ReaderOptions.Precision = mlfeed.Float64)", ErrPrecision, tok, float32(v)))
+	p.lost(mlfeed.LineError(p.sp.path, line, col, fmt.Errorf("%w: %s would become %v; read at double precision (option precision=double, ReaderOptions.Precision = mlfeed.Float64)", ErrPrecision, tok, float32(v))))
+}
+
+// lost reports a value that reading would change: a warning when validating, else the error
+// that ends the parse.
+func (p *parser[T]) lost(err error) {
 	if p.strict != nil {
 		if !p.strict(format.Warning(err)) {
 			panic(abort{nil})
@@ -90,6 +109,19 @@ func (p *parser[T]) checkValue(tok []byte, v float64, off int) {
 		return
 	}
 	panic(abort{err})
+}
+
+// nonzeroDigit reports whether the mantissa of a CTF number has a digit other than 0.
+func nonzeroDigit(tok []byte) bool {
+	for _, c := range tok {
+		if c == 'e' || c == 'E' {
+			return false
+		}
+		if c >= '1' && c <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // needs64 reports whether the value of an inference scan token (a number, or a sparse

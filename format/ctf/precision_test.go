@@ -45,6 +45,40 @@ func TestFits32(t *testing.T) {
 // TestFits32Exhaustive checks fits32 against its definition on the shortest and longer
 // spellings of float32 values and their neighbours: the text fits when the float32 it rounds
 // to, printed with as many significant digits, is the same decimal.
+// fits32Def is fits32's definition, computed the slow way.
+func fits32Def(tok string, v float64) bool {
+	nd := sigDigits([]byte(tok))
+	g := float32(v)
+	if float64(g) == v {
+		return true
+	}
+	if nd > 17 || math.IsInf(float64(g), 0) || g == 0 {
+		return false
+	}
+	back, _ := strconv.ParseFloat(strconv.FormatFloat(float64(g), 'e', nd-1, 32), 64)
+	return back == v
+}
+
+// FuzzFits32 checks fits32 and ScanShort against the definition on arbitrary numbers.
+func FuzzFits32(f *testing.F) {
+	for _, s := range []string{"0.1", "16777217", "1e-300", "0.30000001192092896", "-7.50127e-006", "1e999", "123456", "0.1234567"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		v, ok := fastfloat.Parse([]byte(tok))
+		if !ok {
+			return
+		}
+		want := fits32Def(tok, v)
+		if got := fits32([]byte(tok), v); got != want {
+			t.Fatalf("fits32(%s) = %v, want %v", tok, got, want)
+		}
+		if _, _, _, short := fastfloat.ScanShort([]byte(tok + " ")); short && !want {
+			t.Fatalf("ScanShort(%s) says short, but it does not fit float32", tok)
+		}
+	})
+}
+
 func TestFits32Exhaustive(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		f := math.Float32frombits(uint32(i) * 214749)
@@ -83,7 +117,7 @@ func TestPrecision(t *testing.T) {
 	decl := []mlfeed.Stream{dense("x", 2)}
 	// Declared streams, precision unset: the value float32 cannot hold is an error naming
 	// its place and the option.
-	_, _, err := readAll(t, text, &Options{Inputs: decl})
+	_, _, err := readAll(t, text, &ReaderOptions{Inputs: decl})
 	if !errors.Is(err, ErrPrecision) || !errors.Is(err, mlfeed.ErrRange) {
 		t.Fatalf("err = %v, want ErrPrecision", err)
 	}
@@ -92,7 +126,7 @@ func TestPrecision(t *testing.T) {
 		t.Fatalf("err = %v, want line 2 column 4 and the option", err)
 	}
 	// Chosen float32: rounded, as CNTK does.
-	r, chunks, err := readAll(t, text, &Options{Inputs: decl, Precision: mlfeed.Float32})
+	r, chunks, err := readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +134,7 @@ func TestPrecision(t *testing.T) {
 		t.Fatalf("float32 read %s", got)
 	}
 	// Double: every value as stated.
-	r, chunks, err = readAll(t, text, &Options{Inputs: decl, Precision: mlfeed.Float64})
+	r, chunks, err = readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +159,7 @@ func TestPrecision(t *testing.T) {
 	}
 	// Sparse values and values the slow path reads are checked too.
 	for _, text := range []string{"|y 3:1e-50\n", "|y 1234567890:1e-50\n", "|x 1 1e40"} {
-		_, _, err = readAll(t, text, &Options{Inputs: []mlfeed.Stream{dense("x", 2), sparse("y", 1<<31-1)}})
+		_, _, err = readAll(t, text, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2), sparse("y", 1<<31-1)}})
 		if !errors.Is(err, ErrPrecision) {
 			t.Errorf("%q: err = %v, want ErrPrecision", text, err)
 		}
@@ -135,7 +169,7 @@ func TestPrecision(t *testing.T) {
 func TestValidatePrecisionWarning(t *testing.T) {
 	name := writeTemp(t, "p.ctf", "|x 0.1 2.5\n|x 1e-300 1\n")
 	var problems []error
-	err := Validate(name, &Options{Inputs: []mlfeed.Stream{dense("x", 2)}, Precision: mlfeed.Float32}, func(e error) bool {
+	err := Validate(name, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2)}, Precision: mlfeed.Float32}, func(e error) bool {
 		problems = append(problems, e)
 		return true
 	})
@@ -156,5 +190,24 @@ func TestRegistryType(t *testing.T) {
 	o, err = fromFormat(&format.Options{Type: mlfeed.Float64, Params: map[string]string{"precision": "float"}})
 	if err != nil || o.Precision != mlfeed.Float32 {
 		t.Fatalf("Type float64 with precision=float: %v, %v", o, err)
+	}
+}
+
+// TestUnderflow: a nonzero value below float64's range is an error unless the precision is
+// chosen; zeros in any spelling are not.
+func TestUnderflow(t *testing.T) {
+	for _, text := range []string{"|x 1e-400 1\n", "|x 1 -2.5e-999\n", "|y 3:1e-400\n"} {
+		_, _, err := readAll(t, text, nil)
+		if !errors.Is(err, ErrPrecision) || !strings.Contains(err.Error(), "below float64's range") {
+			t.Errorf("%q: err = %v, want ErrPrecision", text, err)
+		}
+		if _, _, err := readAll(t, text, &ReaderOptions{Precision: mlfeed.Float64}); err != nil {
+			t.Errorf("%q with precision=double: %v", text, err)
+		}
+	}
+	for _, text := range []string{"|x 0 -0\n", "|x 0.000 0e5\n", "|x 0.0000000000 -0.0e-400\n", "|y 3:0.00000000\n"} {
+		if _, _, err := readAll(t, text, nil); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -22,7 +21,7 @@ import (
 // Reader reads a CTF file. It implements mlfeed.Source and mlfeed.Detailer.
 type Reader struct {
 	name   string
-	opts   Options
+	opts   ReaderOptions
 	schema mlfeed.Schema
 	data   []byte
 	region *mmap.Region
@@ -58,11 +57,16 @@ type future struct {
 	err  error
 }
 
-// Open opens the named CTF file and builds its index. opts may be nil (the zero Options).
-func Open(name string, opts *Options) (*Reader, error) {
-	if opts == nil {
-		opts = &Options{}
+// Open opens the named CTF file and builds its index. opts may be nil (the zero ReaderOptions).
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := ReaderOptions{}
+	if opts != nil {
+		o = *opts
 	}
+	if o.FileName == "" {
+		o.FileName = name
+	}
+	opts = &o
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -86,7 +90,7 @@ func Open(name string, opts *Options) (*Reader, error) {
 	}
 	var r *Reader
 	err = mmap.Guard(func() (err error) { // the mapped file may shrink while it is indexed
-		r, err = newReader(name, data, region, opts)
+		r, err = newReader(opts.FileName, data, region, opts)
 		return err
 	})
 	if err != nil {
@@ -98,8 +102,31 @@ func Open(name string, opts *Options) (*Reader, error) {
 	return r, nil
 }
 
+// maxInMemory bounds the text NewReader reads into memory (Open maps files of any size).
+const maxInMemory = 1 << 40
+
+// NewReader reads the CTF text r holds, size bytes, into memory and builds its index; Open
+// maps a file instead of reading it. opts.FileName names the data in messages (and is the
+// index cache's base name with CacheIndex). opts may be nil (the zero ReaderOptions).
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
+	if opts == nil {
+		opts = &ReaderOptions{}
+	}
+	if size < 0 || size > maxInMemory || int64(int(size)) != size {
+		return nil, fmt.Errorf("%s: %w: %d bytes of CTF text to read into memory", opts.FileName, ErrTooLarge, size)
+	}
+	data := make([]byte, size)
+	if n, err := r.ReadAt(data, 0); n < len(data) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%s: reading %d bytes of CTF text: %w", opts.FileName, size, err)
+	}
+	return newReader(opts.FileName, data, nil, opts)
+}
+
 // newReader reads CTF text held in memory; name is used in messages and for the index cache.
-func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*Reader, error) {
+func newReader(name string, data []byte, region *mmap.Region, opts *ReaderOptions) (*Reader, error) {
 	r := &Reader{name: name, opts: *opts, data: data, region: region}
 	if err := r.init(); err != nil {
 		return nil, err
@@ -110,8 +137,8 @@ func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*R
 // init checks the options, indexes the file and sets up the schema.
 func (r *Reader) init() error {
 	o := &r.opts
-	if o.ChunkSizeInBytes <= 0 {
-		o.ChunkSizeInBytes = DefaultChunkSize
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
 	}
 	switch o.Precision {
 	case mlfeed.Invalid, mlfeed.Float32:
@@ -255,9 +282,9 @@ func checkName(s string) error {
 	return nil
 }
 
-func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *Options) *spec {
+func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *ReaderOptions) *spec {
 	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
-		check32: o.Precision == mlfeed.Invalid}
+		loud: o.Precision == mlfeed.Invalid}
 	for _, s := range streams {
 		sp.names = append(sp.names, s.Name)
 		sp.aliases = append(sp.aliases, []byte(s.FileName()))
@@ -275,7 +302,7 @@ func (r *Reader) index(main []byte) error {
 	var cache string
 	if o.CacheIndex {
 		cache = cacheName(r.name, main, o.SkipSequenceIDs)
-		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSizeInBytes, o.FrameMode, main != nil); ok {
+		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSize, o.FrameMode, main != nil); ok {
 			r.chunks, r.fromCache = chunks, cache
 			return nil
 		}
@@ -303,7 +330,7 @@ func (r *Reader) index(main []byte) error {
 	if r.region != nil && mmap.CanPopulate {
 		populate = r.region.Populate
 	}
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, populate)
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
 	if err != nil {
 		rec.abort()
 		return err
@@ -506,12 +533,12 @@ func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 
 // parseChunk parses chunk i with element type T. strict, if set, makes it a validation pass.
 // It returns the chunk, the errors it counted and the cause of the last one.
-func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
+// Cancelling ctx stops it within cancelCheck sequences.
+func parseChunk[T float32 | float64](ctx context.Context, r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
 	if strict != nil {
-		var zero T
-		p.check = unsafe.Sizeof(zero) == 4
+		p.check = true
 	}
 	p.reserve(r.chunks[i], r.density)
 	var ids idList
@@ -526,19 +553,29 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 	}()
 	n := 0
 	keepIDs := r.layout.ids && strict == nil
+	var cerr error
 	serr := r.scanChunk(i, func(q seqInfo) bool {
 		p.sequence(q)
 		if keepIDs {
 			ids.add(q.key)
 		}
 		n++
-		return true
+		if n%cancelCheck == 0 {
+			cerr = ctx.Err()
+		}
+		return cerr == nil
 	})
+	if cerr != nil {
+		return nil, p.errors, nil, cerr
+	}
 	if serr != nil {
 		return nil, p.errors, nil, r.fileError(serr)
 	}
 	return p.chunk(n, ids.strings()), p.errors, &p.lastFail, nil
 }
+
+// cancelCheck is how many sequences parseChunk parses between looks at its context.
+const cancelCheck = 4096
 
 // idList collects sequence ids as decimal text in one buffer, to make one string allocation
 // per chunk rather than one per sequence.
@@ -616,7 +653,7 @@ func (r *Reader) Details() map[string]any {
 	d := map[string]any{
 		"mode":             mode,
 		"precision":        prec,
-		"chunkSizeInBytes": r.opts.ChunkSizeInBytes,
+		"chunkSizeInBytes": r.opts.ChunkSize,
 		"maxErrors":        r.opts.MaxErrors,
 	}
 	if r.inferred != nil {

@@ -44,7 +44,7 @@ func TestIDXFloat64RoundTrip(t *testing.T) {
 		return b.Bytes()
 	}
 	orig := writeIDX(chunk, schema)
-	ir, err := idx.NewReader(bytes.NewReader(orig), int64(len(orig)), "x.idx", nil)
+	ir, err := idx.NewReader(bytes.NewReader(orig), int64(len(orig)), &idx.ReaderOptions{FileName: "x.idx"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestIDXFloat64RoundTrip(t *testing.T) {
 	if err := os.WriteFile(name, text.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, opts := range []*Options{nil, {Precision: mlfeed.Float64}} {
+	for _, opts := range []*ReaderOptions{nil, {Precision: mlfeed.Float64}} {
 		r, err := Open(name, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestIDXFloat64RoundTrip(t *testing.T) {
 		r.Close()
 	}
 	// Declared streams without a precision: the values float32 cannot hold are an error.
-	r, err := Open(name, &Options{Inputs: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Dim: dim}}})
+	r, err := Open(name, &ReaderOptions{Inputs: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Dim: dim}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,11 @@ var errSequential = errors.New("ctf: parse sequentially")
 func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, *diag, error) {
 	c := r.chunks[i]
 	if n < 2 || c.end-c.start < minBytes {
-		return parseChunk[T](r, i, nil)
+		return parseChunk[T](ctx, r, i, nil)
 	}
 	pts := r.splits(i, n)
 	if len(pts) < 3 {
-		return parseChunk[T](r, i, nil)
+		return parseChunk[T](ctx, r, i, nil)
 	}
 	first := make([]int64, len(pts)-1) // line-mode keys: the line where each piece starts
 	if !r.layout.ids {
@@ -54,12 +54,12 @@ func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, 
 	seqs := 0
 	for _, pc := range parts {
 		if pc.err != nil {
-			return parseChunk[T](r, i, nil)
+			return parseChunk[T](ctx, r, i, nil)
 		}
 		seqs += pc.seqs
 	}
 	if seqs != c.sequences {
-		return parseChunk[T](r, i, nil)
+		return parseChunk[T](ctx, r, i, nil)
 	}
 	return join(r, parts, seqs), 0, nil, nil
 }

@@ -54,12 +54,12 @@ func TestSplitMatchesSequential(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log1, log2 bytes.Buffer
-			r1, err := newReader("x.ctf", []byte(tc.text), nil, &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log1})
+			r1, err := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
-			want, _, _, err1 := parseChunk[float32](r1, 0, nil)
+			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
+			want, _, _, err1 := parseChunk[float32](context.Background(), r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
 				ctx := sched.WithContext(context.Background(), sched.New(4, 0))

@@ -28,12 +28,13 @@ const (
 
 // WriterOptions control a Writer. The zero value is IDsAuto.
 type WriterOptions struct {
-	// IDs selects when sequence ids are written (--write-opt ids=auto|number|none).
+	// IDs selects when sequence ids are written (format option ids=auto|number|none).
 	IDs IDMode
 }
 
 func parseWriteParams(o *WriterOptions, params map[string]string) error {
-	if err := format.CheckParams("ctf", params, "ids"); err != nil {
+	params, err := format.NormalizeParams("ctf", params, WriteParams)
+	if err != nil {
 		return err
 	}
 	if v, ok := params["ids"]; ok {
@@ -45,7 +46,7 @@ func parseWriteParams(o *WriterOptions, params map[string]string) error {
 		case "none":
 			o.IDs = IDsNone
 		default:
-			return fmt.Errorf("%w: ctf --write-opt ids=%q: want auto, number or none", format.ErrUsage, v)
+			return fmt.Errorf("%w: ctf option ids=%q: want auto, number or none", format.ErrUsage, v)
 		}
 	}
 	return nil

@@ -34,8 +34,8 @@ const (
 
 // ReaderOptions control a Reader. The zero value is the default.
 type ReaderOptions struct {
-	// Name is the file name errors report. Open sets it to the file's name.
-	Name string
+	// FileName names the data in error messages. Open sets it to the file's path when empty.
+	FileName string
 	// Vectors selects dense or sparse streams for fixed-size vector columns (default
 	// VectorsAuto).
 	Vectors Vectors
@@ -114,8 +114,8 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Name == "" {
-		o.Name = name
+	if o.FileName == "" {
+		o.FileName = name
 	}
 	r, err := NewReader(f, size, &o)
 	if err != nil {
@@ -135,7 +135,7 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	if opts != nil {
 		rd.opts = *opts
 	}
-	rd.name = rd.opts.Name
+	rd.name = rd.opts.FileName
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}

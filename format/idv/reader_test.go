@@ -246,7 +246,7 @@ func TestBlockOrder(t *testing.T) {
 }
 
 func TestAllFilesValidate(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Testdata(t, "idv"), "*.idv"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Dir(t, "idv"), "*.idv"))
 	if len(files) < 14 {
 		t.Fatalf("found %d files", len(files))
 	}
@@ -262,7 +262,7 @@ func TestAllFilesValidate(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if err := r.Check(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
+		if err := r.Validate(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
 			t.Error(err)
 		}
 		r.Close()
@@ -309,7 +309,7 @@ func TestBadHeaders(t *testing.T) {
 		{"over-long name", mutate(data, 348, 0x7f), ErrTruncated, 348},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewReader(bytes.NewReader(tc.data), int64(len(tc.data)), &ReaderOptions{Name: "x.idv"})
+			r, err := NewReader(bytes.NewReader(tc.data), int64(len(tc.data)), &ReaderOptions{FileName: "x.idv"})
 			if err == nil {
 				_, err = r.ReadChunk(context.Background(), 0)
 			}
@@ -385,9 +385,9 @@ func TestCorruptBlocks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := mutate(data, int(tc.off), tc.patch...)
-			r := readBytes(t, bad, &ReaderOptions{Name: "bad.idv"})
+			r := readBytes(t, bad, &ReaderOptions{FileName: "bad.idv"})
 			var errs []error
-			r.Check(context.Background(), func(err error) bool { errs = append(errs, err); return true })
+			r.Validate(context.Background(), func(err error) bool { errs = append(errs, err); return true })
 			if len(errs) != 1 {
 				t.Fatalf("got %d errors %v, want 1", len(errs), errs)
 			}
@@ -404,7 +404,7 @@ func TestCorruptBlocks(t *testing.T) {
 	r = readBytes(t, data, nil)
 	e := r.cols[19].blocks[1]
 	bad := mutate(data, int(e.off), 0xff, 0xff, 0xff) // a reserved block type or garbage codes
-	r = readBytes(t, bad, &ReaderOptions{Name: "bad.idv"})
+	r = readBytes(t, bad, &ReaderOptions{FileName: "bad.idv"})
 	_, err := r.ReadChunk(context.Background(), 0)
 	var pe *mlfeed.PosError
 	if !errors.As(err, &pe) || pe.Offset != e.off || pe.Field != `column "sparse" block 1` {

@@ -144,7 +144,7 @@ func TestRewriteZeroRowFiles(t *testing.T) {
 // TestRoundTripCorpus: IDV -> model -> IDV keeps every value, type and metadata item of every
 // readable corpus file, compressed or not, and a second pass reproduces the first's bytes.
 func TestRoundTripCorpus(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Testdata(t, "idv"), "*.idv"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Dir(t, "idv"), "*.idv"))
 	for _, f := range files {
 		if strings.Contains(f, "oldkey") {
 			continue
@@ -160,7 +160,7 @@ func TestRoundTripCorpus(t *testing.T) {
 			if again := writeAll(t, back, opts); !bytes.Equal(again, out) {
 				t.Errorf("%s: second round trip changed the bytes", f)
 			}
-			if err := back.Check(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
+			if err := back.Validate(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
 				t.Error(err)
 			}
 		}

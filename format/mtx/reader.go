@@ -19,6 +19,7 @@ import (
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/internal/countsort"
 	"github.com/mlfeed/mlfeed/internal/sched"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 // ReadFile reads the Matrix Market file name (gzip-compressed files are recognized by their
@@ -66,18 +67,11 @@ func ReadHeader(name string) (*Header, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	head := make([]byte, 2)
-	if n, _ := io.ReadFull(f, head); n == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		f.Seek(0, io.SeekStart)
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", name, ErrFormat, err)
-		}
-		r = z
-	} else {
-		f.Seek(0, io.SeekStart)
+	r, _, err := sniff.Gunzip(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrFormat, err)
 	}
+	defer r.Close()
 	// The header is short; 1 MiB holds any real one (comments included).
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
@@ -93,7 +87,7 @@ func readAll(r io.Reader) ([]byte, error) {
 	if err != nil && len(head) == 0 {
 		return nil, fmt.Errorf("%w: empty file", ErrFormat)
 	}
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+	if sniff.IsGzip(head) {
 		z, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
@@ -239,6 +233,27 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // take an exact fast path (the integer mantissa and the power of ten are both exact, so one
 // correctly rounded division gives the correctly rounded result); everything else goes to
 // strconv.ParseFloat.
+// inRange reports whether x, read from tok, is the value tok states to float64's precision:
+// not an infinity tok does not spell ("inf", "infinity", any case and sign), nor 0 from a
+// nonzero mantissa.
+func inRange(tok []byte, x float64) bool {
+	switch {
+	case math.IsInf(x, 0):
+		t := strings.ToLower(strings.TrimLeft(str(tok), "+-"))
+		return t == "inf" || t == "infinity"
+	case x == 0:
+		for _, c := range tok {
+			if c == 'e' || c == 'E' {
+				break
+			}
+			if c >= '1' && c <= '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func parseFloat(b []byte) (float64, bool) {
 	if len(b) > 0 && len(b) <= 17 {
 		d := b
@@ -276,7 +291,7 @@ func parseFloat(b []byte) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(str(b), 64)
 	if err != nil {
-		// Out-of-range values saturate to ±Inf, as C's strtod does.
+		// Out-of-range values saturate to ±Inf, as C's strtod does; inRange then refuses them.
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
 			return v, true
 		}
@@ -408,6 +423,9 @@ func (v *values) parse(s *scanner, f [][]byte, c []int) error {
 		if !ok {
 			return s.errorf(c[0], ErrFormat, "value %q is not a real number", f[0])
 		}
+		if !inRange(f[0], x) {
+			return s.errorf(c[0], ErrRange, "value %q is outside float64's range", f[0])
+		}
 		v.f = append(v.f, x)
 	case "integer":
 		x, ok := parseInt(f[0])
@@ -423,6 +441,12 @@ func (v *values) parse(s *scanner, f [][]byte, c []int) error {
 		im, ok := parseFloat(f[1])
 		if !ok {
 			return s.errorf(c[1], ErrFormat, "imaginary part %q is not a number", f[1])
+		}
+		if !inRange(f[0], re) {
+			return s.errorf(c[0], ErrRange, "real part %q is outside float64's range", f[0])
+		}
+		if !inRange(f[1], im) {
+			return s.errorf(c[1], ErrRange, "imaginary part %q is outside float64's range", f[1])
 		}
 		v.f = append(v.f, re, im)
 	}
@@ -620,6 +644,7 @@ func fastEntry(line []byte, field string) (i, j int64, x float64, n int64, ok bo
 		ok = len(tok) == 0
 	case "real":
 		x, ok = parseFloat(tok)
+		ok = ok && inRange(tok, x) // else the careful path reports it
 	case "integer":
 		n, ok = parseInt(tok)
 	default:

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // ReadAhead yields the chunks of a source in a given order, decoding up to Threads() of them
@@ -160,10 +161,17 @@ func (r *ReadAhead) read(p int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.src.Chunks()) {
 		return nil, fmt.Errorf("mlfeed: chunk %d outside [0, %d)", i, len(r.src.Chunks()))
 	}
-	if r.recycle {
-		return r.src.ReadChunkReuse(r.ctx, i, prev)
-	}
-	return r.src.ReadChunk(r.ctx, i)
+	var c *mlfeed.Chunk
+	// A fault on a mapped input file that shrinks meanwhile is an error naming it.
+	err := mmap.Guard(func() (err error) {
+		if r.recycle {
+			c, err = r.src.ReadChunkReuse(r.ctx, i, prev)
+		} else {
+			c, err = r.src.ReadChunk(r.ctx, i)
+		}
+		return err
+	})
+	return c, err
 }
 
 func (r *ReadAhead) publish(sl *slot, c *mlfeed.Chunk, err error) {
@@ -202,6 +210,9 @@ func (r *ReadAhead) Next() bool {
 		c, err := r.read(r.pos, prev)
 		r.publish(sl, c, err)
 	}
+	// While a helper decodes this chunk, decode later ones no helper has started.
+	for r.helpAhead(sl) {
+	}
 	select {
 	case <-sl.done:
 	case <-r.ctx.Done():
@@ -214,10 +225,39 @@ func (r *ReadAhead) Next() bool {
 	defer r.mu.Unlock()
 	delete(r.slots, r.pos)
 	if sl.err != nil {
-		r.err = fmt.Errorf("chunk %d: %w", r.order[r.pos], sl.err)
+		r.err = sl.err
 		return false
 	}
 	r.cur, r.curSize = sl.chunk, sl.size
+	return true
+}
+
+// helpAhead decodes, on the caller's goroutine, the next position no helper has claimed,
+// when the chunk the caller waits for (sl) is not decoded yet and the position may be started
+// (within Ahead and the budget). It reports whether it did.
+func (r *ReadAhead) helpAhead(sl *slot) bool {
+	select {
+	case <-sl.done:
+		return false
+	default:
+	}
+	r.mu.Lock()
+	p := r.started
+	if p >= len(r.order) || p-r.pos > r.ahead || r.ctx.Err() != nil {
+		r.mu.Unlock()
+		return false
+	}
+	r.s.mu.Lock()
+	fits := r.s.used < r.s.memory
+	r.s.mu.Unlock()
+	if !fits {
+		r.mu.Unlock()
+		return false
+	}
+	next, prev := r.claimLocked()
+	r.mu.Unlock()
+	c, err := r.read(p, prev)
+	r.publish(next, c, err)
 	return true
 }
 
@@ -243,7 +283,7 @@ func (r *ReadAhead) Index() int { return r.order[r.pos] }
 // Position returns the position in the order of the chunk Next advanced to.
 func (r *ReadAhead) Position() int { return r.pos }
 
-// Err returns the first error reading met, wrapped with the index of its chunk, or nil.
+// Err returns the error that stopped Next, as the source returned it, or nil.
 func (r *ReadAhead) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

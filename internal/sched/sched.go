@@ -119,28 +119,15 @@ func (s *Scheduler) doneHelper() {
 	<-s.helpers
 }
 
-// Go runs fn on a helper goroutine once a helper token is free, and returns at once; wait
-// reports fn's error (or ctx's, when ctx ends before a token frees up). A scheduler of one
-// thread has no helpers: Go then runs fn on the calling goroutine before returning. Go is for
-// work that must not wait for its caller (the minibatch engine's chunk loads and packing);
-// work that splits one job belongs in Parallel.
-func (s *Scheduler) Go(ctx context.Context, fn func(ctx context.Context) error) (wait func() error) {
-	if s.threads == 1 {
-		err := fn(ctx)
-		return func() error { return err }
-	}
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		if err = s.waitHelper(ctx); err != nil {
-			return
-		}
-		defer s.doneHelper()
-		err = fn(ctx)
-	}()
-	return func() error { <-done; return err }
-}
+// AcquireThread waits until a helper thread of the scheduler is free and takes it, for a
+// goroutine of the caller's that does the scheduler's kind of work (the minibatch engine's
+// packers and chunk loads); ReleaseThread gives it back. A scheduler of one thread has no
+// helper threads: AcquireThread then waits until ctx ends, so such goroutines must not be
+// started. Neither allocates.
+func (s *Scheduler) AcquireThread(ctx context.Context) error { return s.waitHelper(ctx) }
+
+// ReleaseThread gives back a thread AcquireThread took.
+func (s *Scheduler) ReleaseThread() { s.doneHelper() }
 
 // Parallel runs fn(ctx, i) for every i in [0, n): on the calling goroutine plus whatever helper
 // threads of the scheduler in ctx are idle when it starts (never more than Threads() in all,

@@ -3,7 +3,6 @@ package sched
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -115,25 +114,31 @@ func TestParallelError(t *testing.T) {
 	}
 }
 
-func TestGo(t *testing.T) {
-	for _, threads := range []int{1, 3} {
-		s := New(threads, 0)
-		var b busy
-		var waits []func() error
-		for i := 0; i < 10; i++ {
-			waits = append(waits, s.Go(context.Background(), func(context.Context) error {
-				b.run(time.Millisecond)
-				return fmt.Errorf("task %d", i)
-			}))
-		}
-		for i, w := range waits {
-			if err := w(); err == nil || err.Error() != fmt.Sprintf("task %d", i) {
-				t.Fatalf("task %d: %v", i, err)
+func TestAcquireThread(t *testing.T) {
+	s := New(3, 0)
+	var b busy
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.AcquireThread(context.Background()); err != nil {
+				t.Error(err)
+				return
 			}
-		}
-		if max := max(1, threads-1); b.peak.Load() > int64(max) {
-			t.Fatalf("%d threads: %d tasks at once", threads, b.peak.Load())
-		}
+			defer s.ReleaseThread()
+			b.run(time.Millisecond)
+		}()
+	}
+	wg.Wait()
+	if b.peak.Load() > 2 || s.PeakHelpers() > 2 {
+		t.Fatalf("%d at once on 2 helper threads", b.peak.Load())
+	}
+	one := New(1, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	if err := one.AcquireThread(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("one thread: %v", err)
 	}
 }
 

@@ -97,7 +97,7 @@ func read(args []string) {
 		runtime.GC()
 		c0 := cpuTime()
 		t0 := time.Now()
-		r, err := ctf.Open(name, &ctf.Options{Inputs: in})
+		r, err := ctf.Open(name, &ctf.ReaderOptions{Inputs: in})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
