@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // walkAll reads everything in a file the way a user would, bounding what it asks to read, and
@@ -61,7 +63,11 @@ func walkAll(f *File) error {
 func seeds() []string {
 	var files []string
 	files, _ = filepath.Glob("testdata/*.h5")
-	shared, _ := filepath.Glob("../../../shared/testdata/binsparse/*/*.h5")
+	corpus := filepath.Join(testutil.SharedDir(), "testdata")
+	if testutil.SharedDir() == "" {
+		corpus = "../../testdata" // the repository's copy
+	}
+	shared, _ := filepath.Glob(filepath.Join(corpus, "binsparse", "*", "*.h5"))
 	return append(files, shared...)
 }
 
