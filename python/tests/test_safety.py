@@ -35,7 +35,7 @@ def test_ctrl_c_stops_a_long_call(big_idx, tmp_path):
     out = tmp_path / "out.ctf"
     p = run_py("""
         import os, signal, threading, time, mlfeed
-        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
         t = time.time()
         try:
             mlfeed.convert(%r, %r, input=None)
@@ -58,10 +58,10 @@ def test_ctrl_c_during_iteration_loses_nothing(big_idx):
         import os, signal, threading, mlfeed, numpy as np
         def labels(src):
             return [float(mb["features"][0, 0]) for mb in src]
-        want = labels(mlfeed.MinibatchSource(%r, minibatch_size=100, seed=4))
-        src = mlfeed.MinibatchSource(%r, minibatch_size=100, seed=4)
+        want = labels(mlfeed.MinibatchSource(%r, minibatch_size=100, seed=4, max_sweeps=10))
+        src = mlfeed.MinibatchSource(%r, minibatch_size=100, seed=4, max_sweeps=10)
         got, stops = [], 0
-        timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+        timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
         timer.start()
         while True:
             try:
@@ -75,7 +75,7 @@ def test_ctrl_c_during_iteration_loses_nothing(big_idx):
         print(got == want, len(got), stops)
     """ % (big_idx, big_idx))
     assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["True", "200", "1"], p.stdout
+    assert p.stdout.split() == ["True", "2000", "1"], p.stdout + p.stderr
 
 
 def test_forked_child_gets_an_error_not_a_hang(big_idx):
