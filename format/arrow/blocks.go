@@ -159,37 +159,41 @@ func parseMessage(b []byte) (message, error) {
 }
 
 // fileBlocks reads the record batch blocks of an Arrow IPC file's footer and the row count
-// of each batch from its message header.
-func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, error) {
+// of each batch from its message header, and the number of dictionary batches.
+func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, int, error) {
 	const tail = 10 // int32 footer length + "ARROW1"
 	if size < 8+tail {
-		return nil, mlfeed.OffsetError(name, 0, "file", fmt.Errorf("%w: %d bytes is too short for an Arrow file", ErrTruncated, size))
+		return nil, 0, mlfeed.OffsetError(name, 0, "file", fmt.Errorf("%w: %d bytes is too short for an Arrow file", ErrTruncated, size))
 	}
 	var t [tail]byte
 	if _, err := r.ReadAt(t[:], size-tail); err != nil {
-		return nil, mlfeed.OffsetError(name, size-tail, "footer", fmt.Errorf("%w: %v", ErrTruncated, err))
+		return nil, 0, mlfeed.OffsetError(name, size-tail, "footer", fmt.Errorf("%w: %v", ErrTruncated, err))
 	}
 	if string(t[4:]) != magic {
-		return nil, mlfeed.OffsetError(name, size-6, "trailing magic", fmt.Errorf("%w: the file does not end with ARROW1 (truncated, or an IPC stream named .arrow?)", ErrTruncated))
+		return nil, 0, mlfeed.OffsetError(name, size-6, "trailing magic", fmt.Errorf("%w: the file does not end with ARROW1 (truncated, or an IPC stream named .arrow?)", ErrTruncated))
 	}
 	flen := int64(int32(binary.LittleEndian.Uint32(t[:4])))
 	if flen <= 0 || flen > size-tail-8 {
-		return nil, mlfeed.OffsetError(name, size-tail, "footer length", fmt.Errorf("%w: footer of %d bytes in a file of %d", ErrFormat, flen, size))
+		return nil, 0, mlfeed.OffsetError(name, size-tail, "footer length", fmt.Errorf("%w: footer of %d bytes in a file of %d", ErrFormat, flen, size))
 	}
 	foot := make([]byte, flen)
 	fpos := size - tail - flen
 	if _, err := r.ReadAt(foot, fpos); err != nil {
-		return nil, mlfeed.OffsetError(name, fpos, "footer", fmt.Errorf("%w: %v", ErrTruncated, err))
+		return nil, 0, mlfeed.OffsetError(name, fpos, "footer", fmt.Errorf("%w: %v", ErrTruncated, err))
 	}
 	f := &fb{b: foot}
 	root := f.table(0)
+	dicts := 0
+	if p := f.field(root, 2); p != 0 { // dictionaries
+		dicts = int(f.u32(f.table(p)))
+	}
 	p := f.field(root, 3) // recordBatches
 	var out []message
 	if p != 0 {
 		vec := f.table(p)
 		n := int64(f.u32(vec))
 		if f.err == nil && n > (int64(len(foot))-vec)/24 {
-			return nil, mlfeed.OffsetError(name, fpos, "footer", fmt.Errorf("%w: %d record batch blocks in a footer of %d bytes", ErrFormat, n, flen))
+			return nil, 0, mlfeed.OffsetError(name, fpos, "footer", fmt.Errorf("%w: %d record batch blocks in a footer of %d bytes", ErrFormat, n, flen))
 		}
 		for i := int64(0); i < n && f.err == nil; i++ {
 			b := vec + 4 + 24*i
@@ -198,22 +202,22 @@ func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, error) {
 				break
 			}
 			if off < 0 || off >= fpos {
-				return nil, mlfeed.OffsetError(name, fpos, "footer", fmt.Errorf("%w: record batch %d at offset %d outside the file", ErrFormat, i, off))
+				return nil, 0, mlfeed.OffsetError(name, fpos, "footer", fmt.Errorf("%w: record batch %d at offset %d outside the file", ErrFormat, i, off))
 			}
 			m, ok, err := readMessage(r, fpos, off, name)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if !ok || m.kind != headerRecordBatch {
-				return nil, mlfeed.OffsetError(name, off, "record batch", fmt.Errorf("%w: footer block %d is not a record batch", ErrFormat, i))
+				return nil, 0, mlfeed.OffsetError(name, off, "record batch", fmt.Errorf("%w: footer block %d is not a record batch", ErrFormat, i))
 			}
 			out = append(out, m)
 		}
 	}
 	if f.err != nil {
-		return nil, mlfeed.OffsetError(name, fpos, "footer", f.err)
+		return nil, 0, mlfeed.OffsetError(name, fpos, "footer", f.err)
 	}
-	return out, nil
+	return out, dicts, nil
 }
 
 // streamMessages reads the framing of an IPC stream: the schema message first, then

@@ -101,10 +101,13 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 	case bytes.HasPrefix(head, []byte("FEA1")):
 		return nil, mlfeed.OffsetError(name, 0, "magic", fmt.Errorf("%w: Feather version 1 (rewrite it as Feather version 2, the Arrow IPC file format)", ErrUnsupported))
 	case bytes.HasPrefix(head, []byte(magic)):
-		if rd.msgs, err = fileBlocks(r, size, name); err != nil {
+		var dicts int
+		if rd.msgs, dicts, err = fileBlocks(r, size, name); err != nil {
 			return nil, err
 		}
-		if mapped != nil {
+		// arrow-go's mapped file reader cannot load dictionaries (v18.8.0 leaves its
+		// dictionary memo nil): such files are read through ReadAt, with copies.
+		if mapped != nil && dicts == 0 {
 			rd.file, err = ipc.NewMappedFileReader(mapped, ipc.WithBodySizeLimit(size))
 		} else {
 			rd.file, err = ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithBodySizeLimit(size))
