@@ -29,3 +29,15 @@ else
   export MLFEED_TAGS=
   echo "setup: libhdf5 not found; building without Binsparse HDF5 support" >&2
 fi
+
+# Arrow/Parquet independent peers (npm apache-arrow and @duckdb/node-api, pinned in
+# internal/arrowcheck/package-lock.json), once; skipped when installed or when node is absent
+# (the peer tests then skip, unless MLFEED_REQUIRE_PEERS is set).
+if [ ! -d internal/arrowcheck/node_modules/@duckdb/node-api ] || [ ! -d internal/arrowcheck/node_modules/apache-arrow ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing the Arrow/Parquet peers (npm ci in internal/arrowcheck)" >&2
+    (cd internal/arrowcheck && npm ci --no-audit --no-fund --loglevel=error >&2)
+  else
+    echo "setup: npm not found; the Arrow/Parquet peer tests will skip" >&2
+  fi
+fi
