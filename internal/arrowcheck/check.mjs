@@ -5,7 +5,9 @@
 //   node check.mjs write FILE       write a sample file (.arrow, .arrows: apache-arrow;
 //                                   .parquet: DuckDB), then print its rows as the peer reads them
 //   node check.mjs write-null FILE  write a file whose column "x" is null in row 3
-//   node check.mjs scan FILE        time DuckDB's SELECT * over a Parquet file, print ms
+//   node check.mjs scan FILE [N]    time DuckDB's SELECT * over a Parquet file (on N threads;
+//                                   DuckDB's default: all cores), print ms
+//   node check.mjs table FILE ROWS  have DuckDB write a tabular Parquet file (for benchmarks)
 //
 // Canonical JSON: one array of rows; a row maps each column to the flat list of its values in
 // row order (a list, fixed-size list or struct cell is flattened depth first; booleans are 0 and
@@ -103,8 +105,9 @@ async function writeNull(file) {
   writeFileSync(file, tableToIPC(t, 'file'));
 }
 
-async function scan(file) {
+async function scan(file, threads) {
   const c = await duck();
+  if (threads) await c.run(`SET threads = ${Number(threads)}`);
   const q = `SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`;
   await c.runAndReadAll(q + ' LIMIT 1'); // warm up: load the library's code paths
   const t0 = process.hrtime.bigint();
@@ -113,14 +116,22 @@ async function scan(file) {
   return { ms, rows: r.currentRowCount };
 }
 
-const [cmd, file] = process.argv.slice(2);
-const cmds = { dump, write, 'write-null': writeNull, scan };
+async function table(file, rows) {
+  const c = await duck();
+  await c.run(`COPY (SELECT i::BIGINT AS id, (i % 10)::UTINYINT AS label, random()::FLOAT AS f0,
+      random()::FLOAT AS f1, random()::FLOAT AS f2, random()::FLOAT AS f3, random()::DOUBLE AS d0,
+      random()::DOUBLE AS d1, (i * 7 % 1000)::INTEGER AS k, 'user_' || (i % 5000) AS name
+    FROM range(0, ${Number(rows)}) t(i)) TO '${file.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd)`);
+}
+
+const [cmd, file, arg] = process.argv.slice(2);
+const cmds = { dump, write, 'write-null': writeNull, scan, table };
 if (!cmds[cmd] || !file) {
-  console.error('usage: node check.mjs dump|write|write-null|scan FILE');
+  console.error('usage: node check.mjs dump|write|write-null|scan|table FILE [ARG]');
   process.exit(2);
 }
 try {
-  const out = await cmds[cmd](file);
+  const out = await cmds[cmd](file, arg);
   if (out !== undefined) process.stdout.write(JSON.stringify(out) + '\n');
 } catch (e) {
   console.error(String(e && e.stack || e));
