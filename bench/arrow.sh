@@ -30,13 +30,13 @@ printf '%-40s %10s %12s %14s\n' "case (60000 x 28x28, mb 256)" "seconds" "sample
 for type in uint8 float32; do
   "$ML" convert -q "$MN/train-images-idx3-ubyte.gz" "$T/images.idx" --type "$type"
   "$ML" convert -q "$T/images.idx" "$T/images.arrow"
-  read -r if is < <(engine "$T/images.idx")
+  read -r xf xs < <(engine "$T/images.idx")
   read -r af as < <(engine "$T/images.arrow")
-  awk -v t="$type" -v if="$if" -v is="$is" -v af="$af" -v as="$as" -v n=$N 'BEGIN {
-    printf "%-40s %10.4f %12.0f\n", t " IDX, first sweep", if, n / if
-    printf "%-40s %10.4f %12.0f %13.2fx\n", t " Arrow, first sweep", af, n / af, af / if
-    printf "%-40s %10.4f %12.0f\n", t " IDX, steady sweep", is, n / is
-    printf "%-40s %10.4f %12.0f %13.2fx\n", t " Arrow, steady sweep", as, n / as, as / is }'
+  awk -v t="$type" -v xf="$xf" -v xs="$xs" -v af="$af" -v as="$as" -v n=$N 'BEGIN {
+    printf "%-40s %10.4f %12.0f\n", t " IDX, first sweep", xf, n / xf
+    printf "%-40s %10.4f %12.0f %13.2fx\n", t " Arrow, first sweep", af, n / af, af / xf
+    printf "%-40s %10.4f %12.0f\n", t " IDX, steady sweep", xs, n / xs
+    printf "%-40s %10.4f %12.0f %13.2fx\n", t " Arrow, steady sweep", as, n / as, as / xs }'
 done
 
 echo
