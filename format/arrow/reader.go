@@ -146,6 +146,12 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		if m.rows > 1<<31-1 {
 			return nil, mlfeed.OffsetError(name, m.offset, "record batch", fmt.Errorf("%w: %d rows in one batch", ErrTooLarge, m.rows))
 		}
+		// Every column mlfeed reads takes at least a bit per row (a boolean), so a body cannot
+		// hold more rows than 8 per (uncompressed) byte: a larger claim is refused before
+		// anything is allocated for it.
+		if m.rows > 8*m.unpacked+64 {
+			return nil, mlfeed.OffsetError(name, m.offset, "record batch", fmt.Errorf("%w: %d rows claimed in a body of %d bytes", ErrTooLarge, m.rows, m.unpacked))
+		}
 		rd.chunks = append(rd.chunks, mlfeed.ChunkInfo{Sequences: int(m.rows), Samples: m.rows})
 		rd.first = append(rd.first, row)
 		row += m.rows

@@ -10,7 +10,7 @@ import (
 func init() {
 	format.Register(format.Format{
 		Name:       "parquet",
-		Extensions: []string{".parquet", ".pq"},
+		Extensions: []string{".parquet"},
 		Match:      Match,
 		Open:       openFormat,
 		Create:     createFormat,
