@@ -232,7 +232,7 @@ func (f *fb) checkField(tab int64, depth int, count *int) {
 		return
 	}
 	f.checkTable(tab)
-	f.vector(f.field(tab, 0), 1) // name
+	f.vector(f.field(tab, 0), 1)      // name
 	if p := f.field(tab, 3); p != 0 { // type
 		t := f.table(p)
 		f.checkTable(t)
