@@ -173,6 +173,12 @@ type ChunkInfo struct {
 
 // Source is a data set that can be read chunk by chunk: a format reader, or several combined
 // (see Zip). CNTK calls this a deserializer.
+//
+// A Source decodes synchronously on the goroutine that calls it and starts no goroutine of its
+// own; concurrency belongs to the caller (package internal/sched). A decoder that can split one
+// chunk into parts runs them with sched.Parallel on the ctx it was given. Wrappers (Zip,
+// Select, renaming) implement every method by passing it through, so that what the source
+// beneath can do is never lost.
 type Source interface {
 	// Schema describes the streams.
 	Schema() Schema
@@ -180,20 +186,43 @@ type Source interface {
 	Chunks() []ChunkInfo
 	// ReadChunk decodes chunk i. The returned chunk may share memory with the source (a
 	// memory-mapped file, a cache) and stays valid until Close; callers must not modify it.
-	// It is safe to call ReadChunk from several goroutines at once.
+	// It is safe to call ReadChunk from several goroutines at once. ReadChunk(ctx, i) is
+	// ReadChunkReuse(ctx, i, nil).
 	ReadChunk(ctx context.Context, i int) (*Chunk, error)
+	// ReadChunkReuse decodes chunk i into the memory of prev when it can, sparing the
+	// allocation (and the clearing of fresh memory) that a decode otherwise costs. prev is a
+	// chunk that an earlier ReadChunkReuse of the same source returned and that the caller no
+	// longer uses, or nil; the source may write into it, or ignore it (when it is too small,
+	// or when the source's chunks share memory with a file or a cache: a source that hands
+	// out chunks it keeps must never write into them when they come back as prev). The
+	// minibatch engine and sched.ReadAhead recycle chunks this way.
+	ReadChunkReuse(ctx context.Context, i int, prev *Chunk) (*Chunk, error)
+	// SequenceLengths returns the length (Chunk.SequenceLength) of every sequence of chunk i,
+	// from an index where the format has one; the minibatch engine uses it to plan without
+	// decoding. A table of one sample per sequence returns Ones; a source with no cheaper way
+	// returns LengthsOf the decoded chunk.
+	SequenceLengths(i int) ([]int64, error)
 	// Close releases the source's resources.
 	Close() error
 }
 
-// ChunkReuser is implemented by sources that can decode a chunk into the memory of an earlier
-// one, sparing the allocation (and the clearing of fresh memory) that a decode otherwise
-// costs. prev is a chunk that an earlier ReadChunkReuse of the same source returned and that
-// the caller no longer uses, or nil; the source may write into it, or ignore it (when prev is
-// too small, or when its chunks share memory with a file or a cache). The minibatch engine
-// recycles chunks this way once every minibatch that reads them has been handed out.
-type ChunkReuser interface {
-	ReadChunkReuse(ctx context.Context, i int, prev *Chunk) (*Chunk, error)
+// Ones returns n lengths of 1: the sequence lengths of a chunk of a table (one sample per
+// sequence).
+func Ones(n int) []int64 {
+	l := make([]int64, n)
+	for i := range l {
+		l[i] = 1
+	}
+	return l
+}
+
+// LengthsOf returns the length of every sequence of c.
+func LengthsOf(c *Chunk) []int64 {
+	l := make([]int64, c.Sequences)
+	for q := range l {
+		l[q] = c.SequenceLength(q)
+	}
+	return l
 }
 
 // Sink receives a data set and writes it in some format.
@@ -219,4 +248,23 @@ func Totals(chunks []ChunkInfo) (sequences, samples int64) {
 		samples += c.Samples
 	}
 	return sequences, samples
+}
+
+// MemSize returns the number of bytes the chunk's buffers hold (values, offsets, indices and
+// ids), the figure a memory budget counts. Memory the chunk shares with a mapped file counts
+// too: it is resident while the chunk is used.
+func (c *Chunk) MemSize() int64 {
+	n := int64(len(c.IDs)) * 16
+	for _, id := range c.IDs {
+		n += int64(len(id))
+	}
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		n += int64(cap(d.SeqStart)+cap(d.SampleStart))*8 + int64(cap(d.Indices))*4
+		n += int64(cap(d.Values.Bytes)) + int64(cap(d.Values.Strings))*16
+		for _, s := range d.Values.Strings {
+			n += int64(len(s))
+		}
+	}
+	return n
 }

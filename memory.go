@@ -47,6 +47,19 @@ func (m *MemorySource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
 	return m.chunks[i], ctx.Err()
 }
 
+// ReadChunkReuse returns chunk i; the source holds its chunks, so prev is not needed.
+func (m *MemorySource) ReadChunkReuse(ctx context.Context, i int, _ *Chunk) (*Chunk, error) {
+	return m.ReadChunk(ctx, i)
+}
+
+// SequenceLengths returns the lengths of chunk i's sequences.
+func (m *MemorySource) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(m.chunks) {
+		return nil, fmt.Errorf("mlfeed: chunk %d outside [0, %d)", i, len(m.chunks))
+	}
+	return LengthsOf(m.chunks[i]), nil
+}
+
 // Close does nothing.
 func (m *MemorySource) Close() error { return nil }
 
@@ -79,7 +92,20 @@ type selectSource struct {
 func (s selectSource) Schema() Schema { return s.schema }
 
 func (s selectSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
-	c, err := s.Source.ReadChunk(ctx, i)
+	return s.ReadChunkReuse(ctx, i, nil)
+}
+
+// ReadChunkReuse passes the selected streams of prev on to the source, in the places they
+// came from; the streams left out are decoded afresh.
+func (s selectSource) ReadChunkReuse(ctx context.Context, i int, prev *Chunk) (*Chunk, error) {
+	var full *Chunk
+	if prev != nil && len(prev.Streams) == len(s.idx) {
+		full = &Chunk{Sequences: prev.Sequences, IDs: prev.IDs, Streams: make([]StreamData, len(s.Source.Schema().Streams))}
+		for k, j := range s.idx {
+			full.Streams[j] = prev.Streams[k]
+		}
+	}
+	c, err := s.Source.ReadChunkReuse(ctx, i, full)
 	if err != nil {
 		return nil, err
 	}
@@ -88,4 +114,17 @@ func (s selectSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
 		out.Streams[k] = c.Streams[j]
 	}
 	return out, nil
+}
+
+// SequenceLengths returns the lengths of chunk i's sequences over the selected streams: the
+// source's own when every stream is selected, else those of the decoded chunk.
+func (s selectSource) SequenceLengths(i int) ([]int64, error) {
+	if len(s.idx) == len(s.Source.Schema().Streams) {
+		return s.Source.SequenceLengths(i)
+	}
+	c, err := s.ReadChunk(context.Background(), i)
+	if err != nil {
+		return nil, err
+	}
+	return LengthsOf(c), nil
 }

@@ -95,10 +95,32 @@ func (z *zipSource) Close() error {
 }
 
 func (z *zipSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
+	return z.ReadChunkReuse(ctx, i, nil)
+}
+
+// ReadChunkReuse reads chunk i from every source, passing each the part of prev that it
+// returned earlier, when prev is a chunk of this source.
+func (z *zipSource) ReadChunkReuse(ctx context.Context, i int, prev *Chunk) (*Chunk, error) {
+	if i < 0 || i >= len(z.chunks) {
+		return nil, fmt.Errorf("%w: chunk %d outside [0, %d)", ErrRange, i, len(z.chunks))
+	}
+	if prev != nil && len(prev.Streams) != len(z.schema.Streams) {
+		prev = nil
+	}
 	from, to := z.starts[z.bound][i], z.starts[z.bound][i+1]
-	out := &Chunk{Sequences: int(to - from)}
+	out := &Chunk{Sequences: int(to - from), Streams: make([]StreamData, 0, len(z.schema.Streams))}
+	off := 0
 	for k, s := range z.srcs {
-		c, err := readRange(ctx, s, z.starts[k], from, to)
+		n := len(s.Schema().Streams)
+		var part *Chunk
+		if prev != nil {
+			part = &Chunk{Sequences: prev.Sequences, Streams: prev.Streams[off : off+n : off+n]}
+			if k == z.idSource {
+				part.IDs = prev.IDs
+			}
+		}
+		off += n
+		c, err := readRange(ctx, s, z.starts[k], from, to, part)
 		if err != nil {
 			return nil, err
 		}
@@ -110,9 +132,39 @@ func (z *zipSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
 	return out, nil
 }
 
-// readRange reads sequences [from, to) of s, whose chunks start at starts.
-func readRange(ctx context.Context, s Source, starts []int64, from, to int64) (*Chunk, error) {
+// SequenceLengths returns, for every sequence of chunk i, the largest of the sources' lengths.
+func (z *zipSource) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(z.chunks) {
+		return nil, fmt.Errorf("%w: chunk %d outside [0, %d)", ErrRange, i, len(z.chunks))
+	}
+	from, to := z.starts[z.bound][i], z.starts[z.bound][i+1]
+	out := make([]int64, to-from)
+	for k, s := range z.srcs {
+		starts := z.starts[k]
+		first := sort.Search(len(starts), func(j int) bool { return starts[j] > from }) - 1
+		for j := first; j < len(starts)-1 && starts[j] < to; j++ {
+			l, err := s.SequenceLengths(j)
+			if err != nil {
+				return nil, err
+			}
+			if int64(len(l)) != starts[j+1]-starts[j] {
+				return nil, fmt.Errorf("%w: source %d gives %d sequence lengths for chunk %d of %d sequences", ErrFormat, k+1, len(l), j, starts[j+1]-starts[j])
+			}
+			for q := max(from, starts[j]); q < min(to, starts[j+1]); q++ {
+				out[q-from] = max(out[q-from], l[q-starts[j]])
+			}
+		}
+	}
+	return out, nil
+}
+
+// readRange reads sequences [from, to) of s, whose chunks start at starts. When the range is
+// exactly one chunk of s, prev (a chunk of s's schema, or nil) is passed on for reuse.
+func readRange(ctx context.Context, s Source, starts []int64, from, to int64, prev *Chunk) (*Chunk, error) {
 	first := sort.Search(len(starts), func(j int) bool { return starts[j] > from }) - 1
+	if starts[first] == from && starts[first+1] == to {
+		return s.ReadChunkReuse(ctx, first, prev)
+	}
 	var parts []*Chunk
 	for j := first; j < len(starts)-1 && starts[j] < to; j++ {
 		c, err := s.ReadChunk(ctx, j)

@@ -1,18 +1,21 @@
 #!/bin/sh
-# Binsparse and Matrix Market speed against the Python peers, in one run:
+# Binsparse and Matrix Market speed against the peers, in one run:
 #
 #   1. a CSR matrix of 20 million stored values (uint64 pointers, uint32 indices, float64
-#      values) is written and read by mlfeed (format/binsparse, libhdf5 through cgo) and by
-#      h5py + numpy, both with 1 MiB chunks and deflate level 1 and a variable-length string
-#      descriptor; the read side reads the same file (mlfeed's) with both;
+#      values) is written by mlfeed (format/binsparse through the pure-Go internal/hdf5) and by
+#      h5py + numpy, with 1 MiB chunks, deflate level 1 and a variable-length string descriptor;
+#      then the same arrays, written by h5py contiguous and chunked + deflate, are read by
+#      mlfeed (pure Go), by libhdf5 through cgo (the test oracle, built with -tags hdf5, when
+#      libhdf5-dev is installed) and by h5py + numpy;
 #   2. the same kind of matrix as a Matrix Market file is parsed by mlfeed (format/mtx) and by
 #      scipy.io.mmread.
 #
 # Ratios are mlfeed's time over the peer's (below 1.0 means mlfeed is faster) for HDF5, and the
-# peer's time over mlfeed's (the speed-up) for Matrix Market.
+# peer's time over mlfeed's (the speed-up) for Matrix Market. mlfeed's read builds and validates
+# the matrix; the peers only read the three arrays.
 #
-# Needs: go, libhdf5-dev, and /usr/bin/python3 with h5py, numpy and scipy
-# (Debian: apt-get install -y libhdf5-dev python3-h5py python3-numpy python3-scipy).
+# Needs: go and /usr/bin/python3 with h5py, numpy and scipy (Debian: apt-get install -y
+# python3-h5py python3-numpy python3-scipy); libhdf5-dev for the libhdf5 (cgo) column.
 # Environment: NNZ (default 20000000), REPS (HDF5 repetitions, averaged; default 3),
 # KEEP=1 keeps the work directory.
 set -eu
@@ -29,17 +32,16 @@ if ! $PY -c 'import h5py, numpy, scipy.io' 2>/dev/null; then
 	exit 2
 fi
 
-# ns/op of a benchmark line, as seconds.
-secs() { awk -v name="$1" '$1 ~ name { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.3f", $i / 1e9; exit } }'; }
+# secs NAME: the ns/op of the first benchmark line whose name contains NAME, in seconds.
+secs() { awk -v name="$1" 'index($1, name) { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.3f", $i / 1e9; exit } }'; }
 
-echo "== Binsparse HDF5: CSR matrix of $NNZ stored values (mlfeed vs h5py + numpy, mean of $REPS)"
+echo "== Binsparse HDF5: CSR matrix of $NNZ stored values (mean of $REPS)"
 export MLFEED_BENCH_DIR="$work" MLFEED_BENCH_NNZ="$NNZ"
-go test -tags hdf5 -run '^$' -bench '^BenchmarkScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
-	>"$work/go-bsp.txt" 2>&1 || { cat "$work/go-bsp.txt" >&2; exit 1; }
-go_write=$(secs 'BenchmarkScript/write' <"$work/go-bsp.txt")
-go_read=$(secs 'BenchmarkScript/read' <"$work/go-bsp.txt")
+go test -run '^$' -bench '^BenchmarkScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
+	>"$work/go-write.txt" 2>&1 || { cat "$work/go-write.txt" >&2; exit 1; }
+go_write=$(secs 'BenchmarkScript/write' <"$work/go-write.txt")
 
-$PY - "$work" "$REPS" >"$work/py-bsp.txt" <<'EOF'
+$PY - "$work" "$REPS" >"$work/py-bsp.txt" <<'PYEOF'
 import json, sys, time
 import h5py, numpy as np
 d, reps = sys.argv[1], int(sys.argv[2])
@@ -51,29 +53,61 @@ def read(path):
         arrays = {k: f[k][()] for k in names}
     return desc, arrays
 
-desc, arrays = read(d + '/mlfeed.bsp.h5')
-assert arrays['values'].size == desc['binsparse']['number_of_stored_values']
-tr = []
-for _ in range(reps):
-    t = time.perf_counter(); read(d + '/mlfeed.bsp.h5'); tr.append(time.perf_counter() - t)
-tw = []
-for _ in range(reps):
-    t = time.perf_counter()
-    with h5py.File(d + '/h5py.bsp.h5', 'w') as f:
+def write(path, desc, arrays, gzip):
+    with h5py.File(path, 'w') as f:
         for k in names:
             v = arrays[k]
-            f.create_dataset(k, data=v, chunks=(max(1, min(v.size, (1 << 20) // v.itemsize)),),
-                             compression='gzip', compression_opts=1)
+            if gzip:
+                f.create_dataset(k, data=v, chunks=(max(1, min(v.size, (1 << 20) // v.itemsize)),),
+                                 compression='gzip', compression_opts=1)
+            else:
+                f.create_dataset(k, data=v)
         f.attrs['binsparse'] = json.dumps(desc)
-    tw.append(time.perf_counter() - t)
-print('%.3f %.3f' % (sum(tw) / reps, sum(tr) / reps))
-EOF
-read py_write py_read <"$work/py-bsp.txt"
+
+def mean(fn):
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return sum(ts) / reps
+
+desc, arrays = read(d + '/mlfeed.bsp.h5')
+assert arrays['values'].size == desc['binsparse']['number_of_stored_values']
+tw = mean(lambda: write(d + '/gzip.bsp.h5', desc, arrays, True))
+write(d + '/contiguous.bsp.h5', desc, arrays, False)
+for k, v in read(d + '/gzip.bsp.h5')[1].items():
+    assert np.array_equal(v, arrays[k])
+tc = mean(lambda: read(d + '/contiguous.bsp.h5'))
+tg = mean(lambda: read(d + '/gzip.bsp.h5'))
+print('%.3f %.3f %.3f' % (tw, tc, tg))
+PYEOF
+read py_write py_contig py_gzip <"$work/py-bsp.txt"
+
+export MLFEED_BENCH_FILES="$work/contiguous.bsp.h5,$work/gzip.bsp.h5"
+go test -run '^$' -bench '^BenchmarkScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
+	>"$work/go-read.txt" 2>&1 || { cat "$work/go-read.txt" >&2; exit 1; }
+go_contig=$(secs 'read/contiguous' <"$work/go-read.txt")
+go_gzip=$(secs 'read/gzip' <"$work/go-read.txt")
+c_contig=0
+c_gzip=0
+if [ -e /usr/include/hdf5/serial/hdf5.h ] || [ -e /usr/include/hdf5.h ]; then
+	if go test -tags hdf5 -run '^$' -bench '^BenchmarkOracleScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
+		>"$work/cgo-read.txt" 2>&1; then
+		c_contig=$(secs 'read/contiguous' <"$work/cgo-read.txt")
+		c_gzip=$(secs 'read/gzip' <"$work/cgo-read.txt")
+	else
+		cat "$work/cgo-read.txt" >&2
+	fi
+fi
 mb=$(du -m "$work/mlfeed.bsp.h5" | cut -f1)
-hb=$(du -m "$work/h5py.bsp.h5" | cut -f1)
-awk -v gw="$go_write" -v gr="$go_read" -v pw="$py_write" -v pr="$py_read" -v mb="$mb" -v hb="$hb" 'BEGIN {
-	printf "  write: mlfeed %6.3f s   h5py %6.3f s   ratio %.2fx   (files: %d MB vs %d MB)\n", gw, pw, gw / pw, mb, hb
-	printf "  read:  mlfeed %6.3f s   h5py %6.3f s   ratio %.2fx\n", gr, pr, gr / pr
+hb=$(du -m "$work/gzip.bsp.h5" | cut -f1)
+awk -v gw="$go_write" -v pw="$py_write" -v gc="$go_contig" -v pc="$py_contig" -v cc="$c_contig" \
+	-v gg="$go_gzip" -v pg="$py_gzip" -v cg="$c_gzip" -v mb="$mb" -v hb="$hb" 'BEGIN {
+	printf "  %-16s %8s %8s %8s   %-12s %s\n", "", "mlfeed", "h5py", "libhdf5", "mlfeed/h5py", "mlfeed/libhdf5"
+	printf "  %-16s %7.3fs %7.3fs %8s   %-12s %-14s (files: %d MB vs %d MB)\n", "write gzip", gw, pw, "-", sprintf("%.2fx", gw / pw), "-", mb, hb
+	printf "  %-16s %7.3fs %7.3fs %7.3fs   %-12s %s\n", "read contiguous", gc, pc, cc, sprintf("%.2fx", gc / pc), (cc > 0 ? sprintf("%.2fx", gc / cc) : "-")
+	printf "  %-16s %7.3fs %7.3fs %7.3fs   %-12s %s\n", "read gzip", gg, pg, cg, sprintf("%.2fx", gg / pg), (cg > 0 ? sprintf("%.2fx", gg / cg) : "-")
 }'
 
 echo "== Matrix Market: the same shape of matrix, $NNZ entries (mlfeed vs scipy.io.mmread)"

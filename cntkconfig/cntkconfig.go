@@ -1,41 +1,56 @@
-// Package cntkconfig parses CNTK configuration files (the BrainScript "config" language of
-// `.cntk` files) and maps their reader sections onto mlfeed's options: the streams and reader
-// parameters a format needs (format.Options) and the minibatch engine's settings.
+// Package cntkconfig parses CNTK configuration files (`.cntk`, the configuration language of
+// CNTK's `configFile=` command line) and maps their reader sections onto mlfeed's options: the
+// streams and reader parameters a format needs (format.Options) and the minibatch engine's
+// settings.
 //
-// The language accepted is what CNTK's reader configurations use:
+// Real configuration files hold much more than readers: network definitions in BrainScript
+// (`BrainScriptNetworkBuilder = [ ... ]`), NDL, macros (`ConvReLULayer(inp, outMap) = [ ... ]`),
+// SGD settings, command lists. The parser reads them as CNTK does, without interpreting them:
 //
-//   - assignments `name = value`, separated by newlines or `;`; keys are case-insensitive;
-//   - dictionaries `[ ... ]` (the classic form) and `{ ... }` (the BrainScript form);
-//   - arrays `( a : b : c )`, as in `deserializers = ([ ... ]:[ ... ])`;
-//   - quoted strings "..." and '...' (backslashes are literal, so Windows paths work);
-//     unquoted values run to the end of the line, a `;`, a comment or a closing bracket;
-//   - comments from `#` to the end of the line, and `//` at the start of a line or after
-//     white space, outside quotes;
-//   - `$name$` substitution, resolved in the enclosing dictionaries from the innermost outward,
-//     case-insensitively, then in the overrides given to Parse (CNTK's command-line
-//     `name=value` arguments), then `$ConfigDir$` (the directory of the file).
+//   - assignments `name = value`, separated by newlines, `;` or `,`; names are
+//     case-insensitive; a bare word is a flag set to true;
+//   - blocks `[ ... ]` and `{ ... }`, lists `( a : b : c )` and `a : b` after a block or
+//     string, as in `deserializers = ([ ... ]:[ ... ])`; brackets must match across the whole
+//     file, but a block's text is split into assignments only when something inside it is
+//     asked for, so network definitions are never parsed further;
+//   - strings "..." (which may span lines) and '...' (on one line); backslashes are literal,
+//     so Windows paths work; unquoted values run to the end of the line, a `;` or a `,`
+//     outside brackets;
+//   - comments from `#` or `//` to the end of the line when at a line start or after white
+//     space, and BrainScript's `/* ... */`, outside strings;
+//   - `$name$` substitution when a value is read (never before, so an undefined variable in a
+//     section that is not read is no error), case-insensitively: at the top level first, as
+//     CNTK resolves them, then (for names CNTK would reject) in the enclosing blocks from the
+//     innermost outward; the defines (CNTK's command-line `name=value` arguments,
+//     Options.Defines) are top-level assignments after the file's, so they replace the file's
+//     values; `$ConfigDir$`, unless set, is the directory of the file.
 //
 // Both reader forms are understood: the classic `reader = [ readerType = ...; file = ...;
 // input = [ ... ] ]` and the composite `reader = { deserializers = ({ type = ...; file = ...;
-// input = { ... } }) }`. Keys a reader section does not define are errors naming the file and
-// line, with a suggestion for misspellings.
+// input = { ... } }) }`. Keys a CTF or CBF reader section does not define are errors naming
+// the file and line, with a suggestion for misspellings; other reader types (HTK, image,
+// language-model readers) are ErrUnsupported errors naming the type.
 package cntkconfig
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 // ErrSyntax is wrapped by errors for text that is not a well-formed configuration.
-var ErrSyntax = errors.New("cntkconfig: syntax error")
+// It wraps mlfeed.ErrFormat.
+var ErrSyntax = fmt.Errorf("cntkconfig: syntax error: %w", mlfeed.ErrFormat)
 
 // ErrConfig is wrapped by errors for a well-formed configuration whose reader section is
 // wrong: an unknown or misspelled key, a missing required key, a value of the wrong kind.
-var ErrConfig = errors.New("cntkconfig: invalid reader configuration")
+// It wraps mlfeed.ErrFormat.
+var ErrConfig = fmt.Errorf("cntkconfig: invalid reader configuration: %w", mlfeed.ErrFormat)
 
 // ErrUnsupported is wrapped by errors for reader features mlfeed does not provide (other
 // reader types such as the HTK or image readers, truncated BPTT).
-var ErrUnsupported = errors.New("cntkconfig: unsupported")
+// It wraps mlfeed.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("cntkconfig: %w", mlfeed.ErrUnsupported)
 
 // Error is an error at a line of a configuration file.
 type Error struct {
@@ -46,6 +61,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
@@ -65,19 +83,23 @@ const (
 // Value is a node of a parsed configuration.
 type Value struct {
 	Kind Kind
-	// Text is a scalar's text, without quotes and before $name$ substitution.
+	// Text is a scalar's text, without quotes and before $name$ substitution; for a block or
+	// a list, the text between its brackets as written (a BrainScript network definition, for
+	// example).
 	Text string
 	// Quoted reports whether a scalar was written in quotes.
 	Quoted bool
-	// Entries are a dictionary's assignments in file order.
-	Entries []*Entry
-	// Items are an array's elements.
-	Items []*Value
 	// Line is the line where the value starts.
 	Line int
 
-	parent *Value // enclosing dictionary, for $name$ lookups
-	cfg    *Config
+	parent  *Value // enclosing dictionary, for $name$ lookups
+	cfg     *Config
+	file    string         // file name for errors ("define NAME" for a define)
+	bodies  []span         // a block's or list's text; several for merged blocks
+	parsed  bool           // entries or items are set
+	entries []*Entry       // a dictionary's assignments
+	items   []*Value       // a list's elements
+	merged  map[int]*Value // merged blocks Get returned, by the index of the last entry
 }
 
 // Entry is one `name = value` assignment of a dictionary.

@@ -40,3 +40,28 @@ train = [
 	// features (alias x) dense float32 784
 	// labels (alias y) dense float32 10
 }
+
+// Open reads one of CNTK's own configuration files, a BrainScript network and all, with the
+// data directory set as on CNTK's command line (`DataDir=/data/mnist`).
+func ExampleOpen() {
+	cfg, err := cntkconfig.Open("testdata/cntk/Examples/Image/Classification/ConvNet/BrainScript/ConvNet_MNIST.cntk",
+		&cntkconfig.Options{Defines: map[string]string{"DataDir": "/data/mnist"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := cfg.Reader("trainNetwork")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d := r.Deserializers[0]
+	fmt.Println(r.Section, d.Format, d.File)
+	for _, in := range d.Options.Inputs {
+		fmt.Println(in)
+	}
+	// Output:
+	// trainNetwork.reader ctf /data/mnist/Train-28x28_cntk_text.txt
+	// features dense float32 784
+	// labels dense float32 10
+}

@@ -49,7 +49,7 @@ type Reader struct {
 // Deserializer is one data file of a reader section.
 type Deserializer struct {
 	// Type is the reader or deserializer type as written ("CNTKTextFormatReader",
-	// "CNTKTextFormatDeserializer", "CNTKBinaryReader", "CNTKBinaryChunkDeserializer").
+	// "CNTKTextFormatDeserializer", "CNTKBinaryReader", "CNTKBinaryFormatDeserializer").
 	Type string
 	// Format is the mlfeed format name: "ctf" or "cbf".
 	Format string
@@ -65,7 +65,8 @@ type Deserializer struct {
 	// holding the reader keys the section sets, under CNTK's names (precision,
 	// skipSequenceIds, maxErrors, traceLevel, chunkSizeInBytes, keepDataInMemory, frameMode,
 	// cacheIndex) with normalized values ("true"/"false", decimal integers). For CBF only
-	// keepDataInMemory is passed: the binary reader has no use for the others.
+	// keepDataInMemory is passed: the binary reader has no use for the others; its input
+	// entries may hold only an alias (Dim 0), renaming a stream the file describes.
 	Options format.Options
 }
 
@@ -87,6 +88,10 @@ var (
 	classicKeys      = []string{"readerType", "file", "input"}
 	inputKeys        = []string{"dim", "format", "alias", "definesMBSize"}
 	unsupportedKeys  = []string{"truncated", "truncationLength"}
+	// ignoredKeys are accepted in reader sections and change nothing: CNTK's readers ignore
+	// miniBatchMode (the legacy readers' partial or full last minibatch) and
+	// nbruttsineachrecurrentiter, and prefetch only overlaps reading with training.
+	ignoredKeys = []string{"miniBatchMode", "prefetch", "nbruttsineachrecurrentiter"}
 )
 
 // Reader returns the reader section named by section, mapped onto mlfeed. section may name a
@@ -117,8 +122,15 @@ func (c *Config) findReader(section string) (*Value, string, error) {
 		if v.Get("readerType") != nil || v.Get("deserializers") != nil {
 			return v, section, nil
 		}
-		if r := v.Get("reader"); r != nil && r.resolve().Kind == Dict {
-			return r.resolve(), section + ".reader", nil
+		// as in CNTK, a command block without a reader uses one from the blocks around it
+		for d := v; d != nil; d = d.parent {
+			if r := d.Get("reader"); r != nil && r.resolve().Kind == Dict {
+				path := section + ".reader"
+				if d != v {
+					path = "reader"
+				}
+				return r.resolve(), path, nil
+			}
 		}
 		return nil, "", fmt.Errorf("%s: %w: block %q has no reader block", c.File, ErrConfig, section)
 	}
@@ -127,7 +139,7 @@ func (c *Config) findReader(section string) (*Value, string, error) {
 	}
 	var names []string
 	seen := map[string]bool{}
-	for _, e := range c.Root.Entries {
+	for _, e := range c.Root.Entries() {
 		k := strings.ToLower(e.Key)
 		if e.Value.Kind == Dict && !seen[k] {
 			if r := e.Value.Get("reader"); r != nil && r.resolve().Kind == Dict {
@@ -142,7 +154,7 @@ func (c *Config) findReader(section string) (*Value, string, error) {
 	if cmd := c.Root.Get("command"); cmd != nil {
 		var cmds []string
 		if cmd.Kind == Array {
-			for _, it := range cmd.Items {
+			for _, it := range cmd.Items() {
 				if s, err := it.String(); err == nil {
 					cmds = append(cmds, s)
 				}
@@ -167,7 +179,48 @@ func (c *Config) findReader(section string) (*Value, string, error) {
 func (c *Config) mapReader(v *Value, path string) (*Reader, error) {
 	r := &Reader{Section: path, Line: v.Line, Randomize: true, TraceLevel: 1, Precision: mlfeed.Float32}
 	composite := v.Get("deserializers") != nil
-	known := append([]string{}, engineKeys...)
+	// The reader types come first: a section for a reader mlfeed lacks is reported as such,
+	// not by the keys it has.
+	var items []*Value
+	var types []string
+	if composite {
+		if rt := v.Get("readerType"); rt != nil {
+			s, err := rt.String()
+			if err != nil {
+				return nil, err
+			}
+			if !strings.EqualFold(s, "CompositeDataReader") {
+				return nil, rt.errorf(ErrConfig, "readerType %q cannot be combined with deserializers", s)
+			}
+		}
+		ds := v.Get("deserializers").resolve()
+		items = []*Value{ds}
+		if ds.Kind == Array {
+			items = ds.Items()
+		}
+		if len(items) == 0 {
+			return nil, ds.errorf(ErrConfig, "deserializers is empty")
+		}
+		for i, it := range items {
+			it = it.resolve()
+			if it.Kind != Dict {
+				return nil, it.errorf(ErrConfig, "a deserializer must be a [ ] or { } block")
+			}
+			items[i] = it
+			t, err := typeOf(it, "type", deserializerFormats)
+			if err != nil {
+				return nil, err
+			}
+			types = append(types, t)
+		}
+	} else {
+		t, err := typeOf(v, "readerType", readerFormats)
+		if err != nil {
+			return nil, err
+		}
+		types = append(types, t)
+	}
+	known := append(append([]string{}, engineKeys...), ignoredKeys...)
 	if composite {
 		known = append(known, "deserializers", "readerType")
 	} else {
@@ -181,47 +234,18 @@ func (c *Config) mapReader(v *Value, path string) (*Reader, error) {
 		return nil, err
 	}
 	if composite {
-		if rt := v.Get("readerType"); rt != nil {
-			s, err := rt.String()
-			if err != nil {
-				return nil, err
-			}
-			if !strings.EqualFold(s, "CompositeDataReader") {
-				return nil, rt.errorf(ErrConfig, "readerType %q cannot be combined with deserializers", s)
-			}
-		}
-		ds := v.Get("deserializers").resolve()
-		items := []*Value{ds}
-		if ds.Kind == Array {
-			items = ds.Items
-		}
-		if len(items) == 0 {
-			return nil, ds.errorf(ErrConfig, "deserializers is empty")
-		}
-		for _, it := range items {
-			it = it.resolve()
-			if it.Kind != Dict {
-				return nil, it.errorf(ErrConfig, "a deserializer must be a [ ] or { } block")
-			}
+		for i, it := range items {
 			if err := checkKeys(it, "deserializer", append(append([]string{}, deserializerKeys...), paramKeys...)); err != nil {
 				return nil, err
 			}
-			t, err := mustString(it, "type")
-			if err != nil {
-				return nil, err
-			}
-			d, err := r.deserializer(c, it, v, t, deserializerFormats)
+			d, err := r.deserializer(c, it, v, types[i], deserializerFormats)
 			if err != nil {
 				return nil, err
 			}
 			r.Deserializers = append(r.Deserializers, d)
 		}
 	} else {
-		t, err := mustString(v, "readerType")
-		if err != nil {
-			return nil, err
-		}
-		d, err := r.deserializer(c, v, nil, t, readerFormats)
+		d, err := r.deserializer(c, v, nil, types[0], readerFormats)
 		if err != nil {
 			return nil, err
 		}
@@ -236,9 +260,28 @@ func (c *Config) mapReader(v *Value, path string) (*Reader, error) {
 	return r, nil
 }
 
+// typeOf returns the reader or deserializer type that key of block d names, or an
+// ErrUnsupported error naming a type mlfeed does not read.
+func typeOf(d *Value, key string, formats map[string]string) (string, error) {
+	typ, err := mustString(d, key)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := formats[strings.ToLower(typ)]; ok {
+		return typ, nil
+	}
+	var names []string
+	for _, n := range []string{"CNTKTextFormatReader", "CNTKBinaryReader", "CNTKTextFormatDeserializer", "CNTKBinaryFormatDeserializer"} {
+		if _, ok := formats[strings.ToLower(n)]; ok {
+			names = append(names, n)
+		}
+	}
+	return "", d.Get(key).errorf(ErrUnsupported, "unsupported reader type %q (supported: %s)", typ, strings.Join(names, ", "))
+}
+
 var (
 	readerFormats       = map[string]string{"cntktextformatreader": "ctf", "cntkbinaryreader": "cbf"}
-	deserializerFormats = map[string]string{"cntktextformatdeserializer": "ctf", "cntkbinarychunkdeserializer": "cbf"}
+	deserializerFormats = map[string]string{"cntktextformatdeserializer": "ctf", "cntkbinaryformatdeserializer": "cbf"}
 )
 
 // autoWindow is CNTK's default window in chunks: 4 GiB / chunkSizeInBytes for CTF, 128 for CBF.
@@ -350,20 +393,7 @@ func lookupUp(v *Value, key string) *Value {
 // reader block whose traceLevel and frameMode pass down, or nil.
 func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats map[string]string) (Deserializer, error) {
 	out := Deserializer{Type: typ, Line: d.Line}
-	f, ok := formats[strings.ToLower(typ)]
-	if !ok {
-		var names []string
-		for _, n := range []string{"CNTKTextFormatReader", "CNTKBinaryReader", "CNTKTextFormatDeserializer", "CNTKBinaryChunkDeserializer"} {
-			if _, ok := formats[strings.ToLower(n)]; ok {
-				names = append(names, n)
-			}
-		}
-		w := d.Get("readerType")
-		if w == nil {
-			w = d.Get("type")
-		}
-		return out, w.errorf(ErrUnsupported, "reader type %q is not supported (supported: %s)", typ, strings.Join(names, ", "))
-	}
+	f := formats[strings.ToLower(typ)]
 	out.Format = f
 	file, err := mustString(d, "file")
 	if err != nil {
@@ -412,7 +442,7 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 		out.Options.Params = params
 	}
 	if in := d.Get("input"); in != nil {
-		if out.Options.Inputs, err = r.inputs(in.resolve()); err != nil {
+		if out.Options.Inputs, err = r.inputs(in.resolve(), f == "cbf"); err != nil {
 			return out, err
 		}
 	} else if f == "ctf" {
@@ -432,17 +462,18 @@ func resolvePath(file, dir string) string {
 }
 
 // inputs maps an `input = [ name = [ dim, format, alias, definesMBSize ] ... ]` block.
-func (r *Reader) inputs(in *Value) ([]mlfeed.Stream, error) {
+// With renameOnly (CBF), an entry may hold only an alias, renaming a stream of the file.
+func (r *Reader) inputs(in *Value, renameOnly bool) ([]mlfeed.Stream, error) {
 	if in.Kind != Dict {
 		return nil, in.errorf(ErrConfig, "input must be a [ ] or { } block")
 	}
-	if len(in.Entries) == 0 {
+	if len(in.Entries()) == 0 {
 		return nil, in.errorf(ErrConfig, "input is empty")
 	}
 	var out []mlfeed.Stream
 	aliases := map[string]int{}
 	defining := 0
-	for _, e := range in.Entries {
+	for _, e := range in.Entries() {
 		v := e.Value.resolve()
 		if v.Kind != Dict {
 			return nil, v.errorf(ErrConfig, "input %q must be a [ ] or { } block", e.Key)
@@ -451,31 +482,14 @@ func (r *Reader) inputs(in *Value) ([]mlfeed.Stream, error) {
 			return nil, err
 		}
 		st := mlfeed.Stream{Name: e.Key, Type: r.Precision}
-		dw := v.Get("dim")
-		if dw == nil {
-			return nil, v.errorf(ErrConfig, "input %q has no dim", e.Key)
-		}
-		dim, err := uintValue(dw, math.MaxInt32)
-		if err != nil {
-			return nil, err
-		}
-		if dim == 0 {
-			return nil, dw.errorf(ErrConfig, "input %q: dim must be positive", e.Key)
-		}
-		st.Dim = int(dim)
-		fs, err := mustString(v, "format")
-		if err != nil {
-			return nil, err
-		}
-		switch strings.ToLower(fs) {
-		case "dense":
-			st.Storage = mlfeed.Dense
-		case "sparse":
-			st.Storage = mlfeed.Sparse
-		default:
-			return nil, v.Get("format").errorf(ErrConfig, "input %q: format must be dense or sparse, not %q", e.Key, fs)
+		// CNTK's binary reader takes only an alias: the file describes its streams.
+		if !renameOnly || v.Get("dim") != nil || v.Get("format") != nil {
+			if err := shape(&st, v); err != nil {
+				return nil, err
+			}
 		}
 		alias := e.Key
+		var err error
 		if aw := v.Get("alias"); aw != nil {
 			if alias, err = aw.String(); err != nil {
 				return nil, err
@@ -505,9 +519,38 @@ func (r *Reader) inputs(in *Value) ([]mlfeed.Stream, error) {
 	return out, nil
 }
 
+// shape sets the dimension and storage of st from its input block v.
+func shape(st *mlfeed.Stream, v *Value) error {
+	dw := v.Get("dim")
+	if dw == nil {
+		return v.errorf(ErrConfig, "input %q has no dim", st.Name)
+	}
+	dim, err := uintValue(dw, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	if dim == 0 {
+		return dw.errorf(ErrConfig, "input %q: dim must be positive", st.Name)
+	}
+	st.Dim = int(dim)
+	fs, err := mustString(v, "format")
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(fs) {
+	case "dense":
+		st.Storage = mlfeed.Dense
+	case "sparse":
+		st.Storage = mlfeed.Sparse
+	default:
+		return v.Get("format").errorf(ErrConfig, "input %q: format must be dense or sparse, not %q", st.Name, fs)
+	}
+	return nil
+}
+
 // checkKeys reports the first key of block v that is not in known.
 func checkKeys(v *Value, what string, known []string) error {
-	for _, e := range v.Entries {
+	for _, e := range v.Entries() {
 		ok := false
 		for _, k := range known {
 			ok = ok || strings.EqualFold(k, e.Key)
@@ -517,7 +560,14 @@ func checkKeys(v *Value, what string, known []string) error {
 		}
 		for _, k := range unsupportedKeys {
 			if strings.EqualFold(k, e.Key) {
-				return &Error{File: fileOf(v), Line: e.Line, Msg: fmt.Sprintf("%s: %q (truncated BPTT) is not supported", what, e.Key), Err: ErrUnsupported}
+				return &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("%s: %q (truncated BPTT) is not supported", what, e.Key), Err: ErrUnsupported}
+			}
+		}
+		if f := strings.Fields(e.Key); len(f) > 1 {
+			for _, k := range known {
+				if strings.EqualFold(k, f[0]) {
+					return &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("expected '=' after %q", f[0]), Err: ErrSyntax}
+				}
 			}
 		}
 		msg := fmt.Sprintf("unknown key %q in %s", e.Key, what)
@@ -528,16 +578,9 @@ func checkKeys(v *Value, what string, known []string) error {
 			sort.Strings(sorted)
 			msg += " (known: " + strings.Join(sorted, ", ") + ")"
 		}
-		return &Error{File: fileOf(v), Line: e.Line, Msg: msg, Err: ErrConfig}
+		return &Error{File: e.Value.file, Line: e.Line, Msg: msg, Err: ErrConfig}
 	}
 	return nil
-}
-
-func fileOf(v *Value) string {
-	if v.cfg != nil {
-		return v.cfg.File
-	}
-	return ""
 }
 
 // suggest returns the known key closest to k when it is a likely misspelling.
@@ -575,6 +618,12 @@ func distance(a, b string) int {
 func mustString(v *Value, key string) (string, error) {
 	w := v.Get(key)
 	if w == nil {
+		// `readerType CNTKTextFormatReader` reads as a flag named by the whole line
+		for _, e := range v.Entries() {
+			if f := strings.Fields(e.Key); len(f) > 1 && strings.EqualFold(f[0], key) {
+				return "", &Error{File: e.Value.file, Line: e.Line, Msg: fmt.Sprintf("expected '=' after %q", f[0]), Err: ErrSyntax}
+			}
+		}
 		return "", v.errorf(ErrConfig, "%q is required", key)
 	}
 	return w.String()

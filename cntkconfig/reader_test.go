@@ -261,10 +261,11 @@ func TestErrors(t *testing.T) {
 		{"two definers", "reader = [ readerType = CNTKTextFormatReader; file = x; input = [\n a = [ dim = 2; format = dense; definesMBSize = true ]\n b = [ dim = 2; format = dense; definesMBSize = true ] ] ]", `x.cntk:3: only a single stream`, ErrConfig},
 		{"undefined var", "reader = [ readerType = CNTKTextFormatReader\n file = $Nope$/x\n input = [ a = [ dim = 1; format = dense ] ] ]", `x.cntk:2: $Nope$ is not defined`, ErrConfig},
 		{"bad bool", "reader = [ readerType = CNTKTextFormatReader; file = x\n randomize = maybe\n input = [ a = [ dim = 1; format = dense ] ] ]", `x.cntk:2: expected a boolean`, ErrConfig},
-		{"htk", "reader = [ readerType = HTKMLFReader\n file = x ]", `reader type "HTKMLFReader" is not supported`, ErrUnsupported},
+		{"htk", "reader = [ readerType = HTKMLFReader\n file = x ]", `unsupported reader type "HTKMLFReader"`, ErrUnsupported},
 		{"bptt", "reader = [ readerType = CNTKTextFormatReader; file = x\n truncated = true ]", `x.cntk:2: reader section: "truncated"`, ErrUnsupported},
 		{"unclosed", "a = 1\nreader = [\n readerType = x\n", `x.cntk:2: '[' opened here is never closed`, ErrSyntax},
 		{"no equals", "reader = [\n readerType CNTKTextFormatReader ]", `x.cntk:2: expected '=' after "readerType"`, ErrSyntax},
+		{"no equals 2", "reader = [ readerType = CNTKTextFormatReader; file = x\n randomize false\n input = [ a = [ dim = 1; format = dense ] ] ]", `x.cntk:2: expected '=' after "randomize"`, ErrSyntax},
 		{"string", "reader = [ file = \"abc ]", `unterminated string`, ErrSyntax},
 		{"duplicate alias", "reader = [ readerType = CNTKTextFormatReader; file = x; input = [\n a = [ dim = 2; format = dense; alias = A ]\n b = [ dim = 2; format = dense; alias = A ] ] ]", `alias "A" is already used`, ErrConfig},
 	} {
@@ -305,7 +306,7 @@ url = http://example.com/x
 		t.Fatal("scalars")
 	}
 	l := root.Get("list")
-	if l.Kind != Array || len(l.Items) != 3 || str(l.Items[1]) != "y" || str(l.Items[2].Get("k")) != "v" {
+	if l.Kind != Array || len(l.Items()) != 3 || str(l.Items()[1]) != "y" || str(l.Items()[2].Get("k")) != "v" {
 		t.Fatalf("list %+v", l)
 	}
 	if got := str(root.Get("nested").Get("inner").Get("ref")); got != "1-over" {

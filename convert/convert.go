@@ -1,15 +1,20 @@
 // Package convert moves a data set from a mlfeed.Source into a format's writer: streaming
-// chunk by chunk (reading the next chunk while the current one is written), converting element
+// chunk by chunk (decoding the next chunks on the scheduler while the current one is written), converting element
 // types and densifying sparse streams on request, and committing the output file atomically.
 package convert
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Options control a conversion. The zero value converts losslessly to the format named by the
@@ -30,9 +35,19 @@ type Options struct {
 	// Progress, if set, is called after each chunk with the samples written so far and the
 	// total.
 	Progress func(done, total int64)
+	// Threads and Memory bound the reading ahead (the threads that decode chunks, the
+	// caller's included, and the bytes of decoded chunks waiting to be written) when ctx
+	// carries no scheduler, as the CLI's does: zero means all cores and sched.DefaultMemory.
+	Threads int
+	Memory  int64
 }
 
-// File converts src into the file out. The file appears only when the conversion succeeds.
+// File converts src into the file out. The file appears only when the conversion succeeds:
+// it is written to a temporary file beside it (see package atomicfile), which an error or a
+// signal removes. out "-" is standard output, and a FIFO or a character device (/dev/null)
+// is written into directly; both need a format that streams (format.Format.Streamable), else
+// the error wraps format.ErrUsage, as for a directory, a socket or a block device. Errors name
+// out, never the temporary file.
 func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) error {
 	if opts == nil {
 		opts = &Options{}
@@ -55,25 +70,50 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	if err != nil {
 		return err
 	}
+	if out == "-" {
+		if !ft.Streamable {
+			return fmt.Errorf("%w: %s cannot be written to standard output: it %w", format.ErrUsage, ft.Name, format.ErrNeedsSeek)
+		}
+		if err := write(ctx, os.Stdout, ft, schema, src, out, opts); err != nil {
+			return fmt.Errorf("standard output: %w", err)
+		}
+		return nil
+	}
 	f, err := atomicfile.Create(out)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return fmt.Errorf("%w: %w", format.ErrUsage, err)
+	}
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	w := opts.Write
-	w.Sequences, _ = mlfeed.Totals(src.Chunks())
-	w.Name = out
-	sink, err := ft.Create(f.File, schema, &w)
-	if err != nil {
-		return fmt.Errorf("%s: %w", out, err)
+	if f.Direct() && !ft.Streamable {
+		return fmt.Errorf("%w: %s: %s output %w, not a pipe or a device", format.ErrUsage, out, ft.Name, format.ErrNeedsSeek)
 	}
-	if err := Copy(ctx, sink, src, opts); err != nil {
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	if err := sink.Close(); err != nil {
-		return fmt.Errorf("%s: %w", out, err)
+	if err := write(ctx, f.File, ft, schema, src, out, opts); err != nil {
+		return f.Err(fmt.Errorf("%s: %w", out, err))
 	}
 	return f.Commit()
+}
+
+// write creates ft's sink on w and copies src into it.
+func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Schema, src mlfeed.Source, out string, opts *Options) error {
+	wo := opts.Write
+	wo.Sequences, _ = mlfeed.Totals(src.Chunks())
+	wo.Name = out
+	if sched.FromContext(ctx) == nil {
+		// One scheduler for reading (Copy) and for the writer's own work.
+		ctx = sched.WithContext(ctx, sched.New(opts.Threads, opts.Memory))
+	}
+	wo.Context = ctx
+	sink, err := ft.Create(w, schema, &wo)
+	if err != nil {
+		return err
+	}
+	if err := Copy(ctx, sink, src, opts); err != nil {
+		return err
+	}
+	return sink.Close()
 }
 
 // TargetSchema returns the schema a conversion with opts produces from s.
@@ -102,9 +142,13 @@ func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
 }
 
 // Copy streams every chunk of src into sink, applying opts.Type and opts.Densify (the sink
-// must have been created with TargetSchema). The next chunk is decoded while the current one
-// is written. It does not close the sink.
-func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) error {
+// must have been created with TargetSchema). The next chunks are decoded on the scheduler's
+// other threads while the current one is written (on the caller's goroutine alone with one
+// thread), into the memory of chunks already written where the source can. It does not close
+// the sink. An input file that shrinks while it is mapped is an error naming it (see
+// internal/mmap), not a crash.
+func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Options) (err error) {
+	defer mmap.Recover(mmap.Catch(), &err)
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -115,34 +159,21 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 	}
 	chunks := src.Chunks()
 	_, total := mlfeed.Totals(chunks)
-	type result struct {
-		c   *mlfeed.Chunk
-		err error
+	s := sched.FromContext(ctx)
+	if s == nil {
+		s = sched.New(opts.Threads, opts.Memory)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan result, 1)
-	go func() {
-		defer close(ch)
-		for i := range chunks {
-			c, err := src.ReadChunk(ctx, i)
-			select {
-			case ch <- result{c, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	// A sink keeps nothing of a chunk after WriteChunk: the next ones may decode into it.
+	ra := s.ReadAhead(ctx, src, order, &sched.ReadAheadOptions{Recycle: true})
+	defer ra.Close()
 	var done int64
-	i := 0
-	for r := range ch {
-		if r.err != nil {
-			return r.err
-		}
-		c, err := Transform(&in, &outSchema, r.c)
+	for ra.Next() {
+		i := ra.Index()
+		c, err := Transform(&in, &outSchema, ra.Chunk())
 		if err != nil {
 			return fmt.Errorf("chunk %d: %w", i, err)
 		}
@@ -150,10 +181,12 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 			return err
 		}
 		done += chunks[i].Samples
-		i++
 		if opts.Progress != nil {
 			opts.Progress(done, total)
 		}
+	}
+	if err := ra.Err(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

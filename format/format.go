@@ -9,27 +9,49 @@
 package format
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sniff"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // ErrUsage is wrapped by errors that come from wrong options or arguments rather than bad
 // data: an unknown parameter, a malformed --input declaration. The CLI exits with status 2.
 var ErrUsage = errors.New("invalid usage")
 
+// Warning marks err, passed to a Validate report function, as a warning: something worth
+// knowing that does not make the file invalid (CTF: a value float32 cannot hold as its text
+// states it). errors.Is and errors.As see through it to err.
+func Warning(err error) error { return warningError{err} }
+
+// IsWarning reports whether err was marked by Warning.
+func IsWarning(err error) bool {
+	var w warningError
+	return errors.As(err, &w)
+}
+
+type warningError struct{ err error }
+
+func (w warningError) Error() string { return "warning: " + w.err.Error() }
+func (w warningError) Unwrap() error { return w.err }
+
 // Options are the reader options every format receives. A format ignores what it has no use
 // for, but rejects Params it does not know with an error wrapping ErrUsage.
 type Options struct {
-	// Inputs declares streams for formats that do not describe their own (CTF): name, alias,
-	// storage, dimension, type, DefinesMBSize. Nil lets such a format infer them.
+	// Inputs declares the streams to read, one meaning for every format: Name (the name the
+	// data set exposes), Alias (the name in the file; empty means Name), Storage, Dim, Type,
+	// DefinesMBSize. Formats whose files do not describe their streams (CTF) read what is
+	// declared, or infer the streams when Inputs is nil; formats that do (CBF) check the
+	// declarations against the file and expose the declared names. Others ignore it.
 	Inputs []mlfeed.Stream
 	// Config is the path of a CNTK configuration file whose reader section declares the
 	// streams and options, for formats that use one.
@@ -39,6 +61,14 @@ type Options struct {
 	Params map[string]string
 	// Log receives warnings and information (CNTK's traceLevel output). Nil discards them.
 	Log io.Writer
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a format does while opening: Matrix Market parses the whole file then, in pieces on
+	// the scheduler's idle threads. Nil means context.Background(): on the caller alone.
+	Context context.Context
+	// Type is the element type the caller will convert numbers to (convert's Type), or
+	// Invalid. Formats that choose the precision they read text at follow it: CTF reads at
+	// double precision when it is Float64. Others ignore it.
+	Type mlfeed.ElemType
 }
 
 // WriteOptions are the writer options every format receives.
@@ -61,6 +91,10 @@ type WriteOptions struct {
 	Sequences int64
 	// Params holds format-specific options as key=value pairs; see Options.Params.
 	Params map[string]string
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) for the
+	// work a writer does: IDV compresses the columns of a block on the scheduler's idle
+	// threads. Nil means context.Background(): on the caller alone. Package convert sets it.
+	Context context.Context
 }
 
 // Format describes one registered file format.
@@ -76,10 +110,19 @@ type Format struct {
 	// Open opens a file as a source. name may carry a format-specific suffix
 	// (Binsparse: "file.bsp.h5:/group").
 	Open func(name string, opts *Options) (mlfeed.Source, error)
-	// Create returns a sink writing to f, an open, empty, seekable temporary file that the
-	// caller renames into place after the sink's Close (see package convert). Formats that
-	// write through a library may reopen f.Name() instead of writing through f.
-	Create func(f *os.File, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// Create returns a sink writing to w. For a Streamable format w may be any writer
+	// (standard output, a pipe). Otherwise w is an *os.File open on an empty, seekable regular
+	// file (the temporary file that package convert renames into place after the sink's
+	// Close), and formats that write through a library may reopen its Name(); SeekableFile
+	// checks this.
+	Create func(w io.Writer, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// Streamable reports that Create writes its output front to back, never seeking nor
+	// reopening it, so that it can go to standard output or a pipe.
+	Streamable bool
+	// ReadParams and WriteParams declare the format-specific options Options.Params and
+	// WriteOptions.Params take (CLI: --opt and --write-opt), for `mlfeed formats` and for
+	// NormalizeParams.
+	ReadParams, WriteParams []Param
 	// Validate, if set, checks a file more strictly than reading does and reports every
 	// problem found to report, stopping when report returns false. It returns an error only
 	// when it cannot check at all. Nil means: open the file and read every chunk.
@@ -162,7 +205,7 @@ func Detect(name string) (*Format, error) {
 	if ft, ok := ByExtension(file); ok {
 		return ft, nil
 	}
-	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+	if sniff.IsGzip(head) {
 		return nil, fmt.Errorf("%s: %w: gzip data of no format mlfeed knows", file, mlfeed.ErrUnknownFormat)
 	}
 	return nil, fmt.Errorf("%s: %w (known: %s)", file, mlfeed.ErrUnknownFormat, strings.Join(Names(), ", "))
@@ -191,18 +234,7 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 		}
 	}
 	for _, name := range names {
-		var ft *Format
-		var err error
-		if formatName != "" {
-			var ok bool
-			if ft, ok = Lookup(formatName); !ok {
-				return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
-			}
-		} else if ft, err = Detect(name); err != nil {
-			closeAll()
-			return nil, err
-		}
-		s, err := ft.Open(name, opts)
+		s, err := openOne(name, formatName, opts)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -218,6 +250,34 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 		return nil, err
 	}
 	return z, nil
+}
+
+// openOne opens one input argument: a file, or a data set of shards (a directory, a glob
+// or a manifest; see package shard).
+func openOne(name, formatName string, opts *Options) (mlfeed.Source, error) {
+	paths, m, sharded, err := shard.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil && formatName == "" {
+		formatName = m.Format
+	}
+	open := func(p string) (mlfeed.Source, error) {
+		ft, ok := Lookup(formatName)
+		if formatName == "" {
+			var err error
+			if ft, err = Detect(p); err != nil {
+				return nil, err
+			}
+		} else if !ok {
+			return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
+		}
+		return ft.Open(p, opts)
+	}
+	if !sharded {
+		return open(name)
+	}
+	return shard.NewSource(paths, m, open)
 }
 
 // uniqueNames renames streams whose names repeat an earlier source's.
@@ -259,7 +319,7 @@ func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
 func ParseInput(s string) (mlfeed.Stream, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) < 3 || len(parts) > 5 || parts[0] == "" {
-		return mlfeed.Stream{}, fmt.Errorf("%w: --input %q: want NAME:dense|sparse:DIM[:ALIAS[:TYPE]]", ErrUsage, s)
+		return mlfeed.Stream{}, fmt.Errorf("%w: stream declaration %q: want NAME:dense|sparse:DIM[:ALIAS[:TYPE]]", ErrUsage, s)
 	}
 	st := mlfeed.Stream{Name: parts[0], Type: mlfeed.Float32}
 	switch strings.ToLower(parts[1]) {
@@ -268,11 +328,11 @@ func ParseInput(s string) (mlfeed.Stream, error) {
 	case "sparse":
 		st.Storage = mlfeed.Sparse
 	default:
-		return st, fmt.Errorf("%w: --input %q: storage must be dense or sparse, not %q", ErrUsage, s, parts[1])
+		return st, fmt.Errorf("%w: stream declaration %q: storage must be dense or sparse, not %q", ErrUsage, s, parts[1])
 	}
 	dim, err := strconv.Atoi(parts[2])
 	if err != nil || dim <= 0 {
-		return st, fmt.Errorf("%w: --input %q: dimension must be a positive integer, not %q", ErrUsage, s, parts[2])
+		return st, fmt.Errorf("%w: stream declaration %q: dimension must be a positive integer, not %q", ErrUsage, s, parts[2])
 	}
 	st.Dim = dim
 	if len(parts) > 3 && parts[3] != "" && parts[3] != parts[0] {
@@ -280,10 +340,56 @@ func ParseInput(s string) (mlfeed.Stream, error) {
 	}
 	if len(parts) > 4 {
 		if st.Type, err = mlfeed.ParseElemType(parts[4]); err != nil {
-			return st, fmt.Errorf("%w: --input %q: %v", ErrUsage, s, err)
+			return st, fmt.Errorf("%w: stream declaration %q: %v", ErrUsage, s, err)
 		}
 	}
 	return st, nil
+}
+
+// Param declares one format-specific option key. Keys are lower snake_case, the same name for
+// the same idea in every format (chunk_size, keep_in_memory, level, name, ...).
+type Param struct {
+	// Name is the key.
+	Name string
+	// Doc says what the option does, its values and its default, in one line.
+	Doc string
+	// Aliases are other spellings accepted for the key: CNTK's reader option names
+	// (chunkSizeInBytes, keepDataInMemory), which CNTK configurations use.
+	Aliases []string
+}
+
+// NormalizeParams checks params against the declared keys and returns them under their
+// names, an alias given renamed to its key. A key that is not declared, or one given under two
+// spellings, is an error wrapping ErrUsage. A nil or empty params gives nil.
+func NormalizeParams(format string, params map[string]string, decl []Param) (map[string]string, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(params))
+	for k, v := range params {
+		name := ""
+		for _, p := range decl {
+			if k == p.Name || slices.Contains(p.Aliases, k) {
+				name = p.Name
+				break
+			}
+		}
+		if name == "" {
+			if len(decl) == 0 {
+				return nil, fmt.Errorf("%w: %s takes no format options, got %q", ErrUsage, format, k)
+			}
+			names := make([]string, len(decl))
+			for i, p := range decl {
+				names[i] = p.Name
+			}
+			return nil, fmt.Errorf("%w: %s has no option %q (known: %s)", ErrUsage, format, k, strings.Join(names, ", "))
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%w: %s option %s given twice (under two spellings)", ErrUsage, format, name)
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 // CheckParams returns an error wrapping ErrUsage if params holds a key not in known. Formats
@@ -296,12 +402,27 @@ func CheckParams(format string, params map[string]string, known ...string) error
 		}
 		if !ok {
 			if len(known) == 0 {
-				return fmt.Errorf("%w: %s takes no --opt parameters, got %q", ErrUsage, format, k)
+				return fmt.Errorf("%w: %s takes no format options, got %q", ErrUsage, format, k)
 			}
-			return fmt.Errorf("%w: %s does not know --opt %q (known: %s)", ErrUsage, format, k, strings.Join(known, ", "))
+			return fmt.Errorf("%w: %s has no option %q (known: %s)", ErrUsage, format, k, strings.Join(known, ", "))
 		}
 	}
 	return nil
+}
+
+// ErrNeedsSeek is wrapped (with ErrUsage) by the error of a format that is not Streamable
+// asked to write to something other than a regular file.
+var ErrNeedsSeek = errors.New("needs a seekable regular file")
+
+// SeekableFile returns w as the *os.File that Create receives for a format that is not
+// Streamable, or an error wrapping ErrUsage and ErrNeedsSeek.
+func SeekableFile(format string, w io.Writer) (*os.File, error) {
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s output %w (not standard output, a pipe or a device)", ErrUsage, format, ErrNeedsSeek)
 }
 
 // UsageErrorf returns an error wrapping ErrUsage, for formats rejecting an option value.

@@ -1,7 +1,9 @@
 package format_test
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -74,5 +76,27 @@ func TestCheckParams(t *testing.T) {
 	}
 	if err := format.CheckParams("x", map[string]string{"c": "1"}, "a", "b"); !errors.Is(err, format.ErrUsage) {
 		t.Fatal(err)
+	}
+}
+
+func TestSeekableFile(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, err := format.SeekableFile("x", f); got != f || err != nil {
+		t.Fatalf("regular file: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, out := range []io.Writer{w, &bytes.Buffer{}} {
+		if _, err := format.SeekableFile("x", out); !errors.Is(err, format.ErrUsage) || !errors.Is(err, format.ErrNeedsSeek) {
+			t.Errorf("%T: %v", out, err)
+		}
 	}
 }

@@ -43,6 +43,12 @@ func (s *denseSource) Close() error               { return nil }
 func (s *denseSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error) {
 	return s.chunks[i], nil
 }
+func (s *denseSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+func (s *denseSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(s.chunks[i].Sequences), nil
+}
 
 // BenchmarkSweep measures one randomized sweep over MNIST-sized data (60000 x 784 float32,
 // minibatch 256) per iteration: the engine, the bare gather in its order on one goroutine and
@@ -56,7 +62,7 @@ func BenchmarkSweep(b *testing.B) {
 	})
 	r, _ := New(src, Config{MinibatchSize: mb})
 	var p plan
-	r.rz.plan(0, &p)
+	r.pl.rz.plan(0, &p)
 	sz := dim * 4
 	// gather copies the samples in the engine's randomized order, minibatches parts of the
 	// sweep on as many goroutines, each prefetching the sample four ahead as the packers do:

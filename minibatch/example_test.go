@@ -36,6 +36,14 @@ func (t table) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error) {
 	return &mlfeed.Chunk{Sequences: k, Streams: []mlfeed.StreamData{d}}, nil
 }
 
+func (t table) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return t.ReadChunk(ctx, i)
+}
+
+func (t table) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(t.Chunks()[i].Sequences), nil
+}
+
 func (t table) Close() error { return nil }
 
 func Example() {

@@ -71,6 +71,7 @@ func Join(sources ...mlfeed.Source) (mlfeed.Source, error) {
 			return nil, err
 		}
 		out := mlfeed.ChunkInfo{Sequences: info.Sequences}
+		seqLens := make([]int64, ch.Sequences)
 		for q := 0; q < ch.Sequences; q++ {
 			id := ch.IDs[q]
 			for k := 1; k < len(sources); k++ {
@@ -91,8 +92,10 @@ func Join(sources ...mlfeed.Source) (mlfeed.Source, error) {
 				}
 			}
 			out.Samples += n
+			seqLens[q] = n
 		}
 		j.infos = append(j.infos, out)
+		j.lengths = append(j.lengths, seqLens)
 	}
 	return j, nil
 }
@@ -103,6 +106,9 @@ type joined struct {
 	owner  []int // per joined stream: its source
 	infos  []mlfeed.ChunkInfo
 	index  []map[string]seqRef
+	// lengths holds every sequence's length, per chunk: the defining stream's sample count,
+	// or the longest stream's.
+	lengths [][]int64
 }
 
 // localDefining returns the index within source k's streams of the joined defining stream, or
@@ -139,33 +145,68 @@ func (j *joined) Close() error {
 	return first
 }
 
-// ReadChunk reads chunk i of the first source and gathers the other sources' streams for its
-// sequences by id.
-func (j *joined) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+// SequenceLengths returns the lengths of chunk i's sequences, learnt when the sources were
+// joined.
+func (j *joined) SequenceLengths(i int) ([]int64, error) {
 	if i < 0 || i >= len(j.infos) {
 		return nil, fmt.Errorf("%w: chunk %d of %d", mlfeed.ErrRange, i, len(j.infos))
 	}
-	base, err := j.srcs[0].ReadChunk(ctx, i)
+	return j.lengths[i], nil
+}
+
+// ReadChunk reads chunk i of the first source and gathers the other sources' streams for its
+// sequences by id.
+func (j *joined) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	return j.ReadChunkReuse(ctx, i, nil)
+}
+
+// ReadChunkReuse reads chunk i as ReadChunk does, passing the first source's streams of prev
+// on to it and gathering the other sources' streams into prev's buffers.
+func (j *joined) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	if i < 0 || i >= len(j.infos) {
+		return nil, fmt.Errorf("%w: chunk %d of %d", mlfeed.ErrRange, i, len(j.infos))
+	}
+	if prev != nil && len(prev.Streams) != len(j.schema.Streams) {
+		prev = nil
+	}
+	n0 := len(j.srcs[0].Schema().Streams)
+	var prevBase *mlfeed.Chunk
+	if prev != nil {
+		prevBase = &mlfeed.Chunk{Sequences: prev.Sequences, IDs: prev.IDs, Streams: prev.Streams[:n0:n0]}
+	}
+	base, err := j.srcs[0].ReadChunkReuse(ctx, i, prevBase)
 	if err != nil {
 		return nil, err
 	}
 	out := &mlfeed.Chunk{Sequences: base.Sequences, IDs: base.IDs}
 	out.Streams = append(out.Streams, base.Streams...)
+	off := n0
 	for k := 1; k < len(j.srcs); k++ {
 		sc := j.srcs[k].Schema()
 		chunks := map[int32]*mlfeed.Chunk{}
 		data := make([]mlfeed.StreamData, len(sc.Streams))
 		for s := range data {
 			st := &sc.Streams[s]
-			data[s].SeqStart = []int64{0}
-			data[s].Values = mlfeed.NewBuffer(st.Type, 0)
+			var old mlfeed.StreamData
+			if prev != nil {
+				old = prev.Streams[off+s]
+			}
+			data[s].SeqStart = append(old.SeqStart[:0], 0)
+			data[s].Values = mlfeed.Buffer{Type: st.Type, Bytes: old.Values.Bytes[:0], Strings: old.Values.Strings[:0]}
+			if st.Type != mlfeed.String && data[s].Values.Bytes == nil {
+				data[s].Values.Bytes = []byte{}
+			}
 			if st.Storage == mlfeed.Sparse || st.Dim == 0 {
-				data[s].SampleStart = []int64{0}
+				data[s].SampleStart = append(old.SampleStart[:0], 0)
 			}
 			if st.Storage == mlfeed.Sparse {
-				data[s].Indices = []int32{}
+				data[s].Indices = old.Indices[:0]
+				if data[s].Indices == nil {
+					data[s].Indices = []int32{}
+				}
 			}
 		}
+		off += len(sc.Streams)
 		for q := 0; q < base.Sequences; q++ {
 			ref, ok := j.index[k][base.IDs[q]]
 			if !ok {

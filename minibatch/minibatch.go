@@ -41,6 +41,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -78,7 +80,8 @@ const DefaultMinibatchSize = 256
 const DefaultPackers = 4
 
 // Config configures a Reader. The zero value randomizes over the whole data set with seed 0,
-// minibatches of DefaultMinibatchSize samples, one worker, and runs forever.
+// minibatches of DefaultMinibatchSize samples, one worker, on every core, and runs forever.
+// It never reads the environment (see ConfigFromEnv).
 type Config struct {
 	// MinibatchSize is the number of samples per minibatch, counted in the stream that defines
 	// the minibatch size (summed over all workers). Zero means DefaultMinibatchSize.
@@ -108,8 +111,8 @@ type Config struct {
 	MaxSamples int64
 	// MaxSweeps, when positive, ends reading after this many sweeps from the start of training.
 	MaxSweeps int64
-	// Workers is CNTK's numberOfWorkers and Rank its workerRank. Zero Workers means
-	// $WORLD_SIZE and $RANK when set (as torchrun sets them), else a single worker.
+	// Workers is CNTK's numberOfWorkers and Rank its workerRank. Zero means a single
+	// worker; ConfigFromEnv takes both from $WORLD_SIZE and $RANK, as torchrun sets them.
 	Workers int
 	// Rank is this worker's rank in [0, Workers).
 	Rank int
@@ -123,13 +126,46 @@ type Config struct {
 	// negative turns prefetching off.
 	Prefetch int
 	// Packers is the number of goroutines that pack minibatches (copy their sequences out of
-	// the chunks and lay them out) ahead of Next, several minibatches at once; each holds a
-	// minibatch's memory. Zero means DefaultPackers or runtime.GOMAXPROCS, whichever is
-	// smaller; negative packs each minibatch in Next on the caller's goroutine.
-	// The minibatches are the same either way.
+	// the chunks and lay them out) ahead of Next, several minibatches at once, each on a
+	// thread of the Reader's scheduler while it packs; each holds a minibatch's memory. Zero
+	// means DefaultPackers or Threads, whichever is smaller; negative (or one thread) packs
+	// each minibatch in Next on the caller's goroutine. The minibatches are the same either
+	// way.
 	Packers int
+	// Threads bounds the threads that load chunks and pack minibatches, the caller's
+	// included (the caller packs a minibatch that no packer has started when Next needs
+	// it). Zero means runtime.GOMAXPROCS(0); with 1, everything runs in Next on the
+	// caller's goroutine.
+	Threads int
+	// Memory is the memory budget of the Reader's scheduler in bytes (zero: the default),
+	// which the source's decoders see through the ctx of ReadChunk. The chunks the Reader
+	// holds are those of the randomization window and Prefetch more, whatever the budget.
+	Memory int64
 	// TraceLevel is CNTK's traceLevel: at 2 and above the reader logs each sweep to Log.
 	TraceLevel int
 	// Log receives trace output. Nil discards it.
 	Log io.Writer
+}
+
+// ConfigFromEnv returns the zero Config with Workers and Rank taken from the environment, as
+// torchrun and other launchers set them: $WORLD_SIZE workers, this one of rank $RANK. Without
+// $WORLD_SIZE it is the zero Config (a single worker). A Config's zero value never reads the
+// environment; the CLI and the Python package start from ConfigFromEnv.
+func ConfigFromEnv() (Config, error) {
+	var c Config
+	ws := os.Getenv("WORLD_SIZE")
+	if ws == "" {
+		return c, nil
+	}
+	n, err := strconv.Atoi(ws)
+	if err != nil || n < 1 {
+		return c, fmt.Errorf("%w: WORLD_SIZE=%q", ErrConfig, ws)
+	}
+	rs := os.Getenv("RANK")
+	rank, err := strconv.Atoi(rs)
+	if err != nil || rank < 0 || rank >= n {
+		return c, fmt.Errorf("%w: RANK=%q with WORLD_SIZE=%d", ErrConfig, rs, n)
+	}
+	c.Workers, c.Rank = n, rank
+	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -14,7 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 )
 
-// reusingSource serves copies of a memSource's chunks and implements mlfeed.ChunkReuser: it
+// reusingSource serves copies of a memSource's chunks and reuses prev in ReadChunkReuse: it
 // scribbles over prev before decoding into it, so that a chunk recycled while a minibatch
 // still reads it shows up as wrong data.
 type reusingSource struct {
@@ -200,6 +201,10 @@ func (s *failingSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, er
 	return s.memSource.ReadChunk(ctx, i)
 }
 
+func (s *failingSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+
 // TestReadErrorInOrder checks that a chunk that fails to read, with minibatches packed ahead,
 // stops the reader at the first minibatch that needs it, after every minibatch before it.
 func TestReadErrorInOrder(t *testing.T) {
@@ -215,5 +220,52 @@ func TestReadErrorInOrder(t *testing.T) {
 		if r.Next() {
 			t.Fatal("Next after the error")
 		}
+	}
+}
+
+// busySource counts the ReadChunkReuse calls running at once.
+type busySource struct {
+	*memSource
+	now, peak atomic.Int64
+}
+
+func (s *busySource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	time.Sleep(100 * time.Microsecond)
+	return s.memSource.ReadChunk(ctx, i)
+}
+
+// TestOneThread checks that with Threads 1 the reader starts no goroutine and reads one chunk
+// at a time, and delivers the minibatches it delivers on every core.
+func TestOneThread(t *testing.T) {
+	cfg := Config{MinibatchSize: 16, RandomizationWindow: 5, RandomizationSeed: 3, MaxSweeps: 2, Prefetch: 4}
+	want := collect(t, mustNew(t, uniform(500, 1, 10), cfg), uniform(500, 1, 10), 1<<20)
+	src := &busySource{memSource: uniform(500, 1, 10)}
+	cfg.Threads = 1
+	r := mustNew(t, src, cfg)
+	before := runtime.NumGoroutine()
+	var got []summary
+	for r.Next() {
+		if n := runtime.NumGoroutine(); n > before {
+			t.Fatalf("%d goroutines while reading on one thread, %d before", n, before)
+		}
+		b := r.Batch()
+		s := summary{Sweep: b.Sweep, Global: b.GlobalSamples, Position: b.Position, EOS: b.EndOfSweep}
+		for q := 0; q < b.Sequences; q++ {
+			s.Seqs = append(s.Seqs, src.global(b, q))
+		}
+		got = append(got, s)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("one thread delivered other minibatches")
+	}
+	if src.peak.Load() != 1 {
+		t.Fatalf("%d chunk reads at once on one thread", src.peak.Load())
 	}
 }

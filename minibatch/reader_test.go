@@ -276,12 +276,19 @@ func TestCNTKNoFirstMinibatchData(t *testing.T) {
 func TestWorkersFromEnvironment(t *testing.T) {
 	t.Setenv("WORLD_SIZE", "4")
 	t.Setenv("RANK", "3")
-	r := mustNew(t, uniform(8, 1, 8), Config{})
-	if r.workers != 4 || r.rank != 3 {
-		t.Fatalf("workers %d rank %d", r.workers, r.rank)
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustNew(t, uniform(8, 1, 8), cfg)
+	if r.pl.workers != 4 || r.pl.rank != 3 {
+		t.Fatalf("workers %d rank %d", r.pl.workers, r.pl.rank)
+	}
+	if r := mustNew(t, uniform(8, 1, 8), Config{}); r.pl.workers != 1 || r.pl.rank != 0 {
+		t.Fatalf("the zero Config read the environment: workers %d rank %d", r.pl.workers, r.pl.rank)
 	}
 	t.Setenv("RANK", "4")
-	if _, err := New(uniform(8, 1, 8), Config{}); !errors.Is(err, ErrConfig) {
+	if _, err := ConfigFromEnv(); !errors.Is(err, ErrConfig) {
 		t.Fatalf("rank 4 of 4: %v", err)
 	}
 }

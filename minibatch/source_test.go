@@ -103,3 +103,17 @@ func (s *memSource) global(b *Batch, q int) int {
 	o := b.Origins[q]
 	return s.first[o.Chunk] + o.Index
 }
+
+func (s *memSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+
+// SequenceLengths has no index to read from: it reads the chunk, as a source with no cheaper
+// way does.
+func (s *memSource) SequenceLengths(i int) ([]int64, error) {
+	c, err := s.ReadChunk(context.Background(), i)
+	if err != nil {
+		return nil, err
+	}
+	return mlfeed.LengthsOf(c), nil
+}

@@ -28,8 +28,8 @@ type State struct {
 
 // State returns the reader's position: where the next minibatch starts.
 func (r *Reader) State() State {
-	st := State{MinibatchSourcePosition: r.at.pos, Sequences: r.rz.sequences, Samples: r.samples, Chunks: len(r.infos),
-		Randomize: r.rz.randomize, Seed: r.rz.seed, Window: r.rz.window, SampleBasedWindow: r.rz.sampleBased}
+	st := State{MinibatchSourcePosition: r.at.pos, Sequences: r.pl.rz.sequences, Samples: r.samples, Chunks: len(r.infos),
+		Randomize: r.pl.rz.randomize, Seed: r.pl.rz.seed, Window: r.pl.rz.window, SampleBasedWindow: r.pl.rz.sampleBased}
 	if r.at.planned {
 		st.Sweep, st.Next = r.at.sweep, r.at.next
 	}
@@ -48,10 +48,10 @@ func (r *Reader) Restore(st State) error {
 		return r.SetPosition(st.MinibatchSourcePosition)
 	}
 	switch {
-	case st.Sequences != r.rz.sequences || st.Samples != r.samples || st.Chunks != len(r.infos):
+	case st.Sequences != r.pl.rz.sequences || st.Samples != r.samples || st.Chunks != len(r.infos):
 		return fmt.Errorf("%w: taken on data of %d sequences, %d samples and %d chunks per sweep, this is %d, %d and %d",
-			ErrState, st.Sequences, st.Samples, st.Chunks, r.rz.sequences, r.samples, len(r.infos))
-	case st.Randomize != r.rz.randomize || st.Randomize && (st.Seed != r.rz.seed || st.Window != r.rz.window || st.SampleBasedWindow != r.rz.sampleBased):
+			ErrState, st.Sequences, st.Samples, st.Chunks, r.pl.rz.sequences, r.samples, len(r.infos))
+	case st.Randomize != r.pl.rz.randomize || st.Randomize && (st.Seed != r.pl.rz.seed || st.Window != r.pl.rz.window || st.SampleBasedWindow != r.pl.rz.sampleBased):
 		return fmt.Errorf("%w: taken with other randomization settings (randomize %v, seed %d, window %d, sample-based %v)", ErrState, st.Randomize, st.Seed, st.Window, st.SampleBasedWindow)
 	case st.Sweep < 0 || st.Next < 0 || st.Next > st.Sequences || st.MinibatchSourcePosition < 0 ||
 		st.Samples > 0 && st.Sweep >= math.MaxInt64/st.Samples-1:
@@ -78,28 +78,19 @@ func (r *Reader) SetPosition(pos int64) error {
 	if pos < 0 {
 		return fmt.Errorf("%w: negative position %d", ErrState, pos)
 	}
-	if r.rz.sequences == 0 || r.samples == 0 {
+	if r.pl.rz.sequences == 0 || r.samples == 0 {
 		return nil
 	}
 	sweep := pos / r.samples
 	if err := r.reposition(sweep); err != nil {
 		return err
 	}
-	at := sweep * r.samples
-	for r.next < len(r.cur.order) && at < pos {
-		ref := r.cur.order[r.next]
-		lens, err := r.lengthsOf(ref.chunk)
-		if err != nil {
-			r.err = err
-			return err
-		}
-		at += int64(lens[ref.idx])
-		r.next++
+	next, at, err := r.pl.seek(r.cur, pos)
+	if err != nil {
+		r.err = err
+		return err
 	}
-	r.pos = at
-	if r.next == len(r.cur.order) {
-		r.pos = (sweep + 1) * r.samples
-	}
+	r.next, r.pos = next, at
 	r.skipUsed()
 	r.at = position{r.cur.sweep, r.next, r.pos, true}
 	return nil

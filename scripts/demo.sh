@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-go run -tags "$MLFEED_TAGS" ./cmd/mlfeed demo "$@"
+go run ./cmd/mlfeed demo "$@"

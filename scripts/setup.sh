@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs what mlfeed needs on a fresh Debian machine with Go: the HDF5 C library (for
-# Binsparse files, through cgo) and, for the interoperability tests and benchmarks,
-# Debian's python3-numpy, python3-h5py and python3-scipy. Idempotent and quiet when all is
-# there. Sourced by scripts/demo.sh and scripts/test.sh; sets MLFEED_TAGS.
+# Installs what mlfeed's tests and benchmarks need on a fresh Debian machine with Go: Debian's
+# python3-numpy, python3-h5py and python3-scipy, hdf5-tools (h5dump) and the HDF5 C library
+# (only as a test oracle: mlfeed reads and writes HDF5 in pure Go). Idempotent and quiet when
+# all is there. Sourced by scripts/demo.sh and scripts/test.sh; sets MLFEED_TAGS (build tags of
+# the default build: none) and MLFEED_ORACLE_TAGS ("hdf5" when libhdf5 is there, for the tests
+# that compare the pure-Go HDF5 layer with libhdf5).
 set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in libhdf5-dev pkg-config python3-numpy python3-h5py python3-scipy; do
+for p in libhdf5-dev hdf5-tools pkg-config python3-numpy python3-h5py python3-scipy; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -22,12 +24,13 @@ fi
 # Go modules (from the module proxy), once.
 go mod download
 
-# Build with the HDF5 container when the library is there.
+# The default build is pure Go; libhdf5 serves only as the oracle of format/binsparse's tests.
+export MLFEED_TAGS=
 if pkg-config --exists hdf5 2>/dev/null || [ -e /usr/include/hdf5/serial/hdf5.h ] || [ -e /usr/include/hdf5.h ]; then
-  export MLFEED_TAGS=hdf5
+  export MLFEED_ORACLE_TAGS=hdf5
 else
-  export MLFEED_TAGS=
-  echo "setup: libhdf5 not found; building without Binsparse HDF5 support" >&2
+  export MLFEED_ORACLE_TAGS=
+  echo "setup: libhdf5 not found; skipping the libhdf5 oracle tests" >&2
 fi
 
 # Arrow/Parquet independent peers (npm apache-arrow and @duckdb/node-api, pinned in

@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-go test -tags "$MLFEED_TAGS" -timeout 20m "$@" ./...
+go test -tags "$MLFEED_TAGS" -timeout 20m -skip '^(TestFault|TestSoak)' "$@" ./...
+# The end-to-end fault suite (cmd/mlfeed/e2e_test.go): the built CLI against devices, FIFOs,
+# symlinks, stdout, signals at random moments, a full disk (a tmpfs when root may mount), a file
+# size limit, inputs truncated while read and absurd flag values. About a minute. Then the soak
+# test (cmd/mlfeed/soak_test.go, skipped by -short): 1.35 GB through convert and batches, each
+# process in a 64 MiB memory cgroup when root may make one. One to two minutes, 3.5 GB of disk.
+go test -tags "$MLFEED_TAGS" -timeout 10m -count=1 -run '^(TestFault|TestSoak)' "$@" ./cmd/mlfeed
 # The packages with goroutines of their own, again under the race detector.
 go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx
+# The pure-Go HDF5 layer against libhdf5 (cgo), where libhdf5 is installed.
+if [ -n "${MLFEED_ORACLE_TAGS:-}" ]; then
+  go test -tags "$MLFEED_ORACLE_TAGS" -run Oracle "$@" ./format/binsparse
+fi

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,22 +15,14 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
 // splitConfig splits --config FILE[:SECTION]. The suffix is a section only when FILE:SECTION
 // itself is not an existing file and FILE is.
 func splitConfig(arg string) (file, section string) {
-	if _, err := os.Stat(arg); err == nil {
-		return arg, ""
-	}
-	if i := strings.LastIndexByte(arg, ':'); i > 0 {
-		if _, err := os.Stat(arg[:i]); err == nil {
-			return arg[:i], arg[i+1:]
-		}
-	}
-	return arg, ""
+	return cntkconfig.SplitSection(arg)
 }
 
 // cntkReader parses the reader section that --config names, or returns nil without --config.
@@ -40,7 +31,7 @@ func (f *inputFlags) cntkReader() (*cntkconfig.Reader, error) {
 		return nil, nil
 	}
 	file, section := splitConfig(f.config)
-	cfg, err := cntkconfig.ParseFile(file)
+	cfg, err := cntkconfig.Open(file, &cntkconfig.Options{Defines: f.defines})
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, usageErr("--config: %v", err)
@@ -89,7 +80,7 @@ func init() {
 	var in inputFlags
 	var f batchFlags
 	cmd := &cobra.Command{
-		Use:   "batches [flags] FILE...|--config FILE[:SECTION]",
+		Use:   "batches [flags] FILE...|--config FILE[:SECTION] [NAME=VALUE...]",
 		Short: "Run the minibatch engine over a data set; print shapes, sweeps and samples/s",
 		Long: `batches reads a data set the way CNTK's readers feed training: block-randomized sweeps
 (CNTK's randomizer, bit for bit), minibatches of --mb-size samples, distributed over
@@ -98,7 +89,8 @@ func init() {
 --config FILE[:SECTION] takes the data file(s), the streams and the reader options from a
 CNTK configuration's reader section (both the reader = [ ... ] and the composite
 deserializers = ({ ... }) forms); flags given explicitly override it. Without SECTION the
-file's only reader section is used.
+file's only reader section is used. NAME=VALUE arguments set the configuration's variables
+as on CNTK's command line (DataDir=/data sets $DataDir$).
 
 --dump prints one JSON line per minibatch instead: {"sweep": S, "sequences": N,
 "<stream>": [the minibatch's sequences, each as a list of samples as in cat --json]}.
@@ -109,6 +101,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 		Example: `  mlfeed batches --mb-size 256 --sweeps 2 train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz
   mlfeed batches --dump --mb-size 100 --no-randomize t10k-labels-idx1-ubyte.gz
   mlfeed batches --config dense.cntk:MNIST --mb-size 1000
+  mlfeed batches --config ConvNet_MNIST.cntk:trainNetwork DataDir=/data/mnist
   mlfeed batches --workers 4 --rank 1 --seed 7 data.cbf
   mlfeed batches --save-state st.json --after 100 data.cbf && mlfeed batches --restore st.json data.cbf`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -128,7 +121,7 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.maxSamples, "max-samples", 0, "stop at the first minibatch reaching `N` samples from the start of training")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers `N` (default $WORLD_SIZE, else 1)")
 	fl.IntVar(&f.rank, "rank", 0, "this worker's rank `R` (default $RANK)")
-	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per CPU, 4 at most; -1: pack on the reading goroutine)")
+	fl.IntVar(&f.packers, "packers", 0, "goroutines `N` packing minibatches ahead (default: one per thread, 4 at most; -1: pack on the reading goroutine)")
 	fl.BoolVar(&f.keep, "keep-in-memory", false, "keep every chunk read in memory: decode each once (CNTK's keepDataInMemory)")
 	fl.BoolVar(&f.cntkDist, "cntk-distribution", false, "divide data among workers as CNTK does (by chunk), not balanced")
 	fl.StringVar(&f.saveState, "save-state", "", "write the reader's state as JSON to `FILE` at the end")
@@ -137,6 +130,12 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.BoolVar(&f.dump, "dump", false, "print each minibatch as a JSON line")
 	rootCmd.AddCommand(cmd)
 }
+
+// Limits of batches' flags: each packer holds a minibatch; a worker is a process.
+const (
+	maxPackers = 1024
+	maxWorkers = 1 << 20
+)
 
 type batchFlags struct {
 	mbSize                            int
@@ -150,15 +149,11 @@ type batchFlags struct {
 
 // config builds the engine configuration: the --config reader section, then explicit flags.
 func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch.Config, error) {
-	c := minibatch.Config{Log: os.Stderr}
+	var c minibatch.Config
 	if r != nil {
-		c.NoRandomize = !r.Randomize
-		c.RandomizationSeed = r.RandomizationSeed
-		c.RandomizationWindow = r.RandomizationWindow
-		c.SampleBasedRandomizationWindow = r.SampleBasedRandomizationWindow
-		c.FrameMode = r.FrameMode
-		c.TraceLevel = r.TraceLevel
+		c = r.MinibatchConfig()
 	}
+	c.Log = os.Stderr
 	changed := cmd.Flags().Changed
 	c.MinibatchSize = f.mbSize
 	if changed("seed") || r == nil {
@@ -187,8 +182,29 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 	if f.workers == 0 && changed("rank") {
 		return c, usageErr("--rank needs --workers")
 	}
+	if f.workers == 0 {
+		env, err := minibatch.ConfigFromEnv()
+		if err != nil {
+			return c, usageErr("%v", err)
+		}
+		c.Workers, c.Rank = env.Workers, env.Rank
+	}
+	if s := sched.FromContext(cmd.Context()); s != nil {
+		c.Threads, c.Memory = s.Threads(), s.Memory()
+	}
 	if f.cntkDist {
 		c.Distribution = minibatch.CNTKCompatible
+	}
+	if err := checkRange("--packers", int64(f.packers), -1, maxPackers); err != nil {
+		return c, err
+	}
+	if err := checkRange("--workers", int64(f.workers), 0, maxWorkers); err != nil {
+		return c, err
+	}
+	if f.workers > 0 {
+		if err := checkRange("--rank", int64(f.rank), 0, int64(f.workers)-1); err != nil {
+			return c, err
+		}
 	}
 	if f.mbSize <= 0 || f.window < 0 || f.sweeps < 0 || f.maxSamples < 0 || f.after < 0 {
 		return c, usageErr("--mb-size must be positive; --window, --sweeps, --max-samples and --after not negative")
@@ -276,13 +292,13 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		if err != nil {
 			return err
 		}
-		out, err := atomicfile.Create(f.saveState)
+		out, err := createOutput(f.saveState)
 		if err != nil {
 			return err
 		}
 		if _, err := out.Write(append(data, '\n')); err != nil {
 			out.Abort()
-			return err
+			return out.Err(err)
 		}
 		if err := out.Commit(); err != nil {
 			return err
@@ -294,56 +310,26 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	return w.Flush()
 }
 
-// openDeserializers opens the data files of a --config reader section, each with its own
-// streams and options (explicit --input and --opt applied to each), joined by sequence id
-// when they have ids, else combined in order.
+// openDeserializers opens the data files of a --config reader section, each in its
+// deserializer's format with its own streams and options (explicit --input and --opt applied
+// to each), joined by sequence id when they have ids, else combined in order.
 func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
-	base, err := in.options()
-	if err != nil {
-		return nil, err
-	}
-	var srcs []mlfeed.Source
-	for _, d := range rc.Deserializers {
-		o := d.Options
-		o.Log, o.Config = base.Log, base.Config
-		if len(in.inputs) > 0 {
-			o.Inputs = base.Inputs
-		}
-		p, err := parseParams(in.params, "--opt")
+	var base format.Options
+	base.Log = os.Stderr
+	base.Config, _ = splitConfig(in.config)
+	for _, s := range in.inputs {
+		st, err := format.ParseInput(s)
 		if err != nil {
 			return nil, err
 		}
-		o.Params = mergeParams(mergeParams(nil, o.Params), p)
-		s, err := format.Open([]string{d.Path}, in.format, &o)
-		if err != nil {
-			for _, s := range srcs {
-				s.Close()
-			}
-			return nil, err
-		}
-		srcs = append(srcs, s)
+		base.Inputs = append(base.Inputs, st)
 	}
-	if len(srcs) == 1 {
-		return srcs[0], nil
-	}
-	// CNTK joins deserializers by sequence key; files without ids are keyed by line, which is
-	// joining in order.
-	join := mlfeed.Zip
-	ids := true
-	for _, s := range srcs {
-		ids = ids && s.Schema().HasIDs
-	}
-	if ids {
-		join = minibatch.Join
-	}
-	z, err := join(srcs...)
+	p, err := parseParams(in.params, "--opt")
 	if err != nil {
-		for _, s := range srcs {
-			s.Close()
-		}
 		return nil, err
 	}
-	return z, nil
+	base.Params = p
+	return rc.Open(&base)
 }
 
 // appendBatchJSON appends the --dump line of a minibatch.

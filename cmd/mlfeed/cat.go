@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,11 @@ sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infiniti
   mlfeed cat -n 10 data.cbf`,
 		Args: atLeastArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("lines") {
+				if err := checkRange("-n", limit, 0, math.MaxInt64); err != nil {
+					return err
+				}
+			}
 			src, err := in.open(args)
 			if err != nil {
 				return err
@@ -56,14 +62,13 @@ func eachSequence(ctx context.Context, src mlfeed.Source, limit int64, fn func(c
 		ctx = context.Background()
 	}
 	var n int64
-	for i := range src.Chunks() {
+	ra := readAhead(ctx, src, false)
+	defer ra.Close()
+	for ra.Next() {
 		if limit >= 0 && n >= limit {
 			return nil
 		}
-		c, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+		c := ra.Chunk()
 		for q := 0; q < c.Sequences; q++ {
 			if limit >= 0 && n >= limit {
 				return nil
@@ -74,7 +79,7 @@ func eachSequence(ctx context.Context, src mlfeed.Source, limit int64, fn func(c
 			n++
 		}
 	}
-	return nil
+	return ra.Err()
 }
 
 func catJSON(ctx context.Context, w *bufio.Writer, src mlfeed.Source, limit int64) error {

@@ -12,12 +12,16 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 )
 
+// maxChunkSize bounds convert --chunk-size (a chunk is held in memory while it is written).
+const maxChunkSize = 1 << 36
+
 func init() {
 	var in inputFlags
 	var to, typ, compress, compat string
 	var chunkSize int64
 	var densify, quiet bool
 	var wparams, streams []string
+	var sf shardFlags
 	cmd := &cobra.Command{
 		Use:   "convert [flags] INPUT... OUTPUT",
 		Short: "Convert a data set to another format, element type or compression",
@@ -36,6 +40,14 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 		Args: atLeastArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
+			switch compress {
+			case "", "gzip", "deflate", "none":
+			default:
+				return usageErr("--compress %q: want gzip, deflate or none", compress)
+			}
+			if err := checkRange("--chunk-size", chunkSize, 0, maxChunkSize); err != nil {
+				return err
+			}
 			opts := &convert.Options{Densify: densify, Streams: streams}
 			if to != "" {
 				ft, ok := format.Lookup(to)
@@ -43,7 +55,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 					return usageErr("unknown output format %q", to)
 				}
 				opts.Format = ft
-			} else if _, ok := format.ByExtension(out); !ok {
+			} else if _, ok := format.ByExtension(out); !ok && !sf.sharded(out) {
 				return usageErr("cannot tell the output format from %q; name it with --to", out)
 			}
 			if typ != "" {
@@ -52,6 +64,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 					return usageErr("%v", err)
 				}
 				opts.Type = t
+				in.elemType = t
 			}
 			p, err := parseParams(wparams, "--write-opt")
 			if err != nil {
@@ -72,10 +85,18 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 				opts.Progress = func(done, _ int64) { bar.Set64(done) }
 				defer bar.Finish()
 			}
+			if sf.sharded(out) {
+				so, err := sf.options(opts)
+				if err != nil {
+					return err
+				}
+				return convertShards(cmd.Context(), cmd, src, out, so)
+			}
 			return convert.File(cmd.Context(), src, out, opts)
 		},
 	}
 	in.register(cmd)
+	sf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "output `FORMAT` (default: from OUTPUT's extension)")
 	f.StringVar(&typ, "type", "", "convert numeric streams to element `TYPE` (float32, uint8, ...)")

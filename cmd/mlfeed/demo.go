@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/minibatch"
 	"github.com/mlfeed/mlfeed/render"
 )
@@ -35,16 +36,17 @@ removed afterwards).`,
   mlfeed demo --dir /tmp/mlfeed-demo -n 5000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n <= 0 {
-				return usageErr("-n must be positive")
+			if err := checkRange("-n", int64(n), 1, maxDemoRecords); err != nil {
+				return err
 			}
 			keep := dir != ""
 			if !keep {
 				var err error
-				if dir, err = os.MkdirTemp("", "mlfeed-demo-*"); err != nil {
+				var remove func()
+				if dir, remove, err = atomicfile.MkdirTemp("mlfeed-demo-*"); err != nil {
 					return err
 				}
-				defer os.RemoveAll(dir)
+				defer remove()
 			} else if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
@@ -56,6 +58,10 @@ removed afterwards).`,
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	rootCmd.AddCommand(cmd)
 }
+
+// maxDemoRecords bounds demo -n: the generated set is held in memory (784 bytes a digit) and
+// written in every format.
+const maxDemoRecords = 100_000
 
 func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, keep bool) error {
 	if ctx == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -8,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -17,6 +20,15 @@ type inputFlags struct {
 	config string
 	params []string
 	format string
+	sched  schedFlags
+	// elemType is the type the command converts numbers to (convert --type), passed to the
+	// formats as format.Options.Type.
+	elemType mlfeed.ElemType
+	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
+	defines map[string]string
+	// ctx is the command's context (with its scheduler), passed to the formats as
+	// format.Options.Context for the work they do while opening.
+	ctx context.Context
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -25,17 +37,50 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	f.sched.register(cmd)
+	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
+	// only the other arguments.
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error { return args(c, f.takeDefines(a)) }
+	}
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, a []string) error {
+		f.ctx = c.Context()
+		return run(c, f.takeDefines(a))
+	}
+}
+
+// takeDefines sets f.defines from the NAME=VALUE arguments among args when --config is
+// given (an existing file of that name stays a file) and returns the other arguments.
+func (f *inputFlags) takeDefines(args []string) []string {
+	if f.config == "" {
+		return args
+	}
+	f.defines = nil
+	var rest []string
+	for _, a := range args {
+		name, value, ok := cntkconfig.ParseDefine(a)
+		if _, err := os.Stat(a); !ok || err == nil {
+			rest = append(rest, a)
+			continue
+		}
+		if f.defines == nil {
+			f.defines = map[string]string{}
+		}
+		f.defines[name] = value
+	}
+	return rest
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType, Context: f.ctx}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--input: %w", err)
 		}
 		o.Inputs = append(o.Inputs, st)
 	}
@@ -79,8 +124,15 @@ func (f *inputFlags) formatOf(names []string) string {
 	}
 	var fs []string
 	for _, n := range names {
-		if ft, err := format.Detect(n); err == nil {
-			fs = append(fs, ft.Name)
+		paths, m, _, err := shard.Resolve(n)
+		switch {
+		case err != nil:
+		case m != nil:
+			fs = append(fs, m.Format)
+		default:
+			if ft, err := format.Detect(paths[0]); err == nil {
+				fs = append(fs, ft.Name)
+			}
 		}
 	}
 	if len(fs) > 1 && allSame(fs) {

@@ -2,20 +2,28 @@
 // CBF, IDV, Binsparse) and runs CNTK-style minibatch reading over them.
 //
 // Exit status: 0 on success, 1 for invalid or unreadable data (the message names the file and
-// the position), 2 for wrong usage, including a format or command that is not supported.
-// Errors go to standard error, data to standard output.
+// the position) and for failed writes, 2 for wrong usage, including a format, feature or value
+// that is not supported, and 128+N when signal N (SIGINT, SIGTERM, SIGHUP) ends it, after
+// removing its temporary files. Errors go to standard error, data to standard output.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/ctf"
+	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // Exit statuses.
@@ -34,7 +42,8 @@ shuffled minibatches from them the way CNTK's readers did.
 Formats are detected from a file's first bytes, then from its name; output formats come
 from the output name's extension or --to.
 
-Exit status: 0 success, 1 invalid or unreadable data, 2 wrong usage.`,
+Exit status: 0 success, 1 invalid or unreadable data or a failed write, 2 wrong usage or
+unsupported (format, feature, value), 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP.`,
 	Example: `  mlfeed demo
   mlfeed info t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed cat --json -n 3 t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
@@ -47,17 +56,88 @@ func main() {
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
-	err := rootCmd.Execute()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	handleSignals(cancel)
+	// Faults on mapped input files that shrink meanwhile become errors (see internal/mmap).
+	err := mmap.Guard(func() error { return rootCmd.ExecuteContext(ctx) })
+	if interrupted.Load() {
+		select {} // the signal handler cleans up, reports and exits
+	}
 	if err == nil {
 		os.Exit(exitOK)
 	}
 	fmt.Fprintln(os.Stderr, "mlfeed:", err)
+	if h := hint(err); h != "" {
+		fmt.Fprintln(os.Stderr, "mlfeed: hint:", h)
+	}
 	os.Exit(exitCode(err))
+}
+
+// hint returns the flags that address err, for errors of the library, which speak of its
+// options rather than of flags.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, ctf.ErrPrecision):
+		return "read at double precision with --opt precision=double (or convert with --type float64)"
+	case strings.Contains(err.Error(), "store it densely first"):
+		return "convert with --densify"
+	case strings.Contains(err.Error(), "convert the values to one of these first"), strings.Contains(err.Error(), "(convert them to float32)"):
+		return "convert with --type TYPE"
+	case strings.Contains(err.Error(), "write each stream to its own file"):
+		return "choose the streams with --streams NAME, one output per stream"
+	case errors.Is(err, format.ErrUsage) && strings.Contains(err.Error(), " option "):
+		return "format options are given with --opt KEY=VALUE (reading) and --write-opt KEY=VALUE (writing); `mlfeed formats` lists each format's keys"
+	}
+	return ""
+}
+
+// interrupted is set when a signal ends mlfeed.
+var interrupted atomic.Bool
+
+// handleSignals makes SIGINT, SIGTERM and SIGHUP remove every temporary file, print one line
+// and exit with 128 + the signal's number (130, 143, 129), unless the signal was ignored when
+// mlfeed started (nohup). A second signal during that is ignored: the first one's exit
+// follows at once.
+func handleSignals(cancel func()) {
+	ignoreFileSizeSignal()
+	c := make(chan os.Signal, 1)
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		// A signal ignored when mlfeed started (nohup, a background job's SIGINT) stays
+		// ignored: Notify would catch it.
+		if !signal.Ignored(s) {
+			signal.Notify(c, s)
+		}
+	}
+	go func() {
+		sig := <-c
+		interrupted.Store(true)
+		cancel()
+		atomicfile.Cleanup()
+		fmt.Fprintf(os.Stderr, "mlfeed: interrupted by %s\n", signalName(sig))
+		n := 1
+		if s, ok := sig.(syscall.Signal); ok {
+			n = int(s)
+		}
+		os.Exit(128 + n)
+	}()
+}
+
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
 }
 
 func exitCode(err error) int {
 	switch {
-	case errors.Is(err, format.ErrUsage), errors.Is(err, mlfeed.ErrUnknownFormat),
+	case errors.Is(err, format.ErrUsage), errors.Is(err, mlfeed.ErrUnknownFormat), errors.Is(err, mlfeed.ErrUnsupported),
 		strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
 		return exitUsage
 	}
@@ -69,6 +149,15 @@ func usageErr(f string, args ...any) error {
 	return fmt.Errorf("%w: %s", format.ErrUsage, fmt.Sprintf(f, args...))
 }
 
+// checkRange returns a usage error naming the flag and the limits when v is outside
+// [lo, hi]: sizes that flags ask for are checked before anything is allocated for them.
+func checkRange(flag string, v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return usageErr("%s %d is out of range: it must be from %d to %d", flag, v, lo, hi)
+	}
+	return nil
+}
+
 // atLeastArgs is cobra.MinimumNArgs with a usage error.
 func atLeastArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -77,4 +166,18 @@ func atLeastArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// createOutput creates a file a command writes besides data on standard output (show --png,
+// batches --save-state): atomically, or directly into a device or a FIFO, or standard output
+// for "-"; a directory or a socket is a usage error.
+func createOutput(name string) (*atomicfile.File, error) {
+	if name == "-" {
+		return atomicfile.Stdout(), nil
+	}
+	f, err := atomicfile.Create(name)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, usageErr("%v", err)
+	}
+	return f, err
 }

@@ -143,7 +143,7 @@ func TestDemoAndRoundTrips(t *testing.T) {
 		t.Error("no PNG written")
 	}
 	// convert: both streams cannot go into one IDX file; --streams picks one.
-	if _, stderr, code := run(t, "convert", images, labels, filepath.Join(dir, "both.idx")); code != 1 || !strings.Contains(stderr, "--streams") {
+	if _, stderr, code := run(t, "convert", images, labels, filepath.Join(dir, "both.idx")); code != 2 || !strings.Contains(stderr, "--streams") {
 		t.Errorf("two streams into IDX: exit %d, %s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "both.idx")); err == nil {

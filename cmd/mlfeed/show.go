@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/render"
 )
 
@@ -28,6 +28,17 @@ image instead.`,
   mlfeed show --png digits.png -n 100 train-images-idx3-ubyte.gz`,
 		Args: atLeastArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("lines") {
+				if err := checkRange("-n", int64(limit), 0, math.MaxInt32); err != nil {
+					return err
+				}
+			}
+			if err := checkRange("--scale", int64(scale), 1, maxScale); err != nil {
+				return err
+			}
+			if err := checkRange("--cols", int64(cols), 1, maxCols); err != nil {
+				return err
+			}
 			src, err := in.open(args)
 			if err != nil {
 				return err
@@ -47,10 +58,31 @@ image instead.`,
 	f := cmd.Flags()
 	f.IntVarP(&limit, "lines", "n", -1, "number of records (default 3, or 100 with --png)")
 	f.StringVar(&stream, "stream", "", "the image stream `NAME` (default: the first that looks like images)")
-	f.StringVar(&pngOut, "png", "", "write a grid of the records to `FILE` as PNG")
+	f.StringVar(&pngOut, "png", "", "write a grid of the records to `FILE` as PNG (-: standard output)")
 	f.IntVar(&cols, "cols", 10, "images per row in the PNG grid")
 	f.IntVar(&scale, "scale", 2, "pixel scale of the PNG grid")
 	rootCmd.AddCommand(cmd)
+}
+
+// Limits of show --png: the grid is one image in memory.
+const (
+	maxScale     = 64
+	maxCols      = 1000
+	maxPNGPixels = 1 << 28
+)
+
+// gridPixels returns the number of pixels of the PNG grid of n images of h x w (as
+// render.GridPNG lays them out), or a usage error above maxPNGPixels.
+func gridPixels(n int64, h, w, cols, scale int) error {
+	c := min(int64(cols), max(n, 1))
+	rows := (max(n, 1) + c - 1) / c
+	width := c*(int64(w)*int64(scale)+2) + 2
+	height := rows*(int64(h)*int64(scale)+2) + 2
+	if float64(width)*float64(height) > maxPNGPixels {
+		return usageErr("the PNG grid of %d images of %dx%d at --scale %d, --cols %d would be %dx%d pixels, more than the limit of %d; lower -n, --cols or --scale",
+			n, h, w, scale, cols, width, height, maxPNGPixels)
+	}
+	return nil
 }
 
 func show(ctx context.Context, w io.Writer, src mlfeed.Source, stream string, n int, pngOut string, cols, scale int) error {
@@ -73,6 +105,12 @@ func show(ctx context.Context, w io.Writer, src mlfeed.Source, stream string, n 
 		return usageErr("no stream looks like images (dense, numeric, shape [H W] or a square dimension)")
 	}
 	st := &sc.Streams[idx]
+	if pngOut != "" {
+		seqs, _ := mlfeed.Totals(src.Chunks())
+		if err := gridPixels(min(int64(n), seqs), h, wd, cols, scale); err != nil {
+			return err
+		}
+	}
 	var imgs []render.Image
 	rec := 0
 	err := eachSequence(ctx, src, int64(n), func(c *mlfeed.Chunk, q int) error {
@@ -91,18 +129,20 @@ func show(ctx context.Context, w io.Writer, src mlfeed.Source, stream string, n 
 	if err != nil || pngOut == "" {
 		return err
 	}
-	f, err := atomicfile.Create(pngOut)
+	f, err := createOutput(pngOut)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
 	if err := render.GridPNG(f, imgs, cols, scale); err != nil {
-		return err
+		return f.Err(fmt.Errorf("%s: %w", pngOut, err))
 	}
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "wrote %d images to %s\n", len(imgs), pngOut)
+	if pngOut != "-" {
+		fmt.Fprintf(w, "wrote %d images to %s\n", len(imgs), pngOut)
+	}
 	return nil
 }
 

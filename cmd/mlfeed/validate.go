@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -18,32 +20,48 @@ func init() {
 		Short: "Check files strictly; exit 1 with the reasons if any is invalid",
 		Long: `validate checks each file strictly against its format and reports every problem found, up
 to --max problems per file, each naming the file and the position (line:column for text,
-byte offset for binary data). It prints "FILE: ok" for a valid file. The exit status is 0 when
-every file is valid and 1 otherwise.`,
+byte offset for binary data), on standard error. Every file is checked, also after one that
+fails; standard output gets one line per file ("FILE: ok", "FILE: invalid, N problem(s)" or
+"FILE: not checked" when it cannot be read or its format is unknown or unsupported) and, for
+several files, a summary. Warnings (a CTF value float32 cannot hold as written) are printed
+too but do not make a file invalid. The exit status is 0 when every file is valid, 1 otherwise, and 2
+for wrong flags.`,
 		Example: `  mlfeed validate t10k-images-idx3-ubyte.gz
   mlfeed validate --input features:dense:5 --input labels:dense:3 data.ctf`,
 		Args: atLeastArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkRange("--max", int64(maxReport), 1, math.MaxInt32); err != nil {
+				return err
+			}
 			opts, err := in.options()
 			if err != nil {
 				return err
 			}
-			bad := 0
-			for _, name := range args {
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			files, bad := shardFiles(args, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+			for _, name := range files {
 				n, err := validateFile(cmd.Context(), name, in.format, opts, maxReport, func(e error) {
-					fmt.Fprintln(cmd.ErrOrStderr(), e)
+					fmt.Fprintln(stderr, e)
 				})
-				if err != nil {
-					return err
-				}
-				if n == 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", name)
-				} else {
+				switch {
+				case err != nil && errors.Is(err, format.ErrUsage):
+					return err // wrong flags: the same for every file
+				case err != nil:
+					fmt.Fprintln(stderr, err)
+					fmt.Fprintf(stdout, "%s: not checked\n", name)
+					bad++
+				case n == 0:
+					fmt.Fprintf(stdout, "%s: ok\n", name)
+				default:
+					fmt.Fprintf(stdout, "%s: invalid, %d problem(s)\n", name, n)
 					bad++
 				}
 			}
+			if len(files) > 1 {
+				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), max(0, len(files)-bad), bad)
+			}
 			if bad > 0 {
-				return fmt.Errorf("%d of %d file(s) invalid", bad, len(args))
+				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(files))
 			}
 			return nil
 		},
@@ -66,8 +84,16 @@ func validateFile(ctx context.Context, name, formatName string, opts *format.Opt
 	} else if ft, err = format.Detect(name); err != nil {
 		return 0, err
 	}
-	n := 0
+	n, warnings := 0, 0
 	add := func(e error) bool {
+		if format.IsWarning(e) {
+			// Worth knowing, but the file is valid.
+			warnings++
+			if warnings <= max {
+				report(e)
+			}
+			return true
+		}
 		n++
 		if n <= max {
 			report(e)
@@ -108,11 +134,10 @@ func readAll(ctx context.Context, ft *format.Format, name string, opts *format.O
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	table := src.Chunks()
-	for i, info := range table {
-		c, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	ra := readAhead(ctx, src, true)
+	defer ra.Close()
+	for ra.Next() {
+		i, info, c := ra.Index(), table[ra.Index()], ra.Chunk()
 		if err := c.Validate(&sc); err != nil {
 			return fmt.Errorf("%s: chunk %d: %w", name, i, err)
 		}
@@ -120,7 +145,7 @@ func readAll(ctx context.Context, ft *format.Format, name string, opts *format.O
 			return fmt.Errorf("%s: chunk %d: %w: holds %d sequences, the chunk table says %d", name, i, mlfeed.ErrFormat, c.Sequences, info.Sequences)
 		}
 	}
-	return nil
+	return ra.Err()
 }
 
 func isUsage(err error) bool { return exitCode(err) == exitUsage }

@@ -303,21 +303,13 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 		return nil, fmt.Errorf("arrow: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
 	}
 	if !rd.hasLists() {
-		out := make([]int64, rd.chunks[i].Sequences)
-		for k := range out {
-			out[k] = 1
-		}
-		return out, nil
+		return mlfeed.Ones(rd.chunks[i].Sequences), nil
 	}
 	c, err := rd.ReadChunk(context.Background(), i)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, c.Sequences)
-	for q := range out {
-		out[q] = c.SequenceLength(q)
-	}
-	return out, nil
+	return mlfeed.LengthsOf(c), nil
 }
 
 // Details reports the IPC flavour and the number of record batches, for `mlfeed info`.

@@ -1,38 +1,54 @@
 package arrow
 
 import (
-	"os"
+	"io"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 )
 
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
+var ReadParams = []format.Param{
+	{Name: "lists", Doc: "fixed (default): a List column without mlfeed metadata is a dense stream of the first row's length; variable: variable-size dense samples"},
+	{Name: "mmap", Doc: "false reads the file with ReadAt instead of mapping it (default true)"},
+}
+
+// WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
+var WriteParams = []format.Param{
+	{Name: "format", Doc: "file or stream (default: stream for a name ending in .arrows, else file)"},
+	{Name: "sequences", Doc: "auto (default: each column's layout from the first chunk) or list (every column a list of samples per row)"},
+	{Name: "compression", Doc: "none (default), lz4 or zstd: record batch body compression"},
+}
+
 func init() {
 	format.Register(format.Format{
-		Name:       "arrow",
-		Extensions: []string{".arrow", ".feather", ".arrows"},
-		Match:      Match,
-		Open:       openFormat,
-		Create:     createFormat,
+		Name:        "arrow",
+		Extensions:  []string{".arrow", ".feather", ".arrows"},
+		Match:       Match,
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
+		Open:        openFormat,
+		Streamable:  true,
+		Create:      createFormat,
 	})
 }
 
-// openFormat translates the registry's options: lists=fixed|variable, mmap=true|false.
 func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
 	ro := &ReaderOptions{}
 	if o != nil {
-		if err := format.CheckParams("arrow", o.Params, "lists", "mmap"); err != nil {
+		params, err := format.NormalizeParams("arrow", o.Params, ReadParams)
+		if err != nil {
 			return nil, err
 		}
-		switch v := o.Params["lists"]; v {
+		switch v := params["lists"]; v {
 		case "", "fixed":
 		case "variable":
 			ro.VariableLists = true
 		default:
 			return nil, format.UsageErrorf("arrow: option lists=%q: want fixed or variable", v)
 		}
-		switch v := o.Params["mmap"]; v {
+		switch v := params["mmap"]; v {
 		case "", "true":
 		case "false":
 			ro.NoMmap = true
@@ -43,16 +59,18 @@ func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
 	return Open(name, ro)
 }
 
-// createFormat translates the write options: format=file|stream (default: stream for a name
-// ending in .arrows), sequences=auto|list, compression=none|lz4|zstd.
-func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 	wo := &WriterOptions{}
 	if o != nil {
-		if err := format.CheckParams("arrow", o.Params, "format", "sequences", "compression"); err != nil {
+		params, err := format.NormalizeParams("arrow", o.Params, WriteParams)
+		if err != nil {
 			return nil, err
 		}
+		if o.Compat != "" {
+			return nil, format.UsageErrorf("arrow: no compatibility modes (compat %q)", o.Compat)
+		}
 		wo.Stream = strings.HasSuffix(strings.ToLower(o.Name), ".arrows")
-		switch v := o.Params["format"]; v {
+		switch v := params["format"]; v {
 		case "":
 		case "file":
 			wo.Stream = false
@@ -61,12 +79,12 @@ func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlf
 		default:
 			return nil, format.UsageErrorf("arrow: option format=%q: want file or stream", v)
 		}
-		wo.Sequences = o.Params["sequences"]
+		wo.Sequences = params["sequences"]
 		if wo.Sequences != "" && wo.Sequences != "auto" && wo.Sequences != "list" {
 			return nil, format.UsageErrorf("arrow: option sequences=%q: want auto or list", wo.Sequences)
 		}
 		wo.Compression = o.Compress
-		if v, ok := o.Params["compression"]; ok {
+		if v, ok := params["compression"]; ok {
 			wo.Compression = v
 		}
 		switch wo.Compression {
@@ -75,5 +93,5 @@ func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlf
 			return nil, format.UsageErrorf("arrow: compression %q: want none, lz4 or zstd", wo.Compression)
 		}
 	}
-	return NewWriter(f, schema, wo)
+	return NewWriter(w, schema, wo)
 }

@@ -42,9 +42,6 @@ func writeRaw(t *testing.T, arrays map[string]mlfeed.Buffer, desc string) string
 }
 
 func TestMismatchedFiles(t *testing.T) {
-	if !HDF5Available {
-		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
-	}
 	csr := `{"binsparse": {"version": "0.1", "format": "CSR", "shape": [3, 4], "number_of_stored_values": 2,
 		"data_types": {"pointers_to_1": "uint8", "indices_1": "uint8", "values": "float64"}}}`
 	good := map[string]mlfeed.Buffer{"pointers_to_1": u8(0, 1, 1, 2), "indices_1": u8(3, 0), "values": f64(1, 2)}
@@ -104,12 +101,9 @@ func TestMismatchedFiles(t *testing.T) {
 }
 
 // TestCorruptHDF5 truncates and flips bytes of a compressed and an uncompressed file: reading
-// each variant, in a child process of its own, must fail cleanly or return a valid matrix and
-// never crash (libhdf5 itself crashes on some; the crash guard turns that into an error).
+// each variant, in a child process of its own, must fail cleanly or return a valid matrix
+// within 4 seconds, and never crash.
 func TestCorruptHDF5(t *testing.T) {
-	if !HDF5Available {
-		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
-	}
 	if p := os.Getenv("BINSPARSE_CORRUPT_FILE"); p != "" {
 		corruptChild(p)
 		return
@@ -159,10 +153,7 @@ func TestCorruptHDF5(t *testing.T) {
 			timedOut := ctx.Err() != nil
 			cancel()
 			if timedOut {
-				// libhdf5 loops forever on some corrupt files (h5dump too); nothing short of
-				// a separate process can stop it.
-				outcomes["libhdf5 hang"]++
-				t.Logf("%s: libhdf5 did not return within 4 s", filepath.Base(p))
+				t.Errorf("%s: the reader did not return within 4 s", filepath.Base(p))
 				if keep := os.Getenv("BINSPARSE_KEEP"); keep != "" {
 					os.WriteFile(filepath.Join(keep, filepath.Base(p)), bad, 0o644)
 				}
@@ -173,8 +164,6 @@ func TestCorruptHDF5(t *testing.T) {
 				continue
 			}
 			switch {
-			case strings.Contains(string(out), "outcome: crash caught"):
-				outcomes["libhdf5 crash caught"]++
 			case strings.Contains(string(out), "outcome: error"):
 				outcomes["error"]++
 			case strings.Contains(string(out), "outcome: valid"):
@@ -191,10 +180,8 @@ func TestCorruptHDF5(t *testing.T) {
 func corruptChild(p string) {
 	got, err := ReadFile(p)
 	switch {
-	case errors.Is(err, h5.ErrCrashed):
-		fmt.Println("outcome: crash caught:", err)
 	case err != nil:
-		if !errors.Is(err, mlfeed.ErrFormat) && !errors.Is(err, mlfeed.ErrUnsupported) && !errors.Is(err, mlfeed.ErrTooLarge) {
+		if !errors.Is(err, mlfeed.ErrFormat) && !errors.Is(err, mlfeed.ErrTruncated) && !errors.Is(err, mlfeed.ErrUnsupported) && !errors.Is(err, mlfeed.ErrTooLarge) {
 			fmt.Println("error wraps no mlfeed sentinel:", err)
 			os.Exit(3)
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -73,12 +74,10 @@ func benchWriteRead(b *testing.B, m *binsparse.Matrix, p string, opts *binsparse
 }
 
 func BenchmarkHDF5(b *testing.B) {
-	needHDF5(b)
 	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.h5"), nil)
 }
 
 func BenchmarkHDF5Uncompressed(b *testing.B) {
-	needHDF5(b)
 	benchWriteRead(b, bigCSR(b, 1<<20), filepath.Join(b.TempDir(), "m.bsp.h5"), &binsparse.WriteOptions{Level: binsparse.NoCompression})
 }
 
@@ -108,16 +107,36 @@ func BenchmarkValidate(b *testing.B) {
 
 // BenchmarkScript is what bench/binsparse.sh runs: with MLFEED_BENCH_DIR set it writes a CSR
 // matrix of MLFEED_BENCH_NNZ values (default 20 million) to $MLFEED_BENCH_DIR/mlfeed.bsp.h5
-// (deflate level 1, 1 MiB chunks, as the script's h5py side writes) and reads it back.
+// (deflate level 1, 1 MiB chunks, as the script's h5py side writes); with MLFEED_BENCH_FILES
+// (comma-separated) set it reads each of those files instead.
 func BenchmarkScript(b *testing.B) {
 	dir := os.Getenv("MLFEED_BENCH_DIR")
 	if dir == "" {
 		b.Skip("skipped: set MLFEED_BENCH_DIR (bench/binsparse.sh does)")
 	}
-	needHDF5(b)
+	if files := os.Getenv("MLFEED_BENCH_FILES"); files != "" {
+		for _, p := range strings.Split(files, ",") {
+			b.Run("read/"+filepath.Base(p), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, err := binsparse.ReadFile(p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		return
+	}
 	nnz := 20_000_000
 	if s := os.Getenv("MLFEED_BENCH_NNZ"); s != "" {
 		nnz, _ = strconv.Atoi(s)
 	}
-	benchWriteRead(b, bigCSR(b, nnz), filepath.Join(dir, "mlfeed.bsp.h5"), &binsparse.WriteOptions{Level: 1})
+	m := bigCSR(b, nnz)
+	b.Run("write", func(b *testing.B) {
+		b.SetBytes(matrixBytes(m))
+		for i := 0; i < b.N; i++ {
+			if err := binsparse.WriteFile(filepath.Join(dir, "mlfeed.bsp.h5"), m, &binsparse.WriteOptions{Level: 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

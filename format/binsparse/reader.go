@@ -37,10 +37,6 @@ type File struct {
 	c    container
 }
 
-// HDF5Available reports whether this build reads and writes HDF5 files (cgo and the build tag
-// "hdf5").
-const HDF5Available = h5.Available
-
 // isNPZ reports whether name is an NPZ container (by its extension, or by its zip magic).
 func isNPZ(name string) bool {
 	l := strings.ToLower(name)
@@ -75,7 +71,7 @@ func OpenFile(name string) (*File, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, named(file, err)
 	}
 	return f, nil
 }
@@ -91,12 +87,12 @@ func (f *File) Name() string { return f.name }
 func (f *File) Matrices() ([]string, error) {
 	gs, err := f.c.groups()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.name, err)
+		return nil, named(f.name, err)
 	}
 	var out []string
 	for _, g := range gs {
 		if _, ok, err := f.c.descriptor(g); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
+			return nil, named(f.name, err)
 		} else if ok {
 			out = append(out, g)
 		}
@@ -304,3 +300,12 @@ func (c *h5container) read(group, name string, t mlfeed.ElemType, off, n, total 
 }
 
 func (c *h5container) close() error { return c.f.Close() }
+
+// named prefixes err with the file name unless err is a positional error that names it.
+func named(name string, err error) error {
+	var pe *mlfeed.PosError
+	if errors.As(err, &pe) && pe.File == name {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}

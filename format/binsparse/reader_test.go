@@ -19,14 +19,6 @@ import (
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
-// needHDF5 skips a test in builds without HDF5 support.
-func needHDF5(t testing.TB) {
-	t.Helper()
-	if !binsparse.HDF5Available {
-		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
-	}
-}
-
 func corpus(t testing.TB, elem ...string) string {
 	t.Helper()
 	return testutil.Testdata(t, append([]string{"binsparse"}, elem...)...)
@@ -51,7 +43,6 @@ func read(t testing.TB, name string) *binsparse.Matrix {
 }
 
 func TestFinch2024(t *testing.T) {
-	needHDF5(t)
 	b1 := readMTX(t, "finch-2024", "b1_ss.mtx")
 	farm := readMTX(t, "finch-2024", "farm.mtx")
 	// The dense file names are off by one: *_DMAT holds DMATR, *_DMATR holds DMATC.
@@ -95,7 +86,6 @@ func TestFinch2024(t *testing.T) {
 }
 
 func TestReferenceC(t *testing.T) {
-	needHDF5(t)
 	b1 := readMTX(t, "finch-2024", "b1_ss.mtx")
 	farm := readMTX(t, "finch-2024", "farm.mtx")
 	for _, c := range []struct {
@@ -150,7 +140,6 @@ func TestReferenceC(t *testing.T) {
 var small3x3 = [][]float64{{1, 0, 2}, {0, 0, 3}, {4, 5, 0}}
 
 func TestPythonImplementations(t *testing.T) {
-	needHDF5(t)
 	groups := corpus(t, "reference-python-2026", "ref2026_groups.bsp.h5")
 	m := read(t, groups)
 	if !m.Descriptor.Unwrapped || m.Format() != binsparse.CSR || m.Arrays["indices_1"].Type != mlfeed.Int32 {
@@ -196,7 +185,6 @@ func TestPythonImplementations(t *testing.T) {
 }
 
 func TestNetCDF4(t *testing.T) {
-	needHDF5(t)
 	m := read(t, corpus(t, "netcdf4", "csr_nc4.nc"))
 	want := [][]float64{{1.5, 0, 0, 0, -2}, {0, 0, 3.25, 0, 0}, {0, 0, 0, 0, 0}, {0, 4, 0, 5, 6.125}}
 	if got := sparsetest.Dense(t, m); !reflect.DeepEqual(got, want) {
@@ -205,7 +193,6 @@ func TestNetCDF4(t *testing.T) {
 }
 
 func TestLayouts(t *testing.T) {
-	needHDF5(t)
 	dir := corpus(t, "layouts")
 	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 	if err != nil {
@@ -265,10 +252,9 @@ func TestLayouts(t *testing.T) {
 }
 
 func TestBrokenFiles(t *testing.T) {
-	needHDF5(t)
 	for _, f := range []string{"broken_truncated.bsp.h5", "broken_bitflips.bsp.h5"} {
 		_, err := binsparse.ReadFile(corpus(t, "layouts", f))
-		if err == nil || !errors.Is(err, mlfeed.ErrFormat) {
+		if err == nil || !errors.Is(err, mlfeed.ErrFormat) && !errors.Is(err, mlfeed.ErrTruncated) {
 			t.Errorf("%s: err = %v, want a format error", f, err)
 		}
 		t.Logf("%s: %v", f, err)
@@ -278,7 +264,6 @@ func TestBrokenFiles(t *testing.T) {
 // TestSourceEveryCorpusFile opens every corpus matrix through the registry and reads every
 // chunk: the path `mlfeed cat`, `convert` and `batches` take.
 func TestSourceEveryCorpusFile(t *testing.T) {
-	needHDF5(t)
 	dir := corpus(t)
 	var files []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -322,7 +307,6 @@ func TestSourceEveryCorpusFile(t *testing.T) {
 }
 
 func TestSourceRows(t *testing.T) {
-	needHDF5(t)
 	src, err := binsparse.Open(corpus(t, "reference-c", "sympat.csr.bsp.h5"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -352,18 +336,5 @@ func TestSourceRows(t *testing.T) {
 	c, _ = kept.ReadChunk(context.Background(), 0)
 	if n := c.Streams[0].Values.Len(); n != 6 {
 		t.Errorf("kept triangle has %d values, want 6", n)
-	}
-}
-
-func TestWithoutHDF5(t *testing.T) {
-	if binsparse.HDF5Available {
-		t.Skip("skipped: this build has HDF5 support")
-	}
-	_, err := binsparse.ReadFile(corpus(t, "layouts", "contiguous.bsp.h5"))
-	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "built without HDF5 support: install libhdf5-dev and build with -tags hdf5") {
-		t.Errorf("err = %v", err)
-	}
-	if err := binsparse.WriteFile(filepath.Join(t.TempDir(), "x.bsp.h5"), &binsparse.Matrix{}, nil); !errors.Is(err, mlfeed.ErrUnsupported) {
-		t.Errorf("writing: err = %v", err)
 	}
 }

@@ -3,7 +3,7 @@ package binsparse
 import (
 	"bytes"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -17,7 +17,7 @@ const hdf5Magic = "\x89HDF\r\n\x1a\n"
 func init() {
 	format.Register(format.Format{
 		Name:       "binsparse",
-		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".h5", ".hdf5", ".bsp.npz"},
+		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".bsp.npz"},
 		Match:      match,
 		Open:       openFormat,
 		Create:     createFormat,
@@ -67,6 +67,15 @@ func sourceOptions(opts *format.Options) (SourceOptions, string, error) {
 }
 
 func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
+	// HDF5 files are detected by their signature, Binsparse or not: those with no Binsparse
+	// descriptor are plain HDF5 data sets, for the "hdf5" format (format/hdf5) when registered.
+	if plain, err := isPlainHDF5(name); err != nil {
+		return nil, err
+	} else if plain {
+		if ft, ok := format.Lookup("hdf5"); ok {
+			return ft.Open(name, opts)
+		}
+	}
 	so, group, err := sourceOptions(opts)
 	if err != nil {
 		return nil, err
@@ -101,6 +110,22 @@ func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
 	return s, nil
 }
 
+// isPlainHDF5 reports whether name is an HDF5 file in which no group holds a Binsparse
+// descriptor.
+func isPlainHDF5(name string) (bool, error) {
+	file, inner := format.SplitPath(name)
+	if inner != "" || isNPZ(file) {
+		return false, nil
+	}
+	f, err := OpenFile(file)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	gs, err := f.Matrices()
+	return err == nil && len(gs) == 0, nil
+}
+
 // zipGroups opens a file whose matrices all live in groups (as mlfeed writes several streams)
 // as one source, one stream per group; they must have the same number of rows.
 func zipGroups(f *File, groups []string, so *SourceOptions) (mlfeed.Source, error) {
@@ -130,6 +155,9 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	}
 	if err := format.CheckParams("binsparse", o.Params, "format", "level", "chunk", "shuffle", "minimize", "expand", "group"); err != nil {
 		return wo, "", err
+	}
+	if o.Compat != "" {
+		return wo, "", fmt.Errorf("%w: binsparse has no compatibility modes (compat %q)", format.ErrUsage, o.Compat)
 	}
 	switch o.Compress {
 	case "", "gzip", "deflate":
@@ -183,13 +211,21 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	return wo, o.Params["group"], nil
 }
 
-func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+	f, err := format.SeekableFile("binsparse", w)
+	if err != nil {
+		return nil, err
+	}
 	wo, group, err := writeOptions(o)
 	if err != nil {
 		return nil, err
 	}
-	// The caller's temporary file may hide the extension (".x.bsp.npz.tmp-123").
-	return newSink(f.Name(), isNPZName(f.Name()), schema, group, &wo)
+	// The caller's temporary file may hide the extension: the final name tells.
+	name := f.Name()
+	if o != nil && o.Name != "" {
+		name = o.Name
+	}
+	return newSink(f.Name(), isNPZName(name), schema, group, &wo)
 }
 
 // isNPZName reports whether a (temporary) file name stands for an NPZ output.

@@ -190,6 +190,7 @@ func (a *Collector) Matrix() (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", a.st.Name, err)
 	}
+	m = patternIso(m)
 	if m.Descriptor.Structure, err = streamStructure(&a.st); err != nil {
 		return nil, err
 	}

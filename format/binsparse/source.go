@@ -510,6 +510,19 @@ func (s *Source) readStreamed(r0, r1 int64, out *mlfeed.StreamData) error {
 }
 
 // ReadChunk returns chunk i: its rows, one sequence of one sample each.
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev.
+func (s *Source) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+
+// SequenceLengths returns chunk i's sequence lengths: each row is a sequence of one sample.
+func (s *Source) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(s.chunks) {
+		return nil, fmt.Errorf("binsparse: chunk %d of %d", i, len(s.chunks))
+	}
+	return mlfeed.Ones(s.chunks[i].Sequences), nil
+}
+
 func (s *Source) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(s.chunks) {
 		return nil, fmt.Errorf("binsparse: chunk %d of %d", i, len(s.chunks))

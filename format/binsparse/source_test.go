@@ -27,9 +27,6 @@ func readAll(t *testing.T, s *Source) ([]*mlfeed.Chunk, error) {
 }
 
 func TestStreamingMatchesWholeRead(t *testing.T) {
-	if !HDF5Available {
-		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
-	}
 	old := valuesPerChunk
 	valuesPerChunk = 50
 	defer func() { valuesPerChunk = old }()
@@ -89,9 +86,6 @@ func TestStreamingMatchesWholeRead(t *testing.T) {
 }
 
 func TestStreamingChecksRows(t *testing.T) {
-	if !HDF5Available {
-		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
-	}
 	old := valuesPerChunk
 	valuesPerChunk = 2
 	defer func() { valuesPerChunk = old }()
@@ -132,9 +126,6 @@ func TestStreamingChecksRows(t *testing.T) {
 }
 
 func TestSinkStreamsPointers(t *testing.T) {
-	if !HDF5Available {
-		t.Skip("skipped: built without HDF5 support (install libhdf5-dev and test with -tags hdf5)")
-	}
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Sparse, Type: mlfeed.Float64, Dim: 7}}}
 	d := mlfeed.StreamData{SeqStart: []int64{0}, SampleStart: []int64{0}}
 	var vals []float64

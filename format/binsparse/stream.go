@@ -1,6 +1,7 @@
 package binsparse
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,8 @@ type streamWriter struct {
 	ptrs      []uint64     // sparse: row pointers held in memory, while ptr is nil
 	ptr       *h5.Appender // sparse: row pointers, once too many to hold
 	idx       *h5.Appender // sparse only
-	vals      *h5.Appender
+	vals      *h5.Appender // nil while a bool sparse stream has held only true (a pattern)
+	pattern   bool         // a bool sparse stream: written as iso[bint8] if every value is true
 	rows      int64
 	nnz       int64
 	maxIdx    int64
@@ -54,8 +56,11 @@ func newStreamWriter(w *Writer, st mlfeed.Stream, group string) (*streamWriter, 
 	if st.Type == mlfeed.Bool {
 		vt = mlfeed.Int8
 	}
-	if s.vals, err = open("values", vt); err != nil {
-		return nil, err
+	s.pattern = st.Type == mlfeed.Bool && st.Storage == mlfeed.Sparse
+	if !s.pattern {
+		if s.vals, err = open("values", vt); err != nil {
+			return nil, err
+		}
 	}
 	if st.Storage == mlfeed.Sparse {
 		if s.idx, err = open("indices_1", s.idxType); err != nil {
@@ -142,7 +147,33 @@ func (s *streamWriter) add(d *mlfeed.StreamData) error {
 	if err := s.idx.Write(s.ibuf); err != nil {
 		return err
 	}
+	if s.vals == nil {
+		if allOnes(s.vbuf) {
+			return nil
+		}
+		// not a pattern after all: store the values held so far (all true) and go on
+		var err error
+		if s.vals, err = s.w.h.Append(s.group, "values", mlfeed.Int8, s.w.h5Options(mlfeed.Int8)); err != nil {
+			return err
+		}
+		ones := bytes.Repeat([]byte{1}, 1<<16)
+		for held := s.nnz - int64(len(s.vbuf)); held > 0; held -= int64(len(ones)) {
+			if err := s.vals.Write(ones[:min(held, int64(len(ones)))]); err != nil {
+				return err
+			}
+		}
+	}
 	return s.vals.Write(s.vbuf)
+}
+
+// allOnes reports whether every byte of b is 1 (bool values all true).
+func allOnes(b []byte) bool {
+	for _, c := range b {
+		if c != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // inTriangle reports whether (r, c) lies in the stored triangle of structure st.
@@ -197,6 +228,15 @@ func (s *streamWriter) finish() error {
 		}
 	}
 	d := Descriptor{Version: Version, Structure: s.structure, DataTypes: map[string]DataType{"values": {Type: s.st.Type}}}
+	if s.pattern && s.vals == nil {
+		// every value was true: a pattern matrix, stored as iso[bint8] (or an empty array)
+		n := min(s.nnz, 1)
+		b := mlfeed.Buffer{Type: mlfeed.Int8, Bytes: bytes.Repeat([]byte{1}, int(n))}
+		if err := s.w.h.Write(s.group, "values", b, s.w.h5Options(mlfeed.Int8)); err != nil {
+			return err
+		}
+		d.DataTypes["values"] = DataType{Type: mlfeed.Bool, Iso: n == 1}
+	}
 	if s.st.Storage == mlfeed.Dense {
 		d.Format, d.Shape, d.NumberOfStoredValues = DMATR, []int64{s.rows, int64(s.st.Dim)}, s.rows*int64(s.st.Dim)
 	} else {

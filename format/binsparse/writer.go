@@ -236,31 +236,74 @@ func (d *Descriptor) marshalInner() ([]byte, error) {
 func minimize(m *Matrix) (*Matrix, error) {
 	out := &Matrix{Descriptor: m.Descriptor, Arrays: map[string]mlfeed.Buffer{}}
 	out.Descriptor.DataTypes = map[string]DataType{}
+	// One type for every index and pointer array, as mtx2bsp picks it: the smallest unsigned
+	// type that holds the largest dimension (and, for compressed formats, the number of stored
+	// values), or any larger index a custom format stores.
+	var hi int64
+	for _, s := range m.Descriptor.Shape {
+		hi = max(hi, s)
+	}
+	switch m.Descriptor.Format {
+	case CSR, CSC, DCSR, DCSC:
+		hi = max(hi, m.Descriptor.NumberOfStoredValues)
+	}
+	ints := map[string][]int64{}
+	for name, b := range m.Arrays {
+		if name == "values" || name == "fill_value" || b.Len() == 0 {
+			continue
+		}
+		v, err := toInt64s(name, b)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range v {
+			hi = max(hi, x)
+		}
+		ints[name] = v
+	}
+	it := MinIndexType(hi)
 	for name, b := range m.Arrays {
 		dt := m.Descriptor.DataTypes[name]
 		nb := b
 		if name == "values" || name == "fill_value" {
 			nb = minimizeValues(b)
-		} else if b.Len() > 0 {
-			v, err := toInt64s(name, b)
-			if err != nil {
-				return nil, err
-			}
-			var hi int64
-			for _, x := range v {
-				hi = max(hi, x)
-			}
-			if m.Descriptor.Shape != nil {
-				for _, s := range m.Descriptor.Shape {
-					hi = max(hi, s)
-				}
-			}
-			nb = fromInt64s(v, MinIndexType(hi))
+		} else if v, ok := ints[name]; ok {
+			nb = fromInt64s(v, it)
+		} else {
+			nb = mlfeed.NewBuffer(it, 0)
 		}
 		out.Arrays[name] = nb
 		out.Descriptor.DataTypes[name] = DataType{Type: nb.Type, Iso: dt.Iso}
 	}
 	return out, nil
+}
+
+// patternIso returns m with a sparse matrix's bint8 values that are all 1 (a pattern matrix,
+// as a data set's bool stream of all true holds one) stored as iso[bint8], one element, as the
+// C reference's mtx2bsp stores pattern matrices.
+func patternIso(m *Matrix) *Matrix {
+	d := m.Descriptor
+	vals, ok := m.Arrays["values"]
+	dt := d.DataTypes["values"]
+	if !ok || dt.Iso || vals.Type != mlfeed.Bool || vals.Len() == 0 || d.IsDense() {
+		return m
+	}
+	for _, c := range vals.Bytes {
+		if c != 1 {
+			return m
+		}
+	}
+	out := &Matrix{Descriptor: d, Arrays: map[string]mlfeed.Buffer{}}
+	out.Descriptor.DataTypes = map[string]DataType{}
+	for k, v := range d.DataTypes {
+		out.Descriptor.DataTypes[k] = v
+	}
+	for k, v := range m.Arrays {
+		out.Arrays[k] = v
+	}
+	out.Arrays["values"] = mlfeed.Buffer{Type: mlfeed.Bool, Bytes: []byte{1}}
+	out.Descriptor.DataTypes["values"] = DataType{Type: mlfeed.Bool, Iso: true}
+	return out
 }
 
 // minimizeValues narrows float64 to float32, complex128 to complex64 and integers to the

@@ -176,7 +176,6 @@ func compactJSON(raw json.RawMessage) string {
 }
 
 func TestWriteReadHDF5(t *testing.T) {
-	needHDF5(t)
 	dir := t.TempDir()
 	for name, m := range testMatrices(t) {
 		p := filepath.Join(dir, name+".bsp.h5")
@@ -205,7 +204,6 @@ func TestWriteReadNPZ(t *testing.T) {
 }
 
 func TestWriterGroups(t *testing.T) {
-	needHDF5(t)
 	p := filepath.Join(t.TempDir(), "multi.bsp.h5")
 	ms := testMatrices(t)
 	w, err := binsparse.Create(p, &binsparse.WriteOptions{Level: binsparse.NoCompression})
@@ -240,7 +238,6 @@ func TestWriterGroups(t *testing.T) {
 }
 
 func TestWriteOptions(t *testing.T) {
-	needHDF5(t)
 	dir := t.TempDir()
 	m := sample(t, 7, 40, 50, 0.2, mlfeed.Float64, false)
 	p := filepath.Join(dir, "o.bsp.h5")
@@ -389,12 +386,7 @@ func runPython(t *testing.T, paths []string) map[string]struct {
 
 func TestPythonReadsWhatWeWrite(t *testing.T) {
 	python(t)
-	exts := []string{".bsp.npz"}
-	if binsparse.HDF5Available {
-		exts = append(exts, ".bsp.h5")
-	} else {
-		t.Log("built without HDF5 support: checking NPZ files only")
-	}
+	exts := []string{".bsp.npz", ".bsp.h5"}
 	dir := t.TempDir()
 	ms := testMatrices(t)
 	var paths []string
@@ -409,9 +401,7 @@ func TestPythonReadsWhatWeWrite(t *testing.T) {
 			want[p] = m
 		}
 	}
-	if binsparse.HDF5Available {
-		paths = writeGroups(t, dir, ms, paths, want)
-	}
+	paths = writeGroups(t, dir, ms, paths, want)
 	res := runPython(t, paths)
 	for _, p := range paths {
 		got, ok := res[p]
@@ -457,7 +447,6 @@ func writeGroups(t *testing.T, dir string, ms map[string]*binsparse.Matrix, path
 }
 
 func TestWriteCustomTensor(t *testing.T) {
-	needHDF5(t)
 	m := read(t, corpus(t, "reference-c", "tensor3d.custom.bsp.h5"))
 	for _, ext := range []string{".bsp.h5", ".bsp.npz"} {
 		p := filepath.Join(t.TempDir(), "t"+ext)

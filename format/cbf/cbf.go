@@ -71,13 +71,12 @@ const DefaultChunkSize = 32 << 20
 //     reset, so after the first chunk is cut every sequence but the last gets a chunk of its
 //     own, and the last sequence always joins the current chunk;
 //   - empty sparse samples (nnz 0) are dropped, as ctf2bin.py drops an input with no values;
-//   - consecutive sequences are joined as ctf2bin.py joins lines by their id text (when the
-//     source has ids): a sequence whose id equals the current sequence's id, or that has no
-//     id while the current one has, continues it;
 //   - an empty data set still gets one (empty) chunk.
 //
 // Sequence lengths (the longest stream) and sorted sparse indices are what the writer always
-// does.
+// does. ctf2bin.py's grouping of lines into sequences (by id; a line without an id continues
+// the sequence before it) is the CTF reader's own (package ctf), so a CTF file converted with
+// this mode gives ctf2bin.py's sequences; the writer writes the sequences it is given.
 const CompatCTF2Bin = "ctf2bin"
 
 var (

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,5 +138,49 @@ func TestCTFRoundTrip(t *testing.T) {
 				t.Fatalf("differs after CBF -> CTF -> CBF at byte %d (%d vs %d bytes)", testutil.FirstDiff(got, want), len(got), len(want))
 			}
 		})
+	}
+}
+
+// TestCTF2BinSequences: a CTF file converted with --compat ctf2bin has ctf2bin.py's
+// sequences, which group lines by id and join a line without an id to the sequence before
+// it, across chunks of the CTF reader; a file whose first line has no id has one sequence per
+// line.
+func TestCTF2BinSequences(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		text string
+		want []int64
+	}{
+		{"1 |x 1\n2 |x 2\n2 |x 3\n|x 4\n3 |x 5\n|x 6\n|x 7\n", []int64{0, 1, 4, 7}},
+		{"|x 1\n|x 2\n", []int64{0, 1, 2}},
+	} {
+		in := filepath.Join(dir, "in.ctf")
+		if err := os.WriteFile(in, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out.cbf")
+		os.Remove(out)
+		st := mlfeed.Stream{Name: "x", Storage: mlfeed.Dense, Dim: 1}
+		convertFile(t, []string{in}, &format.Options{Inputs: []mlfeed.Stream{st}, Params: map[string]string{"chunkSizeInBytes": "8"}},
+			out, format.WriteOptions{Compat: cbf.CompatCTF2Bin})
+		r, err := cbf.Open(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := []int64{0}
+		for i := range r.Chunks() {
+			c, err := r.ReadChunk(context.Background(), i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.Streams[0].SeqStart
+			for q := 0; q < c.Sequences; q++ {
+				seq = append(seq, seq[len(seq)-1]+d[q+1]-d[q])
+			}
+		}
+		r.Close()
+		if !slices.Equal(seq, tc.want) {
+			t.Errorf("%q: sequences %v, want %v", tc.text, seq, tc.want)
+		}
 	}
 }

@@ -87,7 +87,7 @@ func TestCorrupt(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.damage(bytes.Clone(tc.base))
-			rd, err := NewReader(bytes.NewReader(b), int64(len(b)), &Options{FileName: "x.bin"})
+			rd, err := NewReader(bytes.NewReader(b), int64(len(b)), &ReaderOptions{FileName: "x.bin"})
 			if err == nil {
 				if !tc.onRead {
 					t.Fatal("opened")
@@ -213,7 +213,7 @@ func TestHugeHeaderRegion(t *testing.T) {
 	if len(rd.Chunks()) != 0 || f.read > 1<<16 {
 		t.Fatalf("%d chunks; read %d bytes", len(rd.Chunks()), f.read)
 	}
-	if _, err := NewReader(f, size, &Options{strict: true}); !errors.Is(err, ErrFormat) {
+	if _, err := NewReader(f, size, &ReaderOptions{strict: true}); !errors.Is(err, ErrFormat) {
 		t.Fatalf("strict: %v, want trailing bytes reported", err)
 	}
 }

@@ -39,7 +39,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	rd, err := cbf.NewReader(bytes.NewReader(file.Bytes()), int64(file.Len()), &cbf.Options{
+	rd, err := cbf.NewReader(bytes.NewReader(file.Bytes()), int64(file.Len()), &cbf.ReaderOptions{
 		Alias: map[string]string{"x": "features"}, // expose "features" as "x"
 	})
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
-// Options control reading. The zero value is the documented default for every field.
-type Options struct {
+// ReaderOptions control reading. The zero value is the documented default for every field.
+type ReaderOptions struct {
 	// FileName names the data in error messages. Open sets it to the file's path when empty.
 	FileName string
 	// Alias renames streams, as CNTK's `input = [ newName = [ alias = "nameInFile" ] ]` does:
@@ -41,6 +41,11 @@ type Options struct {
 	inputs []mlfeed.Stream
 }
 
+// Options is the former name of ReaderOptions.
+//
+// Deprecated: use ReaderOptions.
+type Options = ReaderOptions
+
 // Reader reads a CBF file. It implements mlfeed.Source and mlfeed.Detailer; its methods are
 // safe for concurrent use.
 type Reader struct {
@@ -51,14 +56,14 @@ type Reader struct {
 	chunks  []mlfeed.ChunkInfo
 	ends    []int64 // end offset of each chunk (the next chunk's offset, or the header's)
 	ra      io.ReaderAt
-	mem     []byte // the whole file, when mapped
+	mem     []byte       // the whole file, when mapped
+	region  *mmap.Region // the mapping, when mapped
 	mapped  bool
 	strict  bool
 	cache   []cached // per chunk, with KeepDataInMemory
 	closers []func() error
 
-	populated []atomic.Bool  // per chunk, when mapped: its pages are mapped in, or being
-	prefetch  sync.WaitGroup // populate calls in the background, which Close waits for
+	populated []atomic.Bool // per chunk, when mapped: its pages are mapped in
 }
 
 type cached struct {
@@ -69,9 +74,9 @@ type cached struct {
 
 // NewReader returns a reader of the CBF data in r, which holds size bytes. It reads and checks
 // the prefix, the trailer, the header and the chunk table; chunk data is read by ReadChunk.
-func NewReader(r io.ReaderAt, size int64, opts *Options) (*Reader, error) {
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
 	if opts == nil {
-		opts = &Options{}
+		opts = &ReaderOptions{}
 	}
 	rd := &Reader{name: opts.FileName, size: size, ra: r, strict: opts.strict}
 	if err := rd.readHeader(); err != nil {
@@ -91,8 +96,8 @@ func NewReader(r io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 
 // Open opens the named CBF file. The file is memory-mapped, unless Options.NoMmap is set or
 // the platform cannot map files, in which case chunks are read with ReadAt.
-func Open(name string, opts *Options) (*Reader, error) {
-	o := Options{}
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}
@@ -111,7 +116,7 @@ func Open(name string, opts *Options) (*Reader, error) {
 	rd.closers = append(rd.closers, f.Close)
 	if !o.NoMmap {
 		if reg, err := mmap.Map(f, size); err == nil {
-			rd.mem = reg.Bytes()
+			rd.mem, rd.region = reg.Bytes(), reg
 			rd.mapped = true
 			rd.populated = make([]atomic.Bool, len(rd.chunks))
 			rd.closers = append(rd.closers, reg.Close)
@@ -490,10 +495,7 @@ func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
 	var b []byte
 	if rd.mem != nil {
-		rd.populate(i, false)
-		if i+1 < len(rd.chunks) {
-			rd.populate(i+1, true) // read-ahead, for a caller going through the chunks in turn
-		}
+		rd.populate(i)
 		b = rd.mem[off:end]
 	} else {
 		var err error
@@ -505,28 +507,18 @@ func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	return d.decode()
 }
 
-// prefetchMin is the smallest chunk whose pages a reader maps in ahead of time, on another
-// goroutine (and so on another core, while the chunk before is decoded).
-const prefetchMin = 1 << 20
-
-// populate maps the pages of chunk i in, unless that has been done or started. With async,
-// it does so on a new goroutine, for chunks of at least prefetchMin bytes only.
-func (rd *Reader) populate(i int, async bool) {
-	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
-	if !canPopulate || async && end-off < prefetchMin || rd.populated[i].Swap(true) {
+// populate maps the pages of chunk i in, on the caller's goroutine, unless that has been
+// done: one system call instead of a page fault per page. Reading ahead is the caller's
+// (a scheduler reading the next chunk on another thread).
+func (rd *Reader) populate(i int) {
+	if !mmap.CanPopulate || rd.populated[i].Swap(true) {
 		return
 	}
-	if !async {
-		populate(rd.mem, off, end)
-		return
-	}
-	mem := rd.mem
-	rd.prefetch.Go(func() { populate(mem, off, end) })
+	rd.region.Populate(rd.header.Chunks[i].Offset, rd.ends[i])
 }
 
 // Close releases the mapping and the file. Chunks read before must not be used after it.
 func (rd *Reader) Close() error {
-	rd.prefetch.Wait()
 	var errs []error
 	for k := len(rd.closers) - 1; k >= 0; k-- {
 		errs = append(errs, rd.closers[k]())

@@ -238,7 +238,7 @@ func TestRealFilesStrict(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer mapped.Close()
-			plain, err := Open(path, &Options{NoMmap: true, KeepDataInMemory: true})
+			plain, err := Open(path, &ReaderOptions{NoMmap: true, KeepDataInMemory: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,7 +334,7 @@ func TestSimpleJaggedSequence(t *testing.T) {
 
 func TestAlias(t *testing.T) {
 	path := testutil.Testdata(t, "cntk", "cbf", "Simple_dense.bin")
-	rd, err := Open(path, &Options{Alias: map[string]string{"x": "features", "y": "labels"}})
+	rd, err := Open(path, &ReaderOptions{Alias: map[string]string{"x": "features", "y": "labels"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestAlias(t *testing.T) {
 		t.Fatalf("schema %v", s)
 	}
 	for _, bad := range []map[string]string{{"x": "nope"}, {"labels": "features"}, {"a": "features", "b": "features"}} {
-		if _, err := Open(path, &Options{Alias: bad}); err == nil {
+		if _, err := Open(path, &ReaderOptions{Alias: bad}); err == nil {
 			t.Errorf("alias %v accepted", bad)
 		}
 	}
@@ -398,7 +398,7 @@ func TestReadChunkReuse(t *testing.T) {
 	ctx := context.Background()
 	for _, path := range corpusFiles(t) {
 		for _, noMmap := range []bool{false, true} {
-			rd, err := Open(path, &Options{NoMmap: noMmap})
+			rd, err := Open(path, &ReaderOptions{NoMmap: noMmap})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -422,7 +422,7 @@ func TestReadChunkReuse(t *testing.T) {
 	}
 	// Reading chunks of many sequences again puts them into the same memory.
 	for _, name := range []string{"Simple_dense.bin", "10x10_sparse.bin"} {
-		rd, err := Open(testutil.Testdata(t, "cntk", "cbf", name), &Options{NoMmap: true})
+		rd, err := Open(testutil.Testdata(t, "cntk", "cbf", name), &ReaderOptions{NoMmap: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,7 +479,7 @@ func TestSequenceLengths(t *testing.T) {
 	dir := testutil.Testdata(t, "cntk", "cbf")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
 	for _, name := range files {
-		for _, o := range []*Options{nil, {NoMmap: true}} {
+		for _, o := range []*ReaderOptions{nil, {NoMmap: true}} {
 			rd, err := Open(name, o)
 			if err != nil {
 				t.Fatal(err)

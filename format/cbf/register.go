@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -17,6 +17,7 @@ func init() {
 		Name:       "cbf",
 		Extensions: []string{".cbf", ".bin"},
 		Match:      Match,
+		ReadParams: ReadParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
 			opts, err := ParseOptions(o)
 			if err != nil {
@@ -24,19 +25,20 @@ func init() {
 			}
 			return Open(name, opts)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
-			if err := format.CheckParams("cbf", o.Params); err != nil {
+		Streamable: true,
+		Create: func(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+			if _, err := format.NormalizeParams("cbf", o.Params, nil); err != nil {
 				return nil, err
 			}
 			switch {
 			case o.Compat != "" && o.Compat != CompatCTF2Bin:
-				return nil, format.UsageErrorf("cbf: unknown --compat %q (known: %s)", o.Compat, CompatCTF2Bin)
+				return nil, format.UsageErrorf("cbf: unknown compat mode %q (known: %s)", o.Compat, CompatCTF2Bin)
 			case o.Compress != "" && o.Compress != "none":
-				return nil, format.UsageErrorf("cbf: no compression is defined for CBF (--compress %s)", o.Compress)
+				return nil, format.UsageErrorf("cbf: no compression is defined for CBF (compression %q)", o.Compress)
 			case o.ChunkSize < 0:
-				return nil, format.UsageErrorf("cbf: --chunk-size %d: want a positive size in bytes", o.ChunkSize)
+				return nil, format.UsageErrorf("cbf: chunk size %d: want a positive size in bytes", o.ChunkSize)
 			}
-			return NewWriter(f, schema, &WriterOptions{ChunkSize: o.ChunkSize, Compat: o.Compat})
+			return NewWriter(w, schema, &WriterOptions{ChunkSize: o.ChunkSize, Compat: o.Compat})
 		},
 		Validate: func(name string, o *format.Options, report func(error) bool) error {
 			opts, err := ParseOptions(o)
@@ -48,46 +50,54 @@ func init() {
 	})
 }
 
-// ParseOptions turns the registry's reader options into Options. It understands these
-// Params (CLI: --opt KEY=VALUE), named as in CNTK's reader configuration:
-//
-//	keepDataInMemory=BOOL    Options.KeepDataInMemory (default false)
-//	input.NAME.alias=STREAM  expose the file's stream STREAM as NAME (Options.Alias)
-//	mmap=BOOL                false reads with ReadAt instead of mapping (default true)
-//
-// Streams declared in o.Inputs (CLI: --input NAME:dense|sparse:DIM[:ALIAS]) rename the file's
-// stream ALIAS (or NAME) to NAME too; when they give a dimension, it and the storage must
-// match the file's. Their element type is not checked: both precisions are read as stored.
-// Unknown keys and bad values are errors wrapping format.ErrUsage.
-func ParseOptions(o *format.Options) (*Options, error) {
-	opts := &Options{}
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE),
+// with CNTK's reader option name as an alias. Besides these, a key input.NAME.alias=STREAM
+// exposes the file's stream STREAM as NAME (ReaderOptions.Alias), as CNTK's configuration
+// does.
+var ReadParams = []format.Param{
+	{Name: "keep_in_memory", Doc: "true: keep every decoded chunk, decoding each once (default false)", Aliases: []string{"keepDataInMemory"}},
+	{Name: "mmap", Doc: "false reads chunks with ReadAt instead of mapping the file (default true)"},
+	{Name: "input.NAME.alias", Doc: "expose the file's stream given as the value under the name NAME"},
+}
+
+// ParseOptions turns the registry's reader options into ReaderOptions: the Params of
+// ReadParams, and streams declared in o.Inputs, which expose the file's stream Alias (or
+// Name) as Name and, when they give a dimension, must match the file's storage and
+// dimension. Their element type is not checked: both precisions are read as stored. Unknown
+// keys and bad values are errors wrapping format.ErrUsage.
+func ParseOptions(o *format.Options) (*ReaderOptions, error) {
+	opts := &ReaderOptions{}
 	if o == nil {
 		return opts, nil
 	}
+	plain := map[string]string{}
 	for k, v := range o.Params {
-		switch {
-		case k == "keepDataInMemory":
-			b, err := parseBool(v)
-			if err != nil {
-				return nil, format.UsageErrorf("cbf: --opt %s=%s: %v", k, v, err)
-			}
-			opts.KeepDataInMemory = b
-		case k == "mmap":
-			b, err := parseBool(v)
-			if err != nil {
-				return nil, format.UsageErrorf("cbf: --opt %s=%s: %v", k, v, err)
-			}
-			opts.NoMmap = !b
-		case strings.HasPrefix(k, "input.") && strings.HasSuffix(k, ".alias") && len(k) > len("input..alias"):
+		if strings.HasPrefix(k, "input.") && strings.HasSuffix(k, ".alias") && len(k) > len("input..alias") {
 			name := k[len("input.") : len(k)-len(".alias")]
 			if v == "" {
-				return nil, format.UsageErrorf("cbf: --opt %s: empty alias", k)
+				return nil, format.UsageErrorf("cbf: option %s: empty alias", k)
 			}
 			if err := addAlias(opts, name, v); err != nil {
 				return nil, err
 			}
-		default:
-			return nil, format.UsageErrorf("cbf: unknown --opt %q (known: keepDataInMemory, input.NAME.alias, mmap)", k)
+			continue
+		}
+		plain[k] = v
+	}
+	params, err := format.NormalizeParams("cbf", plain, ReadParams[:2])
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range params {
+		b, err := parseBool(v)
+		if err != nil {
+			return nil, format.UsageErrorf("cbf: option %s=%s: %v", k, v, err)
+		}
+		switch k {
+		case "keep_in_memory":
+			opts.KeepDataInMemory = b
+		case "mmap":
+			opts.NoMmap = !b
 		}
 	}
 	for _, in := range o.Inputs {
@@ -99,7 +109,7 @@ func ParseOptions(o *format.Options) (*Options, error) {
 	return opts, nil
 }
 
-func addAlias(opts *Options, name, inFile string) error {
+func addAlias(opts *ReaderOptions, name, inFile string) error {
 	if opts.Alias == nil {
 		opts.Alias = map[string]string{}
 	}
@@ -125,8 +135,8 @@ func parseBool(s string) (bool, error) {
 // after a chunk's data, between the chunk table and the trailer) and sparse indices that do
 // not increase within a sample, which CNTK's reader assumes. It returns an error only when it
 // cannot check at all (the file cannot be opened, wrong options).
-func Validate(name string, opts *Options, report func(error) bool) error {
-	o := Options{}
+func Validate(name string, opts *ReaderOptions, report func(error) bool) error {
+	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}
@@ -161,7 +171,7 @@ func (rd *Reader) checkInputs(inputs []mlfeed.Stream) error {
 		k := rd.schema.Index(in.Name)
 		st := &rd.schema.Streams[k]
 		if in.Dim > 0 && (st.Storage != in.Storage || st.Dim != in.Dim) {
-			return fmt.Errorf("%w: --input %s: %s stores %q as %s with dimension %d, not %s with %d",
+			return fmt.Errorf("%w: declared stream %s: %s stores %q as %s with dimension %d, not %s with %d",
 				format.ErrUsage, in.Name, rd.displayName(), in.FileName(), st.Storage, st.Dim, in.Storage, in.Dim)
 		}
 	}

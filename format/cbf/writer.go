@@ -45,21 +45,7 @@ type Writer struct {
 
 	estimate int64 // ctf2bin.py's running estimate, never reset
 
-	// The sequence waiting to be encoded (the last one seen: with Compat, a later sequence
-	// may continue it).
-	stage   []staged
-	staging bool
-	stageID string
-
-	sortBuf []int // a permutation for sorting one sparse sample
-}
-
-// staged holds one stream's samples of the waiting sequence.
-type staged struct {
-	n     int     // samples
-	vals  []byte  // little-endian values
-	idx   []int32 // sparse: indices, parallel to vals
-	sizes []int32 // sparse: nnz per sample
+	order []int // source positions of one sequence's sparse values, sorted within samples
 }
 
 // NewWriter returns a writer of a CBF file with the given schema to w. Every stream must hold
@@ -89,7 +75,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	}
 	for _, st := range schema.Streams {
 		if _, ok := elemCode(st.Type); !ok {
-			return nil, fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64 (convert with --type float32)", ErrUnsupported, st.Name, st.Type)
+			return nil, fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64 (convert them to float32)", ErrUnsupported, st.Name, st.Type)
 		}
 		switch {
 		case st.Storage == mlfeed.Dense && st.Dim == 0:
@@ -105,7 +91,6 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		cw.header.Streams = append(cw.header.Streams, StreamHeader{Name: st.Name, Storage: st.Storage, Type: st.Type, Dim: st.Dim})
 	}
 	cw.data = make([][]byte, len(schema.Streams))
-	cw.stage = make([]staged, len(schema.Streams))
 	cw.header.Version = Version
 	cw.write(prefix())
 	return cw, cw.err
@@ -131,98 +116,46 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 		return fmt.Errorf("cbf: chunk does not match the schema: %w", err)
 	}
 	for q := 0; q < c.Sequences; q++ {
-		id := ""
-		if c.IDs != nil {
-			id = c.IDs[q]
+		if w.err = w.encode(c, q); w.err != nil {
+			return w.err
 		}
-		if !w.continues(id) {
-			if w.staging {
-				if w.err = w.commit(); w.err != nil {
-					return w.err
-				}
-			}
-			w.staging, w.stageID = true, id
-		}
-		w.add(c, q)
 	}
 	return w.err
 }
 
-// continues reports whether a sequence with the given id continues the waiting one, as
-// ctf2bin.py joins lines: only with Compat and when the source has ids.
-func (w *Writer) continues(id string) bool {
-	if !w.compat || !w.staging || !w.schema.HasIDs {
-		return false
-	}
-	return id == "" && w.stageID != "" || id != "" && id == w.stageID
-}
-
-// add appends sequence q of c to the waiting sequence.
-func (w *Writer) add(c *mlfeed.Chunk, q int) {
-	for k := range w.stage {
-		st, d, sg := &w.schema.Streams[k], &c.Streams[k], &w.stage[k]
-		s0, s1 := d.SeqStart[q], d.SeqStart[q+1]
-		sz := st.Type.Size()
-		if st.Storage == mlfeed.Dense {
-			sg.vals = append(sg.vals, d.Values.Bytes[int(s0)*st.Dim*sz:int(s1)*st.Dim*sz]...)
-			sg.n += int(s1 - s0)
-			continue
-		}
-		for s := s0; s < s1; s++ {
-			a, b := int(d.SampleStart[s]), int(d.SampleStart[s+1])
-			if a == b && w.compat {
-				continue // ctf2bin.py drops an input without values
-			}
-			ix := d.Indices[a:b]
-			if slices.IsSorted(ix) {
-				sg.idx = append(sg.idx, ix...)
-				sg.vals = append(sg.vals, d.Values.Bytes[a*sz:b*sz]...)
-			} else {
-				perm := w.sortBuf[:0]
-				for j := range ix {
-					perm = append(perm, j)
-				}
-				slices.SortStableFunc(perm, func(x, y int) int { return int(ix[x]) - int(ix[y]) })
-				for _, j := range perm {
-					sg.idx = append(sg.idx, ix[j])
-					sg.vals = append(sg.vals, d.Values.Bytes[(a+j)*sz:(a+j+1)*sz]...)
-				}
-				w.sortBuf = perm
-			}
-			sg.sizes = append(sg.sizes, int32(b-a))
-			sg.n++
-		}
-	}
-}
-
-// commit encodes the waiting sequence into the current chunk, first closing the chunk when
-// the sequence does not belong in it.
-func (w *Writer) commit() error {
+// encode appends sequence q of c to the current chunk, first closing the chunk when the
+// sequence does not belong in it.
+func (w *Writer) encode(c *mlfeed.Chunk, q int) error {
 	var length int
 	// est is ctf2bin.py's estimate of the sequence: its values, sparse indices and
 	// per-sample counts (the encoded size without the length and per-stream counts).
 	var est int64
-	for k := range w.stage {
-		st, sg := &w.schema.Streams[k], &w.stage[k]
-		length = max(length, sg.n)
-		est += int64(len(sg.vals))
-		if st.Storage == mlfeed.Sparse {
-			est += 4*int64(len(sg.idx)) + 4*int64(sg.n)
-			if len(sg.idx) > math.MaxInt32 {
-				return fmt.Errorf("%w: a sequence of stream %q has %d values; CBF holds at most %d", ErrTooLarge, st.Name, len(sg.idx), math.MaxInt32)
+	enc := int64(4)
+	for k := range w.schema.Streams {
+		st, d := &w.schema.Streams[k], &c.Streams[k]
+		s0, s1 := d.SeqStart[q], d.SeqStart[q+1]
+		n := s1 - s0
+		sz := int64(st.Type.Size())
+		enc += 4
+		if st.Storage == mlfeed.Dense {
+			est += n * int64(st.Dim) * sz
+		} else {
+			nnz := d.SampleStart[s1] - d.SampleStart[s0]
+			if w.compat {
+				n = nonEmpty(d.SampleStart[s0 : s1+1])
+			}
+			est += nnz*sz + 4*nnz + 4*n
+			enc += 4
+			if nnz > math.MaxInt32 {
+				return fmt.Errorf("%w: a sequence of stream %q has %d values; CBF holds at most %d", ErrTooLarge, st.Name, nnz, math.MaxInt32)
 			}
 		}
-		if int64(sg.n) > math.MaxUint32 {
-			return fmt.Errorf("%w: a sequence of stream %q has %d samples; CBF holds at most %d", ErrTooLarge, st.Name, sg.n, uint32(math.MaxUint32))
+		if n > math.MaxUint32 {
+			return fmt.Errorf("%w: a sequence of stream %q has %d samples; CBF holds at most %d", ErrTooLarge, st.Name, n, uint32(math.MaxUint32))
 		}
+		length = max(length, int(n))
 	}
-	enc := 4 + est
-	for k := range w.stage {
-		enc += 4
-		if w.schema.Streams[k].Storage == mlfeed.Sparse {
-			enc += 4
-		}
-	}
+	enc += est
 	full := uint64(w.nsamp)+uint64(length) > math.MaxUint32 || w.nseq == math.MaxUint32
 	if w.compat {
 		full = full || w.estimate >= w.chunkSize
@@ -234,34 +167,84 @@ func (w *Writer) commit() error {
 	}
 	w.estimate += est
 	w.lengths = le.AppendUint32(w.lengths, uint32(length))
-	for k := range w.stage {
-		sg := &w.stage[k]
-		b := le.AppendUint32(w.data[k], uint32(sg.n))
-		if w.schema.Streams[k].Storage == mlfeed.Sparse {
-			b = le.AppendUint32(b, uint32(len(sg.idx)))
-			b = append(b, sg.vals...)
-			for _, ix := range sg.idx {
-				b = le.AppendUint32(b, uint32(ix))
-			}
-			for _, n := range sg.sizes {
-				b = le.AppendUint32(b, uint32(n))
-			}
-			if w.schema.Streams[k].Dim == 0 {
-				for _, ix := range sg.idx {
-					w.header.Streams[k].Dim = max(w.header.Streams[k].Dim, int(ix)+1)
-				}
-			}
-		} else {
-			b = append(b, sg.vals...)
+	for k := range w.schema.Streams {
+		st, d := &w.schema.Streams[k], &c.Streams[k]
+		s0, s1 := d.SeqStart[q], d.SeqStart[q+1]
+		if st.Storage == mlfeed.Dense {
+			sz := st.Type.Size()
+			b := le.AppendUint32(w.data[k], uint32(s1-s0))
+			w.data[k] = append(b, d.Values.Bytes[int(s0)*st.Dim*sz:int(s1)*st.Dim*sz]...)
+			continue
 		}
-		w.data[k] = b
-		*sg = staged{vals: sg.vals[:0], idx: sg.idx[:0], sizes: sg.sizes[:0]}
+		w.data[k] = w.sparse(w.data[k], k, st, d, s0, s1)
 	}
 	w.nseq++
 	w.nsamp += uint32(length)
 	w.size += enc
-	w.staging = false
 	return nil
+}
+
+// nonEmpty counts the samples with values among those whose value offsets start holds.
+func nonEmpty(start []int64) int64 {
+	var n int64
+	for s := 1; s < len(start); s++ {
+		if start[s] > start[s-1] {
+			n++
+		}
+	}
+	return n
+}
+
+// sparse appends samples [s0, s1) of sparse stream k as CBF encodes them in a sequence: the
+// sample count, the value count, the values and the indices (sorted within each sample, a
+// stable sort), and the values per sample. In ctf2bin mode empty samples are left out, as
+// ctf2bin.py drops an input without values.
+func (w *Writer) sparse(b []byte, k int, st *mlfeed.Stream, d *mlfeed.StreamData, s0, s1 int64) []byte {
+	sz := st.Type.Size()
+	a0, a1 := int(d.SampleStart[s0]), int(d.SampleStart[s1])
+	n := s1 - s0
+	if w.compat {
+		n = nonEmpty(d.SampleStart[s0 : s1+1])
+	}
+	b = le.AppendUint32(b, uint32(n))
+	b = le.AppendUint32(b, uint32(a1-a0))
+	sorted := true
+	for s := s0; s < s1 && sorted; s++ {
+		sorted = slices.IsSorted(d.Indices[d.SampleStart[s]:d.SampleStart[s+1]])
+	}
+	if sorted {
+		b = append(b, d.Values.Bytes[a0*sz:a1*sz]...)
+		for _, i := range d.Indices[a0:a1] {
+			b = le.AppendUint32(b, uint32(i))
+		}
+	} else {
+		order := w.order[:0]
+		for s := s0; s < s1; s++ {
+			from := len(order)
+			for j := d.SampleStart[s]; j < d.SampleStart[s+1]; j++ {
+				order = append(order, int(j))
+			}
+			slices.SortStableFunc(order[from:], func(x, y int) int { return int(d.Indices[x]) - int(d.Indices[y]) })
+		}
+		for _, j := range order {
+			b = append(b, d.Values.Bytes[j*sz:(j+1)*sz]...)
+		}
+		for _, j := range order {
+			b = le.AppendUint32(b, uint32(d.Indices[j]))
+		}
+		w.order = order
+	}
+	for s := s0; s < s1; s++ {
+		if m := d.SampleStart[s+1] - d.SampleStart[s]; m > 0 || !w.compat {
+			b = le.AppendUint32(b, uint32(m))
+		}
+	}
+	if st.Dim == 0 {
+		for _, i := range d.Indices[a0:a1] {
+			w.header.Streams[k].Dim = max(w.header.Streams[k].Dim, int(i)+1)
+		}
+	}
+	return b
 }
 
 // flush writes the current chunk and starts the next.
@@ -285,12 +268,6 @@ func (w *Writer) Close() error {
 	w.closed = true
 	if w.err != nil {
 		return w.err
-	}
-	if w.staging {
-		if err := w.commit(); err != nil {
-			w.err = err
-			return err
-		}
 	}
 	// ctf2bin.py writes its last chunk even when it is empty.
 	if w.nseq > 0 || w.compat && len(w.header.Chunks) == 0 {

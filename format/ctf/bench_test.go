@@ -47,7 +47,7 @@ func benchFile(b *testing.B, kind string, size int) (string, []mlfeed.Stream) {
 	return name, in
 }
 
-func benchRead(b *testing.B, name string, opts *Options) {
+func benchRead(b *testing.B, name string, opts *ReaderOptions) {
 	st, err := os.Stat(name)
 	if err != nil {
 		b.Fatal(err)
@@ -72,7 +72,7 @@ func BenchmarkRead(b *testing.B) {
 	for _, kind := range []string{"dense", "sparse"} {
 		b.Run(kind, func(b *testing.B) {
 			name, in := benchFile(b, kind, 16<<20)
-			benchRead(b, name, &Options{Inputs: in, ChunkSizeInBytes: 1 << 20})
+			benchRead(b, name, &ReaderOptions{Inputs: in, ChunkSize: 1 << 20})
 		})
 	}
 }
@@ -83,7 +83,7 @@ func BenchmarkIndex(b *testing.B) {
 	st, _ := os.Stat(name)
 	b.SetBytes(st.Size())
 	for i := 0; i < b.N; i++ {
-		r, err := Open(name, &Options{Inputs: in})
+		r, err := Open(name, &ReaderOptions{Inputs: in})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func BenchmarkIndex(b *testing.B) {
 // BenchmarkWrite measures the writer on a decoded dense file.
 func BenchmarkWrite(b *testing.B) {
 	name, in := benchFile(b, "dense", 4<<20)
-	r, err := Open(name, &Options{Inputs: in})
+	r, err := Open(name, &ReaderOptions{Inputs: in})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,5 +134,5 @@ func BenchmarkFile(b *testing.B) {
 		}
 		in = append(in, s)
 	}
-	benchRead(b, name, &Options{Inputs: in})
+	benchRead(b, name, &ReaderOptions{Inputs: in})
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"os"
+
+	"github.com/mlfeed/mlfeed/internal/atomicfile"
 )
 
 // The index cache (cacheIndex) in CNTK's layout, little-endian:
@@ -37,7 +39,7 @@ func cacheName(file string, main []byte, skipIDs bool) string {
 // cache is an optimization.
 type cacheWriter struct {
 	name string
-	f    *os.File
+	f    *atomicfile.File
 	w    *bufio.Writer
 	n    uint64
 	err  error
@@ -45,7 +47,7 @@ type cacheWriter struct {
 
 func newCacheWriter(name string) *cacheWriter {
 	os.Remove(name) // the old cache is stale
-	f, err := os.Create(name + ".tmp")
+	f, err := atomicfile.Create(name)
 	if err != nil {
 		return nil
 	}
@@ -72,8 +74,7 @@ func (c *cacheWriter) abort() {
 	if c == nil {
 		return
 	}
-	c.f.Close()
-	os.Remove(c.f.Name())
+	c.f.Abort()
 }
 
 func (c *cacheWriter) commit() {
@@ -92,12 +93,11 @@ func (c *cacheWriter) commit() {
 		le.PutUint64(p[24:], cachePrefix)
 		_, c.err = c.f.WriteAt(p[:], 0)
 	}
-	if err := c.f.Close(); c.err == nil {
-		c.err = err
+	if c.err != nil {
+		c.f.Abort()
+		return
 	}
-	if c.err != nil || os.Rename(c.f.Name(), c.name) != nil {
-		os.Remove(c.f.Name())
-	}
+	c.err = c.f.Commit()
 }
 
 // loadCache rebuilds the chunk table from a cache that is at least as new as the input and

@@ -26,12 +26,12 @@ func TestInvalidInputsLog(t *testing.T) {
 	}
 	t.Chdir(filepath.Dir(in)) // CNTK names the file as configured: "invalid_inputs.txt"
 	var log bytes.Buffer
-	r, err := Open("invalid_inputs.txt", &Options{
+	r, err := Open("invalid_inputs.txt", &ReaderOptions{
 		Inputs: []mlfeed.Stream{
 			{Name: "A", Storage: mlfeed.Dense, Dim: 1},
 			{Name: "B", Storage: mlfeed.Sparse, Dim: 10},
 		},
-		MaxErrors: 99999, TraceLevel: 2, ChunkSizeInBytes: math.MaxInt64, Log: &log,
+		MaxErrors: 99999, TraceLevel: 2, ChunkSize: math.MaxInt64, Log: &log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +99,8 @@ func loadTests(t *testing.T) []cntkTest {
 
 // options builds reader options for a test; defMBSize marks the section's length-defining
 // stream.
-func (tc *cntkTest) options(defMBSize bool) *Options {
-	o := &Options{TraceLevel: 1}
+func (tc *cntkTest) options(defMBSize bool) *ReaderOptions {
+	o := &ReaderOptions{TraceLevel: 1}
 	if tc.Precision == "double" {
 		o.Precision = mlfeed.Float64
 	}
@@ -123,7 +123,7 @@ func (tc *cntkTest) options(defMBSize bool) *Options {
 		switch k {
 		case "chunkSizeInBytes":
 			if f, ok := v.(float64); ok {
-				o.ChunkSizeInBytes = int64(f)
+				o.ChunkSize = int64(f)
 			}
 		case "keepDataInMemory":
 			o.KeepDataInMemory = v.(bool)

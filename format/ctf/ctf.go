@@ -19,12 +19,13 @@
 // boundaries, sample counts, chunking by chunkSizeInBytes), the same recovery from malformed
 // input under maxErrors, and, at traceLevel 1 and 2, the same warning and info messages, byte
 // offsets included. Opening a file builds the index alone (no number is parsed); ReadChunk
-// parses one chunk, in pieces on every core when it is large and read alone, and may be called
-// from several goroutines; reading chunks in order parses the following chunks in the
-// background, one per core. Files are memory-mapped, so a file larger than memory is read
-// chunk by chunk.
+// parses one chunk on the calling goroutine and may be called from several goroutines. The
+// Reader starts no goroutines: a chunk of 1 MiB or more is parsed in pieces on the idle
+// threads of the scheduler the caller's context carries (internal/sched), and reading ahead
+// is the scheduler's (ReadChunks uses it). Files are memory-mapped, so a file larger than
+// memory is read chunk by chunk.
 //
-// The streams come from Options.Inputs (the --input flags, or a CNTK config's input section
+// The streams come from ReaderOptions.Inputs (the CLI's --input flags, or a CNTK config's input section
 // mapped by the caller). Without them the Reader infers the streams by a scan of the file: one
 // stream per input name, in order of first appearance, sparse if any of its samples holds an
 // index:value pair, with the largest sample size or index seen as its dimension.
@@ -39,6 +40,18 @@
 //   - Numbers are converted with correct rounding to float64 (as strconv.ParseFloat does) and
 //     then to float32 for precision=float, as ctf2bin.py does. CNTK's own digit-by-digit
 //     arithmetic can differ from this in the last bit for long mantissas.
+//   - Lossless or loud: when the precision is not chosen (ReaderOptions.Precision is Invalid,
+//     no precision option), a value that float32 cannot hold as its text states it (more
+//     significant digits than its float32 keeps, such as 0.123456789 or 16777217, or a
+//     magnitude outside float32's range, such as 1e-300) is not rounded silently. When the
+//     streams are inferred, the scan that infers them also infers the precision: float64 if
+//     any value needs it (Details reports it). With declared streams such a value is an error
+//     wrapping ErrPrecision at its line and column that names the option, precision=double.
+//     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
+//     values as warnings (format.Warning) either way. A nonzero value below float64's range
+//     (1e-400, which reads as 0) is such an error too. Values of up to six significant digits
+//     in float32's range always fit, as do values float32 holds exactly; float64 holds what
+//     17 significant digits state.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
 //     count once, however often the chunk is read again.
 //   - Errors returned to the caller name the file, line and column and say what was expected;
@@ -65,15 +78,16 @@
 // The Writer writes any source whose streams hold numbers: dense or sparse per stream, names
 // from the streams' aliases, sequence ids when the source has them (or when a sequence has
 // several samples), numbers in the shortest form that reads back to the same float32 or
-// float64. CTF has no spelling for infinities and NaN: infinities are written as ±1e999, which
-// reads back as ±Inf; NaN cannot be written.
+// float64 (every float64 bit survives the text), integers as integers up to 2^53 in magnitude
+// (the most a reader's float64 holds exactly; larger ones are an error). CTF has no spelling
+// for infinities and NaN: infinities are written as ±1e999, which reads back as ±Inf; NaN
+// cannot be written.
 package ctf
 
 import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -94,17 +108,22 @@ var (
 // DefaultChunkSize is CNTK's default chunkSizeInBytes: 32 MiB.
 const DefaultChunkSize = 32 << 20
 
-// Options are the reader options. The zero value reads float32 values with streams inferred
-// from the file, no error tolerance, no log, and CNTK's default chunk size. The names follow
-// CNTK's reader configuration; see ParseParams for the key=value form.
-type Options struct {
+// ReaderOptions are the reader options. The zero value reads float32 values (float64 when
+// inferred streams need it, see the package documentation) with streams inferred from the
+// file, no error tolerance, no log, and CNTK's default chunk size. The names follow CNTK's
+// reader configuration; ReadParams lists their key=value form.
+type ReaderOptions struct {
+	// FileName names the data in messages and positional errors, and is the base name of
+	// the index cache (CacheIndex). Open sets it to the file's path when empty.
+	FileName string
 	// Inputs declares the streams: Name, Alias (the name in the file; empty means Name),
 	// Storage, Dim and DefinesMBSize (at most one). Nil infers them by a scan of the file.
 	// A stream's Type may be Float32 or Float64; a Float64 stream makes every stream Float64,
 	// as precision=double does (CTF has one precision per reader, as in CNTK).
 	Inputs []mlfeed.Stream
-	// Precision is the element type of every stream: Float32 (also the zero value) or Float64
-	// (CNTK's precision=double).
+	// Precision is the element type of every stream: Float32 or Float64 (CNTK's
+	// precision=double). Invalid, the zero value, reads float32 but keeps every value whole:
+	// see the package documentation.
 	Precision mlfeed.ElemType
 	// SkipSequenceIDs treats every line as a sequence of one sample even when lines start
 	// with ids (CNTK's skipSequenceIds).
@@ -116,9 +135,10 @@ type Options struct {
 	// TraceLevel selects the messages written to Log: 0 errors only (the zero value), 1 also
 	// warnings (CNTK's default, which the format registry applies), 2 also information.
 	TraceLevel int
-	// ChunkSizeInBytes is the target byte span of a chunk; chunks end on sequence
-	// boundaries and a larger sequence gets a chunk of its own. Zero means DefaultChunkSize.
-	ChunkSizeInBytes int64
+	// ChunkSize is the target byte span of a chunk (CNTK's chunkSizeInBytes); chunks end on
+	// sequence boundaries and a larger sequence gets a chunk of its own. Zero means
+	// DefaultChunkSize.
+	ChunkSize int64
 	// KeepDataInMemory keeps every parsed chunk, so that each chunk is parsed once.
 	KeepDataInMemory bool
 	// FrameMode requires every sequence to have exactly one sample (CNTK's frameMode).
@@ -131,16 +151,35 @@ type Options struct {
 	Log io.Writer
 }
 
-// Param keys understood by ParseParams (CNTK's reader option names).
-var paramKeys = []string{"precision", "skipSequenceIds", "maxErrors", "traceLevel",
-	"chunkSizeInBytes", "keepDataInMemory", "frameMode", "cacheIndex"}
+// Options is the former name of ReaderOptions.
+//
+// Deprecated: use ReaderOptions.
+type Options = ReaderOptions
 
-// ParseParams applies CNTK reader options given as key=value pairs (the CLI's --opt) to o:
-// precision (float|double), skipSequenceIds, maxErrors, traceLevel, chunkSizeInBytes,
-// keepDataInMemory, frameMode, cacheIndex. Booleans accept CNTK's spellings (true, t, 1,
-// false, f, 0, ...). Unknown keys are an error wrapping format.ErrUsage.
-func ParseParams(o *Options, params map[string]string) error {
-	if err := format.CheckParams("ctf", params, paramKeys...); err != nil {
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE),
+// with CNTK's reader option names, which CNTK configurations use, as aliases.
+var ReadParams = []format.Param{
+	{Name: "precision", Doc: "float or double: the element type of every stream (default: float, or double when inferred streams hold values float32 cannot)"},
+	{Name: "skip_sequence_ids", Doc: "true: every line is a sequence of one sample, ids or not (default false)", Aliases: []string{"skipSequenceIds"}},
+	{Name: "max_errors", Doc: "recoverable errors tolerated in one pass over the file (default 0)", Aliases: []string{"maxErrors"}},
+	{Name: "trace_level", Doc: "0 errors, 1 also warnings (default), 2 also information, to standard error", Aliases: []string{"traceLevel"}},
+	{Name: "chunk_size", Doc: "target chunk size in bytes of text, or SIZE_MAX (default 33554432)", Aliases: []string{"chunkSizeInBytes"}},
+	{Name: "keep_in_memory", Doc: "true: keep every parsed chunk, parsing each once (default false)", Aliases: []string{"keepDataInMemory"}},
+	{Name: "frame_mode", Doc: "true: every sequence must have one sample (default false)", Aliases: []string{"frameMode"}},
+	{Name: "cache_index", Doc: "true: keep the index in a cache file beside the input, CNTK's (default false)", Aliases: []string{"cacheIndex"}},
+}
+
+// WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
+var WriteParams = []format.Param{
+	{Name: "ids", Doc: "auto (default: the source's ids, numbers when sequences have several samples), number or none"},
+}
+
+// ParseParams applies format options given as key=value pairs (ReadParams; CNTK's names are
+// accepted too) to o. Booleans accept CNTK's spellings (true, t, 1, false, f, 0, ...).
+// Unknown keys and bad values are errors wrapping format.ErrUsage.
+func ParseParams(o *ReaderOptions, params map[string]string) error {
+	params, err := format.NormalizeParams("ctf", params, ReadParams)
+	if err != nil {
 		return err
 	}
 	bad := func(k, v, want string) error {
@@ -158,25 +197,25 @@ func ParseParams(o *Options, params map[string]string) error {
 			default:
 				err = bad(k, v, "float or double")
 			}
-		case "skipSequenceIds":
+		case "skip_sequence_ids":
 			o.SkipSequenceIDs, err = parseBool(k, v)
-		case "keepDataInMemory":
+		case "keep_in_memory":
 			o.KeepDataInMemory, err = parseBool(k, v)
-		case "frameMode":
+		case "frame_mode":
 			o.FrameMode, err = parseBool(k, v)
-		case "cacheIndex":
+		case "cache_index":
 			o.CacheIndex, err = parseBool(k, v)
-		case "maxErrors", "traceLevel":
+		case "max_errors", "trace_level":
 			n, e := strconv.Atoi(v)
 			if e != nil || n < 0 {
 				return bad(k, v, "a non-negative integer")
 			}
-			if k == "maxErrors" {
+			if k == "max_errors" {
 				o.MaxErrors = n
 			} else {
 				o.TraceLevel = n
 			}
-		case "chunkSizeInBytes":
+		case "chunk_size":
 			n, e := strconv.ParseUint(v, 10, 64)
 			if e != nil {
 				if strings.EqualFold(v, "SIZE_MAX") {
@@ -188,7 +227,7 @@ func ParseParams(o *Options, params map[string]string) error {
 			if n > math.MaxInt64 {
 				n = math.MaxInt64
 			}
-			o.ChunkSizeInBytes = int64(n)
+			o.ChunkSize = int64(n)
 		}
 		if err != nil {
 			return err
@@ -209,13 +248,16 @@ func parseBool(k, v string) (bool, error) {
 
 // fromFormat converts the registry's options: Inputs, Params and Log, with CNTK's default
 // traceLevel of 1.
-func fromFormat(fo *format.Options) (*Options, error) {
-	o := &Options{TraceLevel: 1}
+func fromFormat(fo *format.Options) (*ReaderOptions, error) {
+	o := &ReaderOptions{TraceLevel: 1}
 	if fo == nil {
 		return o, nil
 	}
 	o.Inputs = fo.Inputs
 	o.Log = fo.Log
+	if fo.Type == mlfeed.Float64 {
+		o.Precision = mlfeed.Float64 // a precision option below overrides it
+	}
 	if err := ParseParams(o, fo.Params); err != nil {
 		return nil, err
 	}
@@ -224,8 +266,10 @@ func fromFormat(fo *format.Options) (*Options, error) {
 
 func init() {
 	format.Register(format.Format{
-		Name:       "ctf",
-		Extensions: []string{".ctf", ".txt"},
+		Name:        "ctf",
+		Extensions:  []string{".ctf", ".txt"},
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
 		Open: func(name string, fo *format.Options) (mlfeed.Source, error) {
 			o, err := fromFormat(fo)
 			if err != nil {
@@ -233,11 +277,15 @@ func init() {
 			}
 			return Open(name, o)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
+		Streamable: true,
+		Create: func(f io.Writer, schema mlfeed.Schema, wo *format.WriteOptions) (mlfeed.Sink, error) {
 			var wopts WriterOptions
 			if wo != nil {
 				if err := parseWriteParams(&wopts, wo.Params); err != nil {
 					return nil, err
+				}
+				if wo.Compress != "" && wo.Compress != "none" || wo.Compat != "" {
+					return nil, format.UsageErrorf("ctf: the CTF writer has no compression and no compatibility modes (compress %q, compat %q)", wo.Compress, wo.Compat)
 				}
 			}
 			return NewWriter(f, schema, &wopts)

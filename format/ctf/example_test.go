@@ -19,7 +19,7 @@ func Example() {
 	name := filepath.Join(dir, "data.ctf")
 	os.WriteFile(name, []byte("0 |x 1 2 |y 3:1\n0 |x 3 4\n1 |x 5 6 |y 0:0.5\n"), 0o644)
 
-	r, err := ctf.Open(name, &ctf.Options{Inputs: []mlfeed.Stream{
+	r, err := ctf.Open(name, &ctf.ReaderOptions{Inputs: []mlfeed.Stream{
 		{Name: "features", Alias: "x", Storage: mlfeed.Dense, Dim: 2},
 		{Name: "labels", Alias: "y", Storage: mlfeed.Sparse, Dim: 4},
 	}})

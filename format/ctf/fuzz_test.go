@@ -27,7 +27,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("1 |a 1 2 |b 3:1\n|a 3\n2 |b 1:1.5e3 |a 7|# c\r\n"), uint8(0))
 	f.Add([]byte("\xEF\xBB\xBF|x 1.e5 |y -2:1 |z 5. +3\n| |#|# x\n"), uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
-		opts := &Options{MaxErrors: int(mode & 3), ChunkSizeInBytes: int64(mode>>2)*97 + 1, SkipSequenceIDs: mode&64 != 0}
+		opts := &ReaderOptions{MaxErrors: int(mode & 3), ChunkSize: int64(mode>>2)*97 + 1, SkipSequenceIDs: mode&64 != 0}
 		if mode&128 != 0 {
 			opts.Precision = mlfeed.Float64
 		}
@@ -69,7 +69,7 @@ func FuzzRead(f *testing.F) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := newReader("back.ctf", buf.Bytes(), nil, &Options{Inputs: sc.Streams, Precision: opts.Precision})
+		r2, err := newReader("back.ctf", buf.Bytes(), nil, &ReaderOptions{Inputs: sc.Streams, Precision: opts.Precision})
 		if err != nil {
 			t.Fatalf("reading back: %v\n%s", err, buf.String())
 		}

@@ -3,8 +3,6 @@ package ctf
 import (
 	"bytes"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -40,8 +38,8 @@ var inferClass = func() (t [256]uint8) {
 }()
 
 // inferScan scans data[from:to] and returns its input names in order of first appearance.
-func inferScan(data []byte, from, to int64) []*inferStat {
-	var out []*inferStat
+// With check set it also reports whether a value needs float64 (see needs64).
+func inferScan(data []byte, from, to int64, check bool) (out []*inferStat, wide bool) {
 	byName := map[string]*inferStat{}
 	b := data[from:to]
 	for i := 0; i < len(b); {
@@ -79,6 +77,9 @@ func inferScan(data []byte, from, to int64) []*inferStat {
 				}
 				continue
 			case clsSep:
+				if check && tok >= 0 && !wide {
+					wide = needs64(b[tok:i])
+				}
 				tok = -1
 				continue
 			case clsColon:
@@ -97,11 +98,14 @@ func inferScan(data []byte, from, to int64) []*inferStat {
 			}
 			break
 		}
+		if check && tok >= 0 && !wide {
+			wide = needs64(b[tok:i])
+		}
 		if !st.sparse {
 			st.maxCount = max(st.maxCount, count)
 		}
 	}
-	return out
+	return out, wide
 }
 
 // index parses the digits of a sparse index, false if there are none or others.
@@ -116,21 +120,17 @@ func index(b []byte) (int64, bool) {
 	return ix, len(b) > 0
 }
 
-// infer determines the streams by scanning every chunk in parallel.
+// infer determines the streams (and, unless the precision is chosen, whether values need
+// float64) by a scan of every chunk, on the caller's goroutine.
 func (r *Reader) infer() ([]mlfeed.Stream, error) {
 	parts := make([][]*inferStat, len(r.chunks))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	check := r.opts.Precision == mlfeed.Invalid && !r.double
+	wide := false
 	for i, c := range r.chunks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, c chunkEntry) {
-			defer wg.Done()
-			parts[i] = inferScan(r.data, c.start, c.end)
-			<-sem
-		}(i, c)
+		var w bool
+		parts[i], w = inferScan(r.data, c.start, c.end, check && !wide)
+		wide = wide || w
 	}
-	wg.Wait()
 	var order []*inferStat
 	all := map[string]*inferStat{}
 	for _, p := range parts {
@@ -147,7 +147,7 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		}
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("%s: %w: no input names found to infer streams from; declare them with --input NAME:dense|sparse:DIM", r.name, ErrFormat)
+		return nil, fmt.Errorf("%s: %w: no input names found to infer streams from; declare them (ReaderOptions.Inputs)", r.name, ErrFormat)
 	}
 	streams := make([]mlfeed.Stream, len(order))
 	for i, s := range order {
@@ -162,10 +162,16 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		streams[i] = st
 		r.inferred = append(r.inferred, fmt.Sprintf("%s:%s:%d", st.Name, st.Storage, st.Dim))
 	}
+	if wide {
+		r.double, r.inferredDouble = true, true
+	}
 	if r.opts.Log != nil && r.opts.TraceLevel >= levelWarning {
 		fmt.Fprintf(r.opts.Log, "INFO: ctf: %s: no inputs declared; inferred from a scan:", r.name)
 		for _, s := range r.inferred {
 			fmt.Fprintf(r.opts.Log, " --input %s", s)
+		}
+		if r.inferredDouble {
+			fmt.Fprint(r.opts.Log, ", precision=double (values float32 cannot hold)")
 		}
 		fmt.Fprintln(r.opts.Log)
 	}

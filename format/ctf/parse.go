@@ -28,6 +28,7 @@ type spec struct {
 	maxAlias int
 	main     []byte // "|alias" of the definesMBSize stream, nil if none
 	ids      bool
+	loud     bool // the precision is not chosen: values the element type cannot hold are errors
 	trace    int
 	log      io.Writer
 	logMu    *sync.Mutex
@@ -76,10 +77,14 @@ type parser[T float32 | float64] struct {
 	strict func(error) bool
 	// quiet makes the parser give up (errSequential) at anything it would log or count.
 	quiet bool
+	// check makes checkValue see every value T does not hold exactly, and every nonzero
+	// text that reads as 0.
+	check bool
 }
 
 func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase func() int64) *parser[T] {
 	p := &parser[T]{sp: sp, data: data, budget: budget, lineBase: lineBase}
+	p.check = sp.loud
 	p.acc = make([]acc[T], len(sp.names))
 	for i := range p.acc {
 		p.acc[i].seqStart = []int64{0}
@@ -465,7 +470,7 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 			return p.closeDense(a, n, dim)
 		}
 		// The common case inline: a number that ends before the sequence does.
-		v, k, st := fastfloat.Scan(b[pos:])
+		v, k, st, short := fastfloat.ScanShort(b[pos:])
 		if st != fastfloat.OK || pos+k == len(b) {
 			p.pos = pos
 			var ok bool
@@ -475,6 +480,9 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 			}
 			pos = p.pos
 		} else {
+			if p.check && !short && (float64(T(v)) != v || v == 0) {
+				p.checkValue(b[pos:pos+k], v, pos)
+			}
 			pos += k
 		}
 		vals = append(vals, T(v))
@@ -525,8 +533,11 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 					idx = append(idx, int32(ix))
 					continue
 				}
-				v, k, st := fastfloat.Scan(b[pos+n+1:])
+				v, k, st, short := fastfloat.ScanShort(b[pos+n+1:])
 				if st == fastfloat.OK && pos+n+1+k < len(b) {
+					if p.check && !short && (float64(T(v)) != v || v == 0) {
+						p.checkValue(b[pos+n+1:pos+n+1+k], v, pos+n+1)
+					}
 					pos += n + 1 + k
 					vals = append(vals, T(v))
 					idx = append(idx, int32(ix))
@@ -588,9 +599,13 @@ func (p *parser[T]) index() (uint64, bool) {
 
 // number reads a real number, as CNTK's TryReadRealNumber (the value correctly rounded).
 func (p *parser[T]) number() (float64, bool) {
-	v, n, st := fastfloat.Scan(p.data[p.pos:p.end])
+	start := p.pos
+	v, n, st, short := fastfloat.ScanShort(p.data[p.pos:p.end])
 	p.pos += n
 	if st == fastfloat.OK {
+		if p.check && !short && (float64(T(v)) != v || v == 0) {
+			p.checkValue(p.data[start:p.pos], v, start)
+		}
 		if p.pos == p.end {
 			p.note(diag{kind: dExhaustedRow, off: int64(p.pos)})
 		}

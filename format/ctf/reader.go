@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,12 +15,13 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Reader reads a CTF file. It implements mlfeed.Source and mlfeed.Detailer.
 type Reader struct {
 	name   string
-	opts   Options
+	opts   ReaderOptions
 	schema mlfeed.Schema
 	data   []byte
 	region *mmap.Region
@@ -32,7 +32,10 @@ type Reader struct {
 	double bool
 
 	fromCache string   // the index cache used, if any
-	inferred  []string // inferred streams as --input declarations
+	inferred  []string // inferred streams as NAME:STORAGE:DIM declarations
+	// inferredDouble is set when the scan that inferred the streams found values that float32
+	// cannot hold, and chose float64.
+	inferredDouble bool
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -45,9 +48,6 @@ type Reader struct {
 	keepMu sync.Mutex
 	kept   map[int]*future // KeepDataInMemory: every chunk parsed so far
 
-	pfMu     sync.Mutex
-	inflight map[int]*future // chunks parsed ahead of in-order reads
-	lastRead int             // the last chunk read, to detect in-order reads
 }
 
 // future is a chunk being parsed or parsed.
@@ -57,11 +57,16 @@ type future struct {
 	err  error
 }
 
-// Open opens the named CTF file and builds its index. opts may be nil (the zero Options).
-func Open(name string, opts *Options) (*Reader, error) {
-	if opts == nil {
-		opts = &Options{}
+// Open opens the named CTF file and builds its index. opts may be nil (the zero ReaderOptions).
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := ReaderOptions{}
+	if opts != nil {
+		o = *opts
 	}
+	if o.FileName == "" {
+		o.FileName = name
+	}
+	opts = &o
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -83,7 +88,11 @@ func Open(name string, opts *Options) (*Reader, error) {
 			return nil, err
 		}
 	}
-	r, err := newReader(name, data, region, opts)
+	var r *Reader
+	err = mmap.Guard(func() (err error) { // the mapped file may shrink while it is indexed
+		r, err = newReader(opts.FileName, data, region, opts)
+		return err
+	})
 	if err != nil {
 		if region != nil {
 			region.Close()
@@ -93,9 +102,32 @@ func Open(name string, opts *Options) (*Reader, error) {
 	return r, nil
 }
 
+// maxInMemory bounds the text NewReader reads into memory (Open maps files of any size).
+const maxInMemory = 1 << 40
+
+// NewReader reads the CTF text r holds, size bytes, into memory and builds its index; Open
+// maps a file instead of reading it. opts.FileName names the data in messages (and is the
+// index cache's base name with CacheIndex). opts may be nil (the zero ReaderOptions).
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
+	if opts == nil {
+		opts = &ReaderOptions{}
+	}
+	if size < 0 || size > maxInMemory || int64(int(size)) != size {
+		return nil, fmt.Errorf("%s: %w: %d bytes of CTF text to read into memory", opts.FileName, ErrTooLarge, size)
+	}
+	data := make([]byte, size)
+	if n, err := r.ReadAt(data, 0); n < len(data) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%s: reading %d bytes of CTF text: %w", opts.FileName, size, err)
+	}
+	return newReader(opts.FileName, data, nil, opts)
+}
+
 // newReader reads CTF text held in memory; name is used in messages and for the index cache.
-func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*Reader, error) {
-	r := &Reader{name: name, opts: *opts, data: data, region: region, lastRead: -2}
+func newReader(name string, data []byte, region *mmap.Region, opts *ReaderOptions) (*Reader, error) {
+	r := &Reader{name: name, opts: *opts, data: data, region: region}
 	if err := r.init(); err != nil {
 		return nil, err
 	}
@@ -105,8 +137,8 @@ func newReader(name string, data []byte, region *mmap.Region, opts *Options) (*R
 // init checks the options, indexes the file and sets up the schema.
 func (r *Reader) init() error {
 	o := &r.opts
-	if o.ChunkSizeInBytes <= 0 {
-		o.ChunkSizeInBytes = DefaultChunkSize
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
 	}
 	switch o.Precision {
 	case mlfeed.Invalid, mlfeed.Float32:
@@ -250,8 +282,9 @@ func checkName(s string) error {
 	return nil
 }
 
-func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *Options) *spec {
-	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex)}
+func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *ReaderOptions) *spec {
+	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
+		loud: o.Precision == mlfeed.Invalid}
 	for _, s := range streams {
 		sp.names = append(sp.names, s.Name)
 		sp.aliases = append(sp.aliases, []byte(s.FileName()))
@@ -269,7 +302,7 @@ func (r *Reader) index(main []byte) error {
 	var cache string
 	if o.CacheIndex {
 		cache = cacheName(r.name, main, o.SkipSequenceIDs)
-		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSizeInBytes, o.FrameMode, main != nil); ok {
+		if chunks, ok := loadCache(cache, r.name, r.data, r.layout, o.ChunkSize, o.FrameMode, main != nil); ok {
 			r.chunks, r.fromCache = chunks, cache
 			return nil
 		}
@@ -293,10 +326,11 @@ func (r *Reader) index(main []byte) error {
 			}
 		}
 	}
-	var progress atomic.Int64
-	stop := r.prefault(&progress)
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSizeInBytes, o.FrameMode, record, &progress)
-	stop()
+	var populate func(off, end int64)
+	if r.region != nil && mmap.CanPopulate {
+		populate = r.region.Populate
+	}
+	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
 	if err != nil {
 		rec.abort()
 		return err
@@ -411,16 +445,18 @@ func (r *Reader) acquire() error {
 	return nil
 }
 
-// ReadChunk parses chunk i. It is safe for concurrent use. When chunks are read in order,
-// the following chunks are parsed in the background on the other cores.
+// ReadChunk parses chunk i on the calling goroutine. It is safe for concurrent use. A chunk
+// of at least 1 MiB is parsed in pieces on the idle threads of the scheduler ctx carries
+// (internal/sched; none: on the caller alone); cancelling ctx stops the parse between pieces.
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
 	}
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if r.opts.KeepDataInMemory {
 		r.keepMu.Lock()
@@ -434,65 +470,30 @@ func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 		}
 		r.keepMu.Unlock()
 		if !ok {
-			f.c, f.err = r.fetch(i)
+			f.c, f.err = r.parse(ctx, i)
 			close(f.done)
 		}
 		<-f.done
 		if f.err != nil {
 			r.keepMu.Lock()
-			delete(r.kept, i)
+			if r.kept[i] == f {
+				delete(r.kept, i)
+			}
 			r.keepMu.Unlock()
 		}
 		return f.c, f.err
 	}
-	return r.fetch(i)
+	return r.parse(ctx, i)
 }
 
-// fetch returns chunk i, from the prefetched chunks when it is there, and starts prefetching
-// when reads go in order. In-order reads keep every core on a chunk of its own, which needs no
-// joining of pieces; only the last chunks, which no later chunk can keep the other cores busy
-// beside, and chunks read out of order are parsed in pieces on every core.
-func (r *Reader) fetch(i int) (*mlfeed.Chunk, error) {
-	ahead := runtime.GOMAXPROCS(0)
-	if ahead <= 1 || len(r.chunks) == 1 {
-		return r.parse(i, true)
-	}
-	split := func(k int) bool { return k+ahead >= len(r.chunks) }
-	r.pfMu.Lock()
-	if r.inflight == nil {
-		r.inflight = map[int]*future{}
-	}
-	f := r.inflight[i]
-	delete(r.inflight, i)
-	sequential := i == r.lastRead+1 || i == 0
-	r.lastRead = i
-	for k := range r.inflight {
-		if k < i || k > i+ahead {
-			delete(r.inflight, k) // abandoned: reads moved elsewhere
-		}
-	}
-	if sequential {
-		for k := i + 1; k <= i+ahead && k < len(r.chunks); k++ {
-			if _, ok := r.inflight[k]; !ok {
-				g := &future{done: make(chan struct{})}
-				r.inflight[k] = g
-				go func(k int) {
-					g.c, g.err = r.parse(k, split(k))
-					close(g.done)
-				}(k)
-			}
-		}
-	}
-	r.pfMu.Unlock()
-	if f != nil {
-		<-f.done
-		return f.c, f.err
-	}
-	return r.parse(i, !sequential || split(i))
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev (the parser sizes
+// its buffers from the text).
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return r.ReadChunk(ctx, i)
 }
 
-// parse parses chunk i, in pieces on every core when split is set.
-func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
+// parse parses chunk i, in pieces on the scheduler's idle threads when it is large.
+func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if err := r.acquire(); err != nil {
 		return nil, err
 	}
@@ -501,15 +502,15 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 	var errs int
 	var cause *diag
 	var err error
-	r.populate(r.chunks[i].start, r.chunks[i].end)
+	r.region.Populate(r.chunks[i].start, r.chunks[i].end)
 	pieces := 1
-	if split {
-		pieces = runtime.GOMAXPROCS(0)
+	if s := sched.FromContext(ctx); s != nil {
+		pieces = s.Threads()
 	}
 	if r.double {
-		c, errs, cause, err = parsePieces[float64](r, i, pieces, minSplit)
+		c, errs, cause, err = parsePieces[float64](ctx, r, i, pieces, minSplit)
 	} else {
-		c, errs, cause, err = parsePieces[float32](r, i, pieces, minSplit)
+		c, errs, cause, err = parsePieces[float32](ctx, r, i, pieces, minSplit)
 	}
 	if err != nil {
 		return nil, err
@@ -532,9 +533,13 @@ func (r *Reader) parse(i int, split bool) (*mlfeed.Chunk, error) {
 
 // parseChunk parses chunk i with element type T. strict, if set, makes it a validation pass.
 // It returns the chunk, the errors it counted and the cause of the last one.
-func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
+// Cancelling ctx stops it within cancelCheck sequences.
+func parseChunk[T float32 | float64](ctx context.Context, r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
+	if strict != nil {
+		p.check = true
+	}
 	p.reserve(r.chunks[i], r.density)
 	var ids idList
 	defer func() {
@@ -548,19 +553,29 @@ func parseChunk[T float32 | float64](r *Reader, i int, strict func(error) bool) 
 	}()
 	n := 0
 	keepIDs := r.layout.ids && strict == nil
+	var cerr error
 	serr := r.scanChunk(i, func(q seqInfo) bool {
 		p.sequence(q)
 		if keepIDs {
 			ids.add(q.key)
 		}
 		n++
-		return true
+		if n%cancelCheck == 0 {
+			cerr = ctx.Err()
+		}
+		return cerr == nil
 	})
+	if cerr != nil {
+		return nil, p.errors, nil, cerr
+	}
 	if serr != nil {
 		return nil, p.errors, nil, r.fileError(serr)
 	}
 	return p.chunk(n, ids.strings()), p.errors, &p.lastFail, nil
 }
+
+// cancelCheck is how many sequences parseChunk parses between looks at its context.
+const cancelCheck = 4096
 
 // idList collects sequence ids as decimal text in one buffer, to make one string allocation
 // per chunk rather than one per sequence.
@@ -589,22 +604,39 @@ func (l *idList) strings() []string {
 	return out
 }
 
-// ReadChunks parses every chunk, using all cores, and calls fn with each in order. It stops
-// at the first error, from parsing or from fn.
+// ReadChunks parses every chunk and calls fn with each, in order. With a scheduler in ctx
+// (internal/sched) the chunks after the current one are parsed ahead on its idle threads;
+// without one, each in turn on the caller's goroutine. It stops at the first error, from
+// parsing or from fn.
 func (r *Reader) ReadChunks(ctx context.Context, fn func(i int, c *mlfeed.Chunk) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	for i := range r.chunks {
-		c, err := r.ReadChunk(ctx, i)
-		if err != nil {
-			return err
+	s := sched.FromContext(ctx)
+	if s == nil || s.Threads() == 1 {
+		for i := range r.chunks {
+			c, err := r.ReadChunk(ctx, i)
+			if err != nil {
+				return err
+			}
+			if err := fn(i, c); err != nil {
+				return err
+			}
 		}
-		if err := fn(i, c); err != nil {
+		return nil
+	}
+	order := make([]int, len(r.chunks))
+	for i := range order {
+		order[i] = i
+	}
+	ra := s.ReadAhead(ctx, r, order, nil)
+	defer ra.Close()
+	for ra.Next() {
+		if err := fn(ra.Index(), ra.Chunk()); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ra.Err()
 }
 
 // Details reports the file mode, precision, options and, when the streams were inferred, the
@@ -621,11 +653,14 @@ func (r *Reader) Details() map[string]any {
 	d := map[string]any{
 		"mode":             mode,
 		"precision":        prec,
-		"chunkSizeInBytes": r.opts.ChunkSizeInBytes,
+		"chunkSizeInBytes": r.opts.ChunkSize,
 		"maxErrors":        r.opts.MaxErrors,
 	}
 	if r.inferred != nil {
 		d["inferredInputs"] = r.inferred
+	}
+	if r.inferredDouble {
+		d["precision"] = "double (inferred: values float32 cannot hold)"
 	}
 	if r.fromCache != "" {
 		d["indexCache"] = r.fromCache

@@ -38,7 +38,7 @@ func sparse(name string, dim int) mlfeed.Stream {
 }
 
 // readAll opens content with opts and returns every chunk.
-func readAll(t testing.TB, content string, opts *Options) (*Reader, []*mlfeed.Chunk, error) {
+func readAll(t testing.TB, content string, opts *ReaderOptions) (*Reader, []*mlfeed.Chunk, error) {
 	t.Helper()
 	r, err := Open(writeTemp(t, "data.ctf", content), opts)
 	if err != nil {
@@ -109,7 +109,7 @@ func TestGrammar(t *testing.T) {
 			"1: a=[1 2] b=[1:1 2:7 3:1.5 4:20 0:9]\n2: a=[0 0][-0.25 3] b=[3:1 1:5]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, chunks, err := readAll(t, tc.text, &Options{Inputs: in, Precision: mlfeed.Float64})
+			r, chunks, err := readAll(t, tc.text, &ReaderOptions{Inputs: in, Precision: mlfeed.Float64})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestGrammar(t *testing.T) {
 
 func TestRepeatedIDWarning(t *testing.T) {
 	var log bytes.Buffer
-	_, _, err := readAll(t, "1 |a 1\n2 |a 2\n1 |a 3\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, TraceLevel: 1, Log: &log})
+	_, _, err := readAll(t, "1 |a 1\n2 |a 2\n1 |a 3\n", &ReaderOptions{Inputs: []mlfeed.Stream{dense("a", 1)}, TraceLevel: 1, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestRepeatedIDWarning(t *testing.T) {
 }
 
 func TestSkipSequenceIDs(t *testing.T) {
-	r, chunks, err := readAll(t, "1 |a 1\n1 |a 2\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, SkipSequenceIDs: true})
+	r, chunks, err := readAll(t, "1 |a 1\n1 |a 2\n", &ReaderOptions{Inputs: []mlfeed.Stream{dense("a", 1)}, SkipSequenceIDs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDefinesMBSize(t *testing.T) {
 	in := []mlfeed.Stream{dense("a", 1), dense("b", 1)}
 	in[1].DefinesMBSize = true
 	// Line mode: lines without |b are not sequences at all.
-	r, chunks, err := readAll(t, "|a 1 |b 1\n|a 2\n|b 3 |a 3\n", &Options{Inputs: in})
+	r, chunks, err := readAll(t, "|a 1 |b 1\n|a 2\n|b 3 |a 3\n", &ReaderOptions{Inputs: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestDefinesMBSize(t *testing.T) {
 	}
 	// Id mode: the sample count is the number of lines mentioning |b; "|bb" and "|b" inside
 	// "|#" text both count as CNTK's search does only for the exact name.
-	r, err = Open(writeTemp(t, "x.ctf", "1 |a 1 |b 1\n1 |a 2\n1 |a 3 |# |b\n2 |a 1 |bb 1 |b 2\n"), &Options{Inputs: in, MaxErrors: 5})
+	r, err = Open(writeTemp(t, "x.ctf", "1 |a 1 |b 1\n1 |a 2\n1 |a 3 |# |b\n2 |a 1 |bb 1 |b 2\n"), &ReaderOptions{Inputs: in, MaxErrors: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestErrors(t *testing.T) {
 		{"id overflow", "1 |a 1 2 |b\n99999999999999999999 |a 1 2 |b\n", "data.ctf:2:1: ctf: invalid data: sequence id overflows 64 bits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := readAll(t, tc.text, &Options{Inputs: in})
+			_, _, err := readAll(t, tc.text, &ReaderOptions{Inputs: in})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant %s", err, tc.want)
 			}
@@ -204,14 +204,14 @@ func TestErrors(t *testing.T) {
 func TestMaxErrors(t *testing.T) {
 	in := []mlfeed.Stream{dense("a", 1)}
 	text := "|a 1\n|a x\n|a 3\n|a 4 4\n|a 5\n"
-	if _, _, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 1}); err == nil || !strings.Contains(err.Error(), "Reached the maximum number of allowed errors") {
+	if _, _, err := readAll(t, text, &ReaderOptions{Inputs: in, MaxErrors: 1}); err == nil || !strings.Contains(err.Error(), "Reached the maximum number of allowed errors") {
 		t.Fatalf("maxErrors=1: %v", err)
 	}
 	// Line mode: a line whose only sample is bad is an empty sequence, which CNTK never
 	// forgives; use ids so the bad lines belong to good sequences.
 	text = "1 |a 1\n1 |a x\n2 |a 3\n2 |a 4 4\n3 |a 5\n"
 	var log bytes.Buffer
-	r, chunks, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 6, TraceLevel: 1, Log: &log})
+	r, chunks, err := readAll(t, text, &ReaderOptions{Inputs: in, MaxErrors: 6, TraceLevel: 1, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +232,10 @@ func TestMaxErrorsAcrossChunks(t *testing.T) {
 	text := "1 |a 1\n1 |a x\n2 |a 3\n3 |a 4\n3 |a y\n4 |a 5\n"
 	in := []mlfeed.Stream{dense("a", 1)}
 	// Each bad line costs 3 errors (the value, the empty row, the short sequence).
-	if _, _, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 5, ChunkSizeInBytes: 20}); err == nil || !strings.Contains(err.Error(), "data.ctf:4:1: ctf: invalid data: sequence 3 has 1 samples but spans 2 lines; 6 errors in the file so far, more than maxErrors=5") {
+	if _, _, err := readAll(t, text, &ReaderOptions{Inputs: in, MaxErrors: 5, ChunkSize: 20}); err == nil || !strings.Contains(err.Error(), "data.ctf:4:1: ctf: invalid data: sequence 3 has 1 samples but spans 2 lines; 6 errors in the file so far, more than maxErrors=5") {
 		t.Fatalf("two chunks of 3 errors each with maxErrors=5: %v", err)
 	}
-	r, _, err := readAll(t, text, &Options{Inputs: in, MaxErrors: 6, ChunkSizeInBytes: 20})
+	r, _, err := readAll(t, text, &ReaderOptions{Inputs: in, MaxErrors: 6, ChunkSize: 20})
 	if err != nil || len(r.Chunks()) < 2 {
 		t.Fatalf("maxErrors=6: %v, %d chunks", err, len(r.Chunks()))
 	}
@@ -243,14 +243,14 @@ func TestMaxErrorsAcrossChunks(t *testing.T) {
 
 func TestWarningNotice(t *testing.T) {
 	var log bytes.Buffer
-	_, _, err := readAll(t, "|a 1 2\n", &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, Log: &log})
+	_, _, err := readAll(t, "|a 1 2\n", &ReaderOptions{Inputs: []mlfeed.Stream{dense("a", 1)}, Log: &log})
 	if err == nil || !strings.Contains(log.String(), "A number of warnings were generated") {
 		t.Fatalf("err %v, log %q", err, log.String())
 	}
 }
 
 func TestFrameMode(t *testing.T) {
-	_, err := Open(writeTemp(t, "f.ctf", "1 |a 1\n1 |a 2\n"), &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, FrameMode: true})
+	_, err := Open(writeTemp(t, "f.ctf", "1 |a 1\n1 |a 2\n"), &ReaderOptions{Inputs: []mlfeed.Stream{dense("a", 1)}, FrameMode: true})
 	if err == nil || !strings.Contains(err.Error(), "frameMode") {
 		t.Fatalf("got %v", err)
 	}
@@ -258,7 +258,7 @@ func TestFrameMode(t *testing.T) {
 
 func TestChunking(t *testing.T) {
 	p := testutil.Testdata(t, "cntk", "ctf", "MNIST_dense.txt")
-	r, err := Open(p, &Options{Inputs: []mlfeed.Stream{dense("features", 784), dense("labels", 10)}, ChunkSizeInBytes: 10000})
+	r, err := Open(p, &ReaderOptions{Inputs: []mlfeed.Stream{dense("features", 784), dense("labels", 10)}, ChunkSize: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestChunking(t *testing.T) {
 		}
 	}
 	in := []mlfeed.Stream{dense("F1", 1), dense("F2", 10), dense("F3", 100), dense("F4", 1000), dense("L1", 1), dense("L2", 10), dense("L3", 100)}
-	r2, err := Open(testutil.Testdata(t, "cntk", "ctf", "10x1_MI_dense.txt"), &Options{Inputs: in, ChunkSizeInBytes: 50000})
+	r2, err := Open(testutil.Testdata(t, "cntk", "ctf", "10x1_MI_dense.txt"), &ReaderOptions{Inputs: in, ChunkSize: 50000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestCacheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := []mlfeed.Stream{dense("a", 1)}
-	r, err := Open(p, &Options{Inputs: in, CacheIndex: true})
+	r, err := Open(p, &ReaderOptions{Inputs: in, CacheIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestCacheIndex(t *testing.T) {
 	if len(b) != 32+2*32 || le.Uint64(b) != 0x636e746b5f696478 || le.Uint64(b[16:]) != 2 || le.Uint64(b[32+32:]) != 2 || le.Uint32(b[32+32+8:]) != 1 || le.Uint64(b[32+32+16:]) != 14 {
 		t.Fatalf("cache bytes % x", b)
 	}
-	r, err = Open(p, &Options{Inputs: in, CacheIndex: true})
+	r, err = Open(p, &ReaderOptions{Inputs: in, CacheIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestCacheIndex(t *testing.T) {
 	}
 	past := time.Now().Add(-time.Hour)
 	os.Chtimes(p, past, past)
-	r, err = Open(p, &Options{Inputs: in, CacheIndex: true})
+	r, err = Open(p, &ReaderOptions{Inputs: in, CacheIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestCacheIndex(t *testing.T) {
 	}
 	future := time.Now().Add(time.Hour)
 	os.Chtimes(p, future, future)
-	r, err = Open(p, &Options{Inputs: in, CacheIndex: true})
+	r, err = Open(p, &ReaderOptions{Inputs: in, CacheIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestCacheIndex(t *testing.T) {
 
 func TestInfer(t *testing.T) {
 	var log bytes.Buffer
-	r, err := Open(writeTemp(t, "i.ctf", "|x 1 2 3 |y 4:1\n|y 7:2 |x 1 |z\n"), &Options{Log: &log, TraceLevel: 1})
+	r, err := Open(writeTemp(t, "i.ctf", "|x 1 2 3 |y 4:1\n|y 7:2 |x 1 |z\n"), &ReaderOptions{Log: &log, TraceLevel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestInfer(t *testing.T) {
 
 func TestConcurrentReadChunk(t *testing.T) {
 	p := testutil.Testdata(t, "cntk", "ctf", "MNIST_dense.txt")
-	r, err := Open(p, &Options{Inputs: []mlfeed.Stream{dense("F", 784), dense("L", 10)}, ChunkSizeInBytes: 100000, Precision: mlfeed.Float64})
+	r, err := Open(p, &ReaderOptions{Inputs: []mlfeed.Stream{dense("F", 784), dense("L", 10)}, ChunkSize: 100000, Precision: mlfeed.Float64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestConcurrentReadChunk(t *testing.T) {
 }
 
 func TestKeepDataInMemory(t *testing.T) {
-	r, err := Open(writeTemp(t, "k.ctf", "|a 1\n|a 2\n"), &Options{Inputs: []mlfeed.Stream{dense("a", 1)}, KeepDataInMemory: true})
+	r, err := Open(writeTemp(t, "k.ctf", "|a 1\n|a 2\n"), &ReaderOptions{Inputs: []mlfeed.Stream{dense("a", 1)}, KeepDataInMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestAllInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, text := range []string{string(raw), strings.ReplaceAll(string(raw), "\n", "\r\n")} {
-				r, chunks, err := readAll(t, text, &Options{Precision: mlfeed.Float64, ChunkSizeInBytes: 4096})
+				r, chunks, err := readAll(t, text, &ReaderOptions{Precision: mlfeed.Float64, ChunkSize: 4096})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -530,6 +530,17 @@ func TestRegistry(t *testing.T) {
 	if sc := src.Schema(); sc.Streams[0].Type != mlfeed.Float64 || sc.Streams[0].Dim != 2 {
 		t.Fatalf("schema %+v", sc)
 	}
+	var o ReaderOptions
+	if err := ParseParams(&o, map[string]string{"precision": "double", "max_errors": "3", "trace_level": "2", "chunk_size": "100",
+		"skip_sequence_ids": "true", "keep_in_memory": "1", "frame_mode": "t", "cache_index": "false"}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o, ReaderOptions{Precision: mlfeed.Float64, MaxErrors: 3, TraceLevel: 2, ChunkSize: 100, SkipSequenceIDs: true, KeepDataInMemory: true, FrameMode: true}) {
+		t.Fatalf("snake_case keys: %+v", o)
+	}
+	if err := ParseParams(&o, map[string]string{"chunk_size": "1", "chunkSizeInBytes": "2"}); !errors.Is(err, format.ErrUsage) {
+		t.Fatalf("a key under two spellings: %v", err)
+	}
 	if _, err := ft.Open(p, &format.Options{Params: map[string]string{"bogus": "1"}}); !errors.Is(err, format.ErrUsage) {
 		t.Fatalf("unknown param: %v", err)
 	}
@@ -553,4 +564,52 @@ func parseF(t *testing.T, s string) float64 {
 
 func testdataPath(t *testing.T, name string) string {
 	return testutil.Testdata(t, "cntk", "ctf", name)
+}
+
+// TestParseCancel: a parse stops when its context ends, between sequences.
+func TestParseCancel(t *testing.T) {
+	text := strings.Repeat("|x 1 2\n", 3*cancelCheck)
+	r, err := newReader("c.ctf", []byte(text), nil, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := parseChunk[float32](ctx, r, 0, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if c, _, _, err := parseChunk[float32](context.Background(), r, 0, nil); err != nil || c.Sequences != 3*cancelCheck {
+		t.Fatalf("uncancelled: %v", err)
+	}
+}
+
+// TestNewReader: CTF text from an io.ReaderAt reads as the same file opened by name.
+func TestNewReader(t *testing.T) {
+	text := "0 |a 1 2 |b 3:1\n0 |a 3 4\n1 |a 5 6 |b 0:2\n"
+	in := []mlfeed.Stream{dense("a", 2), sparse("b", 4)}
+	r, err := NewReader(strings.NewReader(text), int64(len(text)), &ReaderOptions{FileName: "mem.ctf", Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*mlfeed.Chunk
+	for i := range r.Chunks() {
+		c, err := r.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	byName, want, err := readAll(t, text, &ReaderOptions{Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat(r, got) != flat(byName, want) {
+		t.Fatalf("NewReader read\n%s\nOpen read\n%s", flat(r, got), flat(byName, want))
+	}
+	if _, err := NewReader(strings.NewReader(text), int64(len(text))+5, &ReaderOptions{FileName: "short.ctf", Inputs: in}); err == nil || !strings.Contains(err.Error(), "short.ctf") {
+		t.Fatalf("a short reader: %v", err)
+	}
+	if _, err := NewReader(strings.NewReader(text), -1, nil); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a negative size: %v", err)
+	}
 }

@@ -2,14 +2,16 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"errors"
-	"sync"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // This file parses one chunk on several cores: the chunk is cut at sequence starts into
-// pieces that are parsed at once and joined. A piece that meets anything CNTK would log or
+// pieces that the scheduler's idle threads parse at once, and that are joined. A piece that meets anything CNTK would log or
 // count as an error gives up, and the chunk is parsed again in one piece, so that messages,
 // their order and the error budget are exactly those of a sequential parse.
 
@@ -19,15 +21,16 @@ const minSplit = 1 << 20
 // errSequential makes a piece give up.
 var errSequential = errors.New("ctf: parse sequentially")
 
-// parsePieces parses chunk i in n pieces when it holds at least minBytes.
-func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, *diag, error) {
+// parsePieces parses chunk i in n pieces when it holds at least minBytes, the pieces as tasks
+// of the scheduler in ctx (sched.Parallel).
+func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, *diag, error) {
 	c := r.chunks[i]
 	if n < 2 || c.end-c.start < minBytes {
-		return parseChunk[T](r, i, nil)
+		return parseChunk[T](ctx, r, i, nil)
 	}
 	pts := r.splits(i, n)
 	if len(pts) < 3 {
-		return parseChunk[T](r, i, nil)
+		return parseChunk[T](ctx, r, i, nil)
 	}
 	first := make([]int64, len(pts)-1) // line-mode keys: the line where each piece starts
 	if !r.layout.ids {
@@ -40,28 +43,23 @@ func parsePieces[T float32 | float64](r *Reader, i, n int, minBytes int64) (*mlf
 		}
 	}
 	parts := make([]piece[T], len(pts)-1)
-	var wg sync.WaitGroup
-	for k := range parts {
-		if k == len(parts)-1 {
-			parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
-			break
-		}
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
-		}(k)
+	err := sched.Parallel(ctx, len(parts), func(ctx context.Context, k int) (err error) {
+		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
+		parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
+		return nil
+	})
+	if err != nil {
+		return nil, 0, nil, err
 	}
-	wg.Wait()
 	seqs := 0
 	for _, pc := range parts {
 		if pc.err != nil {
-			return parseChunk[T](r, i, nil)
+			return parseChunk[T](ctx, r, i, nil)
 		}
 		seqs += pc.seqs
 	}
 	if seqs != c.sequences {
-		return parseChunk[T](r, i, nil)
+		return parseChunk[T](ctx, r, i, nil)
 	}
 	return join(r, parts, seqs), 0, nil, nil
 }

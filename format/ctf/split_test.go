@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // TestSplitMatchesSequential parses chunks in 2 to 7 pieces and requires the result of a
@@ -52,15 +54,16 @@ func TestSplitMatchesSequential(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log1, log2 bytes.Buffer
-			r1, err := newReader("x.ctf", []byte(tc.text), nil, &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log1})
+			r1, err := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &Options{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
-			want, _, _, err1 := parseChunk[float32](r1, 0, nil)
+			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
+			want, _, _, err1 := parseChunk[float32](context.Background(), r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
-				got, _, _, err2 := parsePieces[float32](r2, 0, n, 0)
+				ctx := sched.WithContext(context.Background(), sched.New(4, 0))
+				got, _, _, err2 := parsePieces[float32](ctx, r2, 0, n, 0)
 				if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d pieces: result differs (errors %v / %v)", n, err1, err2)
 				}

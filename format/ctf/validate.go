@@ -1,6 +1,7 @@
 package ctf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -16,8 +17,8 @@ import (
 // id used again after other ids, and control or non-ASCII bytes outside comments. opts.Log,
 // MaxErrors, KeepDataInMemory and CacheIndex are ignored. Validate returns an error only when
 // it cannot check (bad options, unreadable file).
-func Validate(name string, opts *Options, report func(error) bool) error {
-	o := Options{}
+func Validate(name string, opts *ReaderOptions, report func(error) bool) error {
+	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}
@@ -48,9 +49,9 @@ func (r *Reader) validate(report func(error) bool) {
 	for i := range r.chunks {
 		var err error
 		if r.double {
-			_, _, _, err = parseChunk[float64](r, i, strict)
+			_, _, _, err = parseChunk[float64](context.Background(), r, i, strict)
 		} else {
-			_, _, _, err = parseChunk[float32](r, i, strict)
+			_, _, _, err = parseChunk[float32](context.Background(), r, i, strict)
 		}
 		if stopped {
 			return

@@ -8,7 +8,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 )
 
-func validate(t *testing.T, path string, opts *Options, limit int) []string {
+func validate(t *testing.T, path string, opts *ReaderOptions, limit int) []string {
 	t.Helper()
 	var got []string
 	err := Validate(path, opts, func(e error) bool {
@@ -26,7 +26,7 @@ func validate(t *testing.T, path string, opts *Options, limit int) []string {
 
 func TestValidateInvalidInputs(t *testing.T) {
 	in := []mlfeed.Stream{dense("A", 1), sparse("B", 10)}
-	got := validate(t, testdataPath(t, "invalid_inputs.txt"), &Options{Inputs: in}, 1000)
+	got := validate(t, testdataPath(t, "invalid_inputs.txt"), &ReaderOptions{Inputs: in}, 1000)
 	if len(got) != 26 {
 		t.Fatalf("%d problems:\n%s", len(got), strings.Join(got, "\n"))
 	}
@@ -45,7 +45,7 @@ func TestValidateInvalidInputs(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, strings.Join(got, "\n"))
 		}
 	}
-	if got := validate(t, testdataPath(t, "invalid_inputs.txt"), &Options{Inputs: in}, 3); len(got) != 3 {
+	if got := validate(t, testdataPath(t, "invalid_inputs.txt"), &ReaderOptions{Inputs: in}, 3); len(got) != 3 {
 		t.Fatalf("report returning false did not stop: %d", len(got))
 	}
 }
@@ -53,7 +53,7 @@ func TestValidateInvalidInputs(t *testing.T) {
 func TestValidateStrict(t *testing.T) {
 	in := []mlfeed.Stream{dense("a", 2)}
 	text := "1 |a 1 2\n2 |a 1 2 |a 3 4\n2 |a 1\n3 |a 1 2 |z 5\n1 |a 5 5\n4 |a 1 2 \x01\n"
-	got := validate(t, writeTemp(t, "v.ctf", text), &Options{Inputs: in}, 100)
+	got := validate(t, writeTemp(t, "v.ctf", text), &ReaderOptions{Inputs: in}, 100)
 	want := []string{
 		"v.ctf:2:10: ctf: invalid data: input \"a\" appears twice on the line",
 		"v.ctf:3:3: ctf: invalid data: dense sample has 1 values, fewer than the dimension 2",

@@ -28,12 +28,13 @@ const (
 
 // WriterOptions control a Writer. The zero value is IDsAuto.
 type WriterOptions struct {
-	// IDs selects when sequence ids are written (--write-opt ids=auto|number|none).
+	// IDs selects when sequence ids are written (format option ids=auto|number|none).
 	IDs IDMode
 }
 
 func parseWriteParams(o *WriterOptions, params map[string]string) error {
-	if err := format.CheckParams("ctf", params, "ids"); err != nil {
+	params, err := format.NormalizeParams("ctf", params, WriteParams)
+	if err != nil {
 		return err
 	}
 	if v, ok := params["ids"]; ok {
@@ -45,7 +46,7 @@ func parseWriteParams(o *WriterOptions, params map[string]string) error {
 		case "none":
 			o.IDs = IDsNone
 		default:
-			return fmt.Errorf("%w: ctf --write-opt ids=%q: want auto, number or none", format.ErrUsage, v)
+			return fmt.Errorf("%w: ctf option ids=%q: want auto, number or none", format.ErrUsage, v)
 		}
 	}
 	return nil
@@ -209,6 +210,9 @@ func (w *Writer) sample(b []byte, st *mlfeed.Stream, d *mlfeed.StreamData, s int
 	return b, nil
 }
 
+// maxExactInt is the largest integer below which float64 holds every integer.
+const maxExactInt = 1 << 53
+
 // appendValue writes element k in the shortest form that reads back exactly.
 func appendValue(b []byte, v mlfeed.Buffer, k int) ([]byte, error) {
 	le := binary.LittleEndian
@@ -220,9 +224,17 @@ func appendValue(b []byte, v mlfeed.Buffer, k int) ([]byte, error) {
 	case mlfeed.Float64:
 		f = math.Float64frombits(le.Uint64(v.Bytes[8*k:]))
 	case mlfeed.Uint64:
-		return strconv.AppendUint(b, le.Uint64(v.Bytes[8*k:]), 10), nil
+		u := le.Uint64(v.Bytes[8*k:])
+		if u > maxExactInt {
+			return b, fmt.Errorf("%w: %d at element %d would not read back: CTF values are read as float64 at most, which holds integers up to 2^53 exactly", mlfeed.ErrRange, u, k)
+		}
+		return strconv.AppendUint(b, u, 10), nil
 	default:
-		return strconv.AppendInt(b, v.Int64At(k), 10), nil
+		i := v.Int64At(k)
+		if i > maxExactInt || i < -maxExactInt {
+			return b, fmt.Errorf("%w: %d at element %d would not read back: CTF values are read as float64 at most, which holds integers up to 2^53 exactly", mlfeed.ErrRange, i, k)
+		}
+		return strconv.AppendInt(b, i, 10), nil
 	}
 	switch {
 	case math.IsNaN(f):

@@ -107,7 +107,7 @@ func TestRoundTrip(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			opts := &Options{Inputs: sc.Streams, Precision: et, ChunkSizeInBytes: 2000}
+			opts := &ReaderOptions{Inputs: sc.Streams, Precision: et, ChunkSize: 2000}
 			r, chunks, err := readAll(t, buf.String(), opts)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, buf.String()[:200])
@@ -268,7 +268,7 @@ func TestCreateNonSeekable(t *testing.T) {
 func TestRewriteCNTKFiles(t *testing.T) {
 	for _, name := range []string{"50x20_jagged_sequences_dense.txt", "20x10_MI_jagged_samples_sparse.txt", "ref_data_with_escape_sequences.txt", "Simple_dense.txt"} {
 		t.Run(name, func(t *testing.T) {
-			r, err := Open(testdataPath(t, name), &Options{Precision: mlfeed.Float64})
+			r, err := Open(testdataPath(t, name), &ReaderOptions{Precision: mlfeed.Float64})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +286,7 @@ func TestRewriteCNTKFiles(t *testing.T) {
 			if err != nil || w.Close() != nil {
 				t.Fatal(err)
 			}
-			r2, got, err := readAll(t, buf.String(), &Options{Inputs: r.Schema().Streams, Precision: mlfeed.Float64})
+			r2, got, err := readAll(t, buf.String(), &ReaderOptions{Inputs: r.Schema().Streams, Precision: mlfeed.Float64})
 			if err != nil {
 				t.Fatal(err)
 			}

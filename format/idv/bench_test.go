@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // benchSource generates a table of a float32 vector column, a key label and a text column,
@@ -88,6 +89,14 @@ func (s *benchSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error)
 		{SeqStart: seq, Values: feat}, {SeqStart: seq, Values: label},
 		{SeqStart: seq, Values: mlfeed.Buffer{Type: mlfeed.String, Strings: text}},
 	}}, nil
+}
+
+func (s *benchSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return s.ReadChunk(ctx, i)
+}
+
+func (s *benchSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(s.Chunks()[i].Sequences), nil
 }
 
 func (s *benchSource) Close() error { return nil }
@@ -217,14 +226,20 @@ func BenchmarkLargeFile(b *testing.B) {
 			}
 		}
 		fmt.Printf("idv-read: bytes=%d inflated=%d values=%d chunks=%d rounds=%d cpu=%.3f seconds=%.3f\n", r.size, inflated, values, len(r.Chunks()), rounds, bestCPU, best)
-		// One consumer reading chunk after chunk, as mlfeed convert does (read-ahead decodes
-		// the next chunk meanwhile).
+		// One consumer reading chunk after chunk, as mlfeed convert does: the scheduler decodes
+		// the next chunks on its other threads meanwhile (sched.ReadAhead).
 		t0 := time.Now()
-		for k := range r.Chunks() {
-			if _, err := r.ReadChunk(context.Background(), k); err != nil {
-				b.Fatal(err)
-			}
+		order := make([]int, len(r.Chunks()))
+		for k := range order {
+			order[k] = k
 		}
+		ra := sched.New(runtime.GOMAXPROCS(0), 0).ReadAhead(context.Background(), r, order, nil)
+		for ra.Next() {
+		}
+		if err := ra.Err(); err != nil {
+			b.Fatal(err)
+		}
+		ra.Close()
 		fmt.Printf("idv-read-sequential: seconds=%.3f\n", time.Since(t0).Seconds())
 		b.SetBytes(r.size)
 		r.Close()

@@ -27,7 +27,7 @@ func openAny(t *testing.T, name string) mlfeed.Source {
 // TestConvertIDV converts every corpus file to IDV through package convert (the CLI's path)
 // and compares.
 func TestConvertIDV(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Testdata(t, "idv"), "*.idv"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Dir(t, "idv"), "*.idv"))
 	dir := t.TempDir()
 	for _, f := range files {
 		if strings.Contains(f, "oldkey") {

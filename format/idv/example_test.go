@@ -116,7 +116,7 @@ func ExampleNewReader() {
 		log.Fatal(err)
 	}
 	section := io.NewSectionReader(bytes.NewReader(archive.Bytes()), start, int64(f.UncompressedSize64))
-	r, err := idv.NewReader(section, section.Size(), &idv.ReaderOptions{Name: f.Name})
+	r, err := idv.NewReader(section, section.Size(), &idv.ReaderOptions{FileName: f.Name})
 	if err != nil {
 		log.Fatal(err)
 	}

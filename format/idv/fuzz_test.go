@@ -27,7 +27,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(writeAll(f, allTypes(5, 5), &WriterOptions{Uncompressed: true, MaxRowsPerBlock: 3}))
 	f.Add(writeAll(f, allTypes(4, 4), &WriterOptions{MaxRowsPerBlock: 2}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{Name: "fuzz.idv"})
+		r, err := NewReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{FileName: "fuzz.idv"})
 		if err != nil {
 			var pe *mlfeed.PosError
 			if !errors.As(err, &pe) {

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Vectors says how fixed-size vector columns are exposed.
@@ -34,16 +34,14 @@ const (
 
 // ReaderOptions control a Reader. The zero value is the default.
 type ReaderOptions struct {
-	// Name is the file name errors report. Open sets it to the file's name.
-	Name string
+	// FileName names the data in error messages. Open sets it to the file's path when empty.
+	FileName string
 	// Vectors selects dense or sparse streams for fixed-size vector columns (default
 	// VectorsAuto).
 	Vectors Vectors
 	// BlocksPerChunk is the number of IDV blocks (of every column) in one chunk. Zero picks
 	// enough blocks for at least 8192 rows per chunk.
 	BlocksPerChunk int
-	// Workers bounds the blocks one ReadChunk call decodes at once. Zero means GOMAXPROCS.
-	Workers int
 	// Log receives warnings: columns and metadata items skipped because ML.NET does not
 	// know their codec or compression. Nil discards them.
 	Log io.Writer
@@ -51,9 +49,6 @@ type ReaderOptions struct {
 	// the names); the others are not decoded. A name that matches no readable column is an
 	// error (ErrNoColumn). Nil reads every column.
 	Columns []string
-	// NoReadAhead turns off decoding the next chunk in the background while chunks are read
-	// in order (which costs the memory of one more chunk).
-	NoReadAhead bool
 }
 
 // Reader reads an IDV stream. It implements mlfeed.Source and mlfeed.Detailer; ReadChunk may
@@ -77,12 +72,6 @@ type Reader struct {
 	closer   io.Closer
 	warnings []string
 	inflated int64 // sum of the blocks' inflated lengths
-
-	mu       sync.Mutex
-	ahead    *prefetch // chunk decoded ahead, if any
-	last     int       // last chunk requested
-	closed   bool
-	inflight sync.WaitGroup
 }
 
 type column struct {
@@ -125,8 +114,8 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Name == "" {
-		o.Name = name
+	if o.FileName == "" {
+		o.FileName = name
 	}
 	r, err := NewReader(f, size, &o)
 	if err != nil {
@@ -142,11 +131,11 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 // larger file (an ML.NET model zip entry) is read through io.NewSectionReader(f, start, size).
 // Data blocks are decoded by ReadChunk.
 func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
-	rd := &Reader{r: r, size: size, last: -1}
+	rd := &Reader{r: r, size: size}
 	if opts != nil {
 		rd.opts = *opts
 	}
-	rd.name = rd.opts.Name
+	rd.name = rd.opts.FileName
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
@@ -786,108 +775,44 @@ func (r *Reader) Chunks() []mlfeed.ChunkInfo { return r.chunks }
 // Warnings returns the warnings found while opening: skipped columns and metadata items.
 func (r *Reader) Warnings() []string { return r.warnings }
 
-// ReadChunk decodes chunk i, decoding the blocks of different columns (and of different block
-// indices) in parallel. When chunks are requested in order, the next chunk is decoded in the
-// background meanwhile (unless ReaderOptions.NoReadAhead).
+// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev.
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return r.ReadChunk(ctx, i)
+}
+
+// SequenceLengths returns chunk i's sequence lengths: each row is a sequence of one sample.
+func (r *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("idv: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	return mlfeed.Ones(r.chunks[i].Sequences), nil
+}
+
+// ReadChunk decodes chunk i on the calling goroutine, the blocks of its columns as tasks of
+// the scheduler ctx carries (internal/sched: they run on its idle threads; without one, in
+// turn). Cancelling ctx stops it between blocks.
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("idv: chunk %d out of range [0, %d)", i, len(r.chunks))
 	}
-	if r.opts.NoReadAhead {
-		return r.readChunk(ctx, i)
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	r.mu.Lock()
-	p := r.ahead
-	if p != nil && p.i == i {
-		r.ahead = nil
-	} else {
-		p = nil
-	}
-	if (p != nil || i == r.last+1) && i+1 < len(r.chunks) && r.ahead == nil && !r.closed {
-		next := &prefetch{i: i + 1, done: make(chan struct{})}
-		r.ahead = next
-		r.inflight.Add(1)
-		go func() {
-			defer r.inflight.Done()
-			next.c, next.err = r.readChunk(context.Background(), next.i)
-			close(next.done)
-		}()
-	}
-	r.last = i
-	r.mu.Unlock()
-	if p != nil {
-		select {
-		case <-p.done:
-			if p.err == nil {
-				return p.c, nil
-			}
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return r.readChunk(ctx, i)
-}
-
-// prefetch is a chunk being decoded ahead of its request.
-type prefetch struct {
-	i    int
-	done chan struct{}
-	c    *mlfeed.Chunk
-	err  error
-}
-
-func (r *Reader) readChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	ch := &mlfeed.Chunk{Sequences: r.chunks[i].Sequences, Streams: make([]mlfeed.StreamData, len(r.alive))}
 	if len(r.alive) == 0 {
-		return ch, nil
+		return ch, ctx.Err()
 	}
 	b0 := i * r.bpc
 	b1 := min(b0+r.bpc, r.nblocks)
 	nb := b1 - b0
 	frags := make([]frag, len(r.alive)*nb)
-	workers := r.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	task := func() {
-		defer wg.Done()
-		for {
-			mu.Lock()
-			k := next
-			next++
-			stop := first != nil
-			mu.Unlock()
-			if stop || k >= len(frags) {
-				return
-			}
-			if err := ctx.Err(); err != nil {
-				mu.Lock()
-				first = err
-				mu.Unlock()
-				return
-			}
-			f, err := r.decode(r.alive[k/nb], b0+k%nb)
-			mu.Lock()
-			if err != nil && first == nil {
-				first = err
-			}
-			mu.Unlock()
-			frags[k] = f
-		}
-	}
-	for w := 0; w < min(workers, len(frags)); w++ {
-		wg.Add(1)
-		go task()
-	}
-	wg.Wait()
-	if first != nil {
-		return nil, first
+	err := sched.Parallel(ctx, len(frags), func(ctx context.Context, k int) error {
+		f, err := r.decode(r.alive[k/nb], b0+k%nb)
+		frags[k] = f
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	seq := r.seq
 	if ch.Sequences != len(seq)-1 {
@@ -929,13 +854,8 @@ func join(st *mlfeed.Stream, fs []frag, seq []int64) mlfeed.StreamData {
 	return d
 }
 
-// Close waits for a chunk being decoded ahead and closes the file if the Reader was made by
-// Open.
+// Close closes the file if the Reader was made by Open.
 func (r *Reader) Close() error {
-	r.mu.Lock()
-	r.closed, r.ahead = true, nil
-	r.mu.Unlock()
-	r.inflight.Wait()
 	if r.closer != nil {
 		return r.closer.Close()
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -62,8 +63,10 @@ func columns(t testing.TB, src mlfeed.Source) [][]string {
 	t.Helper()
 	sc := src.Schema()
 	out := make([][]string, len(sc.Streams))
+	// Four threads: the blocks of a chunk decode in parallel, as under the CLI.
+	ctx := sched.WithContext(context.Background(), sched.New(4, 0))
 	for i := range src.Chunks() {
-		c, err := src.ReadChunk(context.Background(), i)
+		c, err := src.ReadChunk(ctx, i)
 		if err != nil {
 			t.Fatalf("chunk %d: %v", i, err)
 		}
@@ -243,7 +246,7 @@ func TestBlockOrder(t *testing.T) {
 }
 
 func TestAllFilesValidate(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Testdata(t, "idv"), "*.idv"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Dir(t, "idv"), "*.idv"))
 	if len(files) < 14 {
 		t.Fatalf("found %d files", len(files))
 	}
@@ -259,7 +262,7 @@ func TestAllFilesValidate(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if err := r.Check(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
+		if err := r.Validate(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
 			t.Error(err)
 		}
 		r.Close()
@@ -306,7 +309,7 @@ func TestBadHeaders(t *testing.T) {
 		{"over-long name", mutate(data, 348, 0x7f), ErrTruncated, 348},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewReader(bytes.NewReader(tc.data), int64(len(tc.data)), &ReaderOptions{Name: "x.idv"})
+			r, err := NewReader(bytes.NewReader(tc.data), int64(len(tc.data)), &ReaderOptions{FileName: "x.idv"})
 			if err == nil {
 				_, err = r.ReadChunk(context.Background(), 0)
 			}
@@ -382,9 +385,9 @@ func TestCorruptBlocks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := mutate(data, int(tc.off), tc.patch...)
-			r := readBytes(t, bad, &ReaderOptions{Name: "bad.idv"})
+			r := readBytes(t, bad, &ReaderOptions{FileName: "bad.idv"})
 			var errs []error
-			r.Check(context.Background(), func(err error) bool { errs = append(errs, err); return true })
+			r.Validate(context.Background(), func(err error) bool { errs = append(errs, err); return true })
 			if len(errs) != 1 {
 				t.Fatalf("got %d errors %v, want 1", len(errs), errs)
 			}
@@ -401,7 +404,7 @@ func TestCorruptBlocks(t *testing.T) {
 	r = readBytes(t, data, nil)
 	e := r.cols[19].blocks[1]
 	bad := mutate(data, int(e.off), 0xff, 0xff, 0xff) // a reserved block type or garbage codes
-	r = readBytes(t, bad, &ReaderOptions{Name: "bad.idv"})
+	r = readBytes(t, bad, &ReaderOptions{FileName: "bad.idv"})
 	_, err := r.ReadChunk(context.Background(), 0)
 	var pe *mlfeed.PosError
 	if !errors.As(err, &pe) || pe.Offset != e.off || pe.Field != `column "sparse" block 1` {
@@ -445,10 +448,10 @@ func TestLargeTables(t *testing.T) {
 	eq(t, "metadata", metaStrings(r.Schema()), metaStrings(sc))
 }
 
-// TestReadAhead: chunks read in order, out of order and without read-ahead are the same.
-func TestReadAhead(t *testing.T) {
+// TestChunkOrder: chunks read in order and out of order are the same.
+func TestChunkOrder(t *testing.T) {
 	data := writeAll(t, allTypes(40, 40), &WriterOptions{MaxRowsPerBlock: 3})
-	want := columns(t, readBytes(t, data, &ReaderOptions{NoReadAhead: true, BlocksPerChunk: 2}))
+	want := columns(t, readBytes(t, data, &ReaderOptions{BlocksPerChunk: 2}))
 	r := readBytes(t, data, &ReaderOptions{BlocksPerChunk: 2})
 	eq(t, "in order", columns(t, r), want)
 	// Reverse order, then in order again after a jump.

@@ -3,17 +3,18 @@ package idv
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Writer defaults, as in ML.NET's BinarySaver.
@@ -41,8 +42,10 @@ type WriterOptions struct {
 	// BinarySaver estimates it. Zero means DefaultMaxBytesPerBlock; negative means no cap, and
 	// then every block holds MaxRowsPerBlock rows (the last one fewer), as in BinarySaver.
 	MaxBytesPerBlock int64
-	// Workers is the number of blocks compressed at once. Zero means GOMAXPROCS.
-	Workers int
+	// Context, if not nil, carries the scheduler (internal/sched, as package convert sets up)
+	// whose idle threads compress the columns of a block at once. Nil compresses them in
+	// turn on the goroutine that calls WriteChunk and Close; the Writer starts no goroutines.
+	Context context.Context
 }
 
 // Writer writes an IDV stream as BinarySaver does: a header (written last), the data blocks
@@ -64,17 +67,8 @@ type Writer struct {
 	rpb      int64 // 0 until decided
 	rows     int64
 	lookups  [][]blockEntry
-	queue    []*pending
-	sem      chan struct{}
 	err      error
 	closed   bool
-}
-
-type pending struct {
-	wg  sync.WaitGroup
-	raw [][]byte
-	out [][]byte
-	err error
 }
 
 // NewWriter returns a Writer of schema to w, starting at w's current position (offsets in
@@ -106,10 +100,6 @@ func NewWriter(w io.WriteSeeker, schema mlfeed.Schema, opts *WriterOptions) (*Wr
 		// Without a byte cap BinarySaver uses the row cap as it is, whatever the data.
 		wr.rpb = wr.maxRows
 	}
-	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
-	wr.sem = make(chan struct{}, o.Workers)
 	if err := schema.Validate(); err != nil {
 		return nil, fmt.Errorf("idv: %w", err)
 	}
@@ -277,50 +267,36 @@ func compress(p []byte, level int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// flush encodes the current block of every column and queues its compression.
+// flush encodes and compresses the current block of every column (the columns as tasks of
+// the scheduler in WriterOptions.Context) and writes it.
 func (w *Writer) flush() error {
-	p := &pending{raw: make([][]byte, len(w.builders)), out: make([][]byte, len(w.builders))}
+	raw := make([][]byte, len(w.builders))
 	for i, b := range w.builders {
-		raw, err := b.encode()
+		r, err := b.encode()
 		if err != nil {
 			return w.fail(err)
 		}
-		p.raw[i] = raw
-		if w.opts.Uncompressed {
-			p.out[i] = raw
-			continue
-		}
-		p.wg.Add(1)
-		w.sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-w.sem; p.wg.Done() }()
-			out, err := compress(p.raw[i], w.opts.Level)
-			p.out[i] = out
-			if err != nil {
-				p.err = err
-			}
-		}(i)
+		raw[i] = r
 	}
-	w.queue = append(w.queue, p)
-	for len(w.queue) > w.opts.Workers {
-		if err := w.writeOldest(); err != nil {
+	out := raw
+	if !w.opts.Uncompressed {
+		out = make([][]byte, len(raw))
+		ctx := w.opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		err := sched.Parallel(ctx, len(raw), func(_ context.Context, i int) error {
+			var err error
+			out[i], err = compress(raw[i], w.opts.Level)
 			return err
+		})
+		if err != nil {
+			return w.fail(err)
 		}
 	}
-	return nil
-}
-
-// writeOldest waits for the oldest queued block and writes it.
-func (w *Writer) writeOldest() error {
-	p := w.queue[0]
-	w.queue = w.queue[1:]
-	p.wg.Wait()
-	if p.err != nil {
-		return w.fail(p.err)
-	}
-	for i, out := range p.out {
-		w.lookups[i] = append(w.lookups[i], blockEntry{w.pos, int32(len(out)), int32(len(p.raw[i]))})
-		w.write(out)
+	for i := range out {
+		w.lookups[i] = append(w.lookups[i], blockEntry{w.pos, int32(len(out[i])), int32(len(raw[i]))})
+		w.write(out[i])
 	}
 	return w.err
 }
@@ -340,11 +316,6 @@ func (w *Writer) Close() error {
 			w.rpb = int64(w.builders[0].rows)
 		}
 		if err := w.flush(); err != nil {
-			return err
-		}
-	}
-	for len(w.queue) > 0 {
-		if err := w.writeOldest(); err != nil {
 			return err
 		}
 	}

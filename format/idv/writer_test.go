@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -58,6 +59,12 @@ func (m *memSource) Chunks() []mlfeed.ChunkInfo {
 }
 func (m *memSource) ReadChunk(_ context.Context, i int) (*mlfeed.Chunk, error) {
 	return m.chunks[i], nil
+}
+func (m *memSource) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return m.ReadChunk(ctx, i)
+}
+func (m *memSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.Ones(m.Chunks()[i].Sequences), nil
 }
 func (m *memSource) Close() error { return nil }
 
@@ -137,7 +144,7 @@ func TestRewriteZeroRowFiles(t *testing.T) {
 // TestRoundTripCorpus: IDV -> model -> IDV keeps every value, type and metadata item of every
 // readable corpus file, compressed or not, and a second pass reproduces the first's bytes.
 func TestRoundTripCorpus(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Testdata(t, "idv"), "*.idv"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Dir(t, "idv"), "*.idv"))
 	for _, f := range files {
 		if strings.Contains(f, "oldkey") {
 			continue
@@ -153,7 +160,7 @@ func TestRoundTripCorpus(t *testing.T) {
 			if again := writeAll(t, back, opts); !bytes.Equal(again, out) {
 				t.Errorf("%s: second round trip changed the bytes", f)
 			}
-			if err := back.Check(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
+			if err := back.Validate(context.Background(), func(err error) bool { t.Error(err); return true }); err != nil {
 				t.Error(err)
 			}
 		}
@@ -348,7 +355,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 			t.Errorf("%+v: IDV -> model -> IDV changed the bytes", opts)
 		}
 		for _, bpc := range []int{1, 3} {
-			sameData(t, fmt.Sprintf("%d blocks per chunk", bpc), src, readBytes(t, data, &ReaderOptions{BlocksPerChunk: bpc, Workers: 1}))
+			sameData(t, fmt.Sprintf("%d blocks per chunk", bpc), src, readBytes(t, data, &ReaderOptions{BlocksPerChunk: bpc}))
 		}
 	}
 }
@@ -443,5 +450,16 @@ func TestWriterUnsortedSparse(t *testing.T) {
 	w, _ := NewWriter(&f, src.schema, nil)
 	if err := w.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{b.d}}); err == nil {
 		t.Error("repeated index accepted")
+	}
+}
+
+// TestWriteWithScheduler: compressing the columns of a block on a scheduler's threads writes
+// the same bytes as compressing them in turn.
+func TestWriteWithScheduler(t *testing.T) {
+	src := allTypes(50, 50)
+	want := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 7})
+	ctx := sched.WithContext(context.Background(), sched.New(4, 0))
+	if got := writeAll(t, src, &WriterOptions{MaxRowsPerBlock: 7, Context: ctx}); !bytes.Equal(got, want) {
+		t.Fatal("the bytes differ")
 	}
 }

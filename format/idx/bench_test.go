@@ -45,7 +45,7 @@ func BenchmarkReadMNISTMmap(b *testing.B) {
 }
 
 func BenchmarkReadMNISTReadAt(b *testing.B) {
-	benchRead(b, testutil.Testdata(b, "mnist", "t10k-images-idx3-ubyte"), &Options{NoMmap: true})
+	benchRead(b, testutil.Testdata(b, "mnist", "t10k-images-idx3-ubyte"), &ReaderOptions{NoMmap: true})
 }
 
 func BenchmarkReadMNISTGzip(b *testing.B) {

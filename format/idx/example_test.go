@@ -26,7 +26,7 @@ func Example() {
 	}
 	fmt.Printf("header: % x\n", file.Bytes()[:16])
 
-	r, err := idx.NewReader(bytes.NewReader(file.Bytes()), int64(file.Len()), "tensor.idx", nil)
+	r, err := idx.NewReader(bytes.NewReader(file.Bytes()), int64(file.Len()), &idx.ReaderOptions{FileName: "tensor.idx"})
 	if err != nil {
 		panic(err)
 	}
@@ -46,7 +46,7 @@ func Example() {
 // A truncated file is an error naming the file and the byte offset where data is missing.
 func ExampleNewReader_truncated() {
 	data := []byte{0, 0, 0x08, 1, 0, 0, 0, 5, 1, 2}
-	_, err := idx.NewReader(bytes.NewReader(data), int64(len(data)), "labels.idx", nil)
+	_, err := idx.NewReader(bytes.NewReader(data), int64(len(data)), &idx.ReaderOptions{FileName: "labels.idx"})
 	fmt.Println(err)
 	// Output:
 	// labels.idx: byte offset 10 (payload): idx: unexpected end of data: header [5] of uint8 announces 5 data bytes, file has 2

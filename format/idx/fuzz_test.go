@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -38,11 +39,11 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r *Reader
 		var err error
-		gz := bytes.HasPrefix(data, gzipMagic)
+		gz := sniff.IsGzip(data)
 		if gz {
-			r, err = NewGzipReader(bytes.NewReader(data), int64(len(data)), "fuzz", &Options{MaxMemory: 1 << 20}, nil)
+			r, err = NewGzipReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{FileName: "fuzz", MaxMemory: 1 << 20}, nil)
 		} else {
-			r, err = NewReader(bytes.NewReader(data), int64(len(data)), "fuzz", &Options{ChunkSize: 64})
+			r, err = NewReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{FileName: "fuzz", ChunkSize: 64})
 		}
 		if err != nil {
 			return

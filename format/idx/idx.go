@@ -27,6 +27,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 var (
@@ -180,21 +181,17 @@ func ReadHeader(r io.Reader, name string) (Header, error) {
 // DecodeHeader reads the header at the start of data, which may be gzip-compressed. It is the
 // cheap call behind `mlfeed info`: it decodes no elements.
 func DecodeHeader(r io.Reader, name string) (Header, error) {
-	br := bufioReader(r)
-	if isGzip(br) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return Header{}, mlfeed.OffsetError(name, 0, "gzip header", fmt.Errorf("%w: %v", ErrFormat, err))
-		}
-		defer zr.Close()
-		return ReadHeader(zr, name)
+	zr, _, err := sniff.Gunzip(r)
+	if err != nil {
+		return Header{}, mlfeed.OffsetError(name, 0, "gzip header", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	return ReadHeader(br, name)
+	defer zr.Close()
+	return ReadHeader(zr, name)
 }
 
 // Match reports whether head starts like an IDX file, plain or gzip-compressed.
 func Match(head []byte) bool {
-	if bytes.HasPrefix(head, gzipMagic) {
+	if sniff.IsGzip(head) {
 		zr, err := gzip.NewReader(bytes.NewReader(head))
 		if err != nil {
 			return false

@@ -17,6 +17,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 // Default option values.
@@ -28,11 +29,13 @@ const (
 // maxChunkRecords caps the records of one chunk.
 const maxChunkRecords = 1 << 20
 
-// Options control reading. The zero value is the documented default for every field.
-type Options struct {
-	// Name is the stream's name. Empty means "labels" for rank-1 files and "features" for
-	// higher ranks (so an image file and a label file combine into features + labels).
-	Name string
+// ReaderOptions control reading. The zero value is the documented default for every field.
+type ReaderOptions struct {
+	// FileName names the data in error messages. Open sets it to the file's path when empty.
+	FileName string
+	// StreamName is the stream's name. Empty means "labels" for rank-1 files and "features"
+	// for higher ranks (so an image file and a label file combine into features + labels).
+	StreamName string
 	// ChunkSize is the target payload size of one chunk in bytes; a chunk holds whole records,
 	// at least one. Zero means DefaultChunkSize.
 	ChunkSize int
@@ -42,6 +45,24 @@ type Options struct {
 	MaxMemory int64
 	// NoMmap reads uncompressed files with ReadAt instead of mapping them.
 	NoMmap bool
+}
+
+// Options is the former name of ReaderOptions.
+//
+// Deprecated: use ReaderOptions.
+type Options = ReaderOptions
+
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
+var ReadParams = []format.Param{
+	{Name: "name", Doc: "the stream's name (default: labels for rank-1 files, features for higher ranks)"},
+	{Name: "chunk_size", Doc: "target chunk size in bytes, whole records, at least one (default 4194304)", Aliases: []string{"chunkSize"}},
+	{Name: "max_memory", Doc: "decompressed bytes of a gzip file kept in memory before spilling to a temporary file (default 1073741824)", Aliases: []string{"maxMemory"}},
+	{Name: "mmap", Doc: "false reads a plain file with ReadAt instead of mapping it (default true)"},
+}
+
+// WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
+var WriteParams = []format.Param{
+	{Name: "level", Doc: "gzip level 1..9 for .idx.gz output (default 6)"},
 }
 
 // Reader reads an IDX file. It implements mlfeed.Source with one stream. Its methods are safe
@@ -72,7 +93,8 @@ type Reader struct {
 // NewReader returns a reader of the IDX data in r, which holds size bytes. The header is
 // checked against size before anything else is done; r must not be gzip-compressed (use Open
 // or NewGzipReader for that).
-func NewReader(r io.ReaderAt, size int64, name string, opts *Options) (*Reader, error) {
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
+	name := fileName(opts)
 	h, err := ReadHeader(io.NewSectionReader(r, 0, size), name)
 	if err != nil {
 		return nil, err
@@ -94,11 +116,12 @@ const maxDeflateRatio = 1032
 // NewGzipReader returns a reader of gzip-compressed IDX data read from r, which holds size
 // compressed bytes (negative if unknown). The header is decoded at once and rejected if it
 // announces more than DEFLATE could expand size bytes to; the payload is decompressed on the
-// first ReadChunk (into memory, or into a temporary file beyond Options.MaxMemory), so Schema
+// first ReadChunk (into memory, or into a temporary file beyond ReaderOptions.MaxMemory), so Schema
 // and Chunks are cheap. The payload must hold exactly the bytes the header announces. reopen,
 // when not nil, reopens r from its start for that later decompression; otherwise r is consumed
 // where it stands.
-func NewGzipReader(r io.Reader, size int64, name string, opts *Options, reopen func() (io.ReadCloser, error)) (*Reader, error) {
+func NewGzipReader(r io.Reader, size int64, opts *ReaderOptions, reopen func() (io.ReadCloser, error)) (*Reader, error) {
+	name := fileName(opts)
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, mlfeed.OffsetError(name, 0, "gzip header", fmt.Errorf("%w: %v", ErrFormat, err))
@@ -145,26 +168,34 @@ func NewGzipReader(r io.Reader, size int64, name string, opts *Options, reopen f
 }
 
 // Open opens the named IDX file, plain or gzip-compressed (detected by its magic bytes).
-// Plain files are memory-mapped unless Options.NoMmap is set.
-func Open(name string, opts *Options) (*Reader, error) {
+// Plain files are memory-mapped unless ReaderOptions.NoMmap is set.
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := ReaderOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.FileName == "" {
+		o.FileName = name
+	}
+	opts = &o
 	f, size, err := mmap.OpenFile(name)
 	if err != nil {
 		return nil, err
 	}
 	var magic [2]byte
 	n, _ := f.ReadAt(magic[:], 0)
-	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
-		rd, err := NewGzipReader(f, size, name, opts, func() (io.ReadCloser, error) { return os.Open(name) })
+	if sniff.IsGzip(magic[:n]) {
+		rd, err := NewGzipReader(f, size, opts, func() (io.ReadCloser, error) { return os.Open(name) })
 		f.Close()
 		return rd, err
 	}
-	rd, err := NewReader(f, size, name, opts)
+	rd, err := NewReader(f, size, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	rd.closers = append(rd.closers, f.Close)
-	if opts == nil || !opts.NoMmap {
+	if !opts.NoMmap {
 		if reg, err := mmap.Map(f, size); err == nil {
 			rd.mem = reg.Bytes()[rd.base:]
 			rd.mapped = true
@@ -174,15 +205,23 @@ func Open(name string, opts *Options) (*Reader, error) {
 	return rd, nil
 }
 
-func newReader(h Header, name string, opts *Options) *Reader {
+// fileName returns the name errors report.
+func fileName(opts *ReaderOptions) string {
 	if opts == nil {
-		opts = &Options{}
+		return ""
+	}
+	return opts.FileName
+}
+
+func newReader(h Header, name string, opts *ReaderOptions) *Reader {
+	if opts == nil {
+		opts = &ReaderOptions{}
 	}
 	rd := &Reader{name: name, header: h, maxMemory: opts.MaxMemory}
 	if rd.maxMemory <= 0 {
 		rd.maxMemory = DefaultMaxMemory
 	}
-	st := mlfeed.Stream{Name: opts.Name, Storage: mlfeed.Dense, Type: h.Type, Dim: h.RecordElems()}
+	st := mlfeed.Stream{Name: opts.StreamName, Storage: mlfeed.Dense, Type: h.Type, Dim: h.RecordElems()}
 	if st.Name == "" {
 		st.Name = "features"
 		if len(h.Dims) == 1 {
@@ -410,6 +449,15 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	return c, nil
 }
 
+// SequenceLengths returns chunk i's sequence lengths: an IDX file is a table, one sample per
+// record.
+func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("idx: chunk %d outside [0, %d)", i, len(rd.chunks))
+	}
+	return mlfeed.Ones(rd.chunks[i].Sequences), nil
+}
+
 // swapInto copies src to dst reversing the byte order of each sz-byte element (2, 4 or 8).
 // It works on 64-bit words, four at a time, whatever the alignment: the loads and stores of
 // encoding/binary compile to single instructions, and reversing a word's bytes then rotating
@@ -478,17 +526,21 @@ func (rd *Reader) Close() error {
 	return errors.Join(errs...)
 }
 
-// parseOptions reads the CLI's --opt parameters.
-func parseOptions(params map[string]string) (*Options, error) {
-	o := &Options{}
+// parseOptions reads the format options (ReadParams).
+func parseOptions(params map[string]string) (*ReaderOptions, error) {
+	params, err := format.NormalizeParams("idx", params, ReadParams)
+	if err != nil {
+		return nil, err
+	}
+	o := &ReaderOptions{}
 	for k, v := range params {
 		var err error
 		switch k {
 		case "name":
-			o.Name = v
-		case "chunkSize":
+			o.StreamName = v
+		case "chunk_size":
 			o.ChunkSize, err = strconv.Atoi(v)
-		case "maxMemory":
+		case "max_memory":
 			o.MaxMemory, err = strconv.ParseInt(v, 10, 64)
 		case "mmap":
 			var b bool
@@ -496,7 +548,7 @@ func parseOptions(params map[string]string) (*Options, error) {
 			o.NoMmap = !b
 		}
 		if err != nil {
-			return nil, format.UsageErrorf("idx: --opt %s=%s: %v", k, v, err)
+			return nil, format.UsageErrorf("idx: option %s=%s: %v", k, v, err)
 		}
 	}
 	return o, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -41,25 +42,32 @@ func readAllValues(t testing.TB, s mlfeed.Source) []byte {
 func ptr[T any](v T) *T { return &v }
 
 func TestMNISTRealFiles(t *testing.T) {
-	dir := testutil.Testdata(t, "mnist")
 	for _, name := range []string{"t10k-images-idx3-ubyte", "t10k-images-idx3-ubyte.gz"} {
-		r, err := Open(filepath.Join(dir, name), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := r.Header()
-		if h.Type != mlfeed.Uint8 || len(h.Dims) != 3 || h.Dims[0] != 10000 || h.Dims[1] != 28 || h.Dims[2] != 28 {
-			t.Fatalf("%s: header %+v", name, h)
-		}
-		st := r.Schema().Streams[0]
-		if st.Name != "features" || st.Dim != 784 || len(st.Shape) != 2 {
-			t.Fatalf("%s: stream %+v", name, st)
-		}
-		if n, _ := mlfeed.Totals(r.Chunks()); n != 10000 {
-			t.Fatalf("%s: %d sequences", name, n)
-		}
-		r.Close()
+		t.Run(name, func(t *testing.T) { mnistRealFile(t, name) })
 	}
+}
+
+func mnistRealFile(t *testing.T, name string) {
+	r, err := Open(testutil.Testdata(t, "mnist", name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	if h.Type != mlfeed.Uint8 || len(h.Dims) != 3 || h.Dims[0] != 10000 || h.Dims[1] != 28 || h.Dims[2] != 28 {
+		t.Fatalf("%s: header %+v", name, h)
+	}
+	st := r.Schema().Streams[0]
+	if st.Name != "features" || st.Dim != 784 || len(st.Shape) != 2 {
+		t.Fatalf("%s: stream %+v", name, st)
+	}
+	if n, _ := mlfeed.Totals(r.Chunks()); n != 10000 {
+		t.Fatalf("%s: %d sequences", name, n)
+	}
+	r.Close()
+}
+
+// TestMNISTLabels checks the first labels and the class counts of the real label files.
+func TestMNISTLabels(t *testing.T) {
 	want := map[string][]byte{
 		"t10k-labels-idx1-ubyte.gz":  {7, 2, 1, 0, 4, 1, 4, 9, 5, 9},
 		"train-labels-idx1-ubyte.gz": {5, 0, 4, 1, 9, 2, 1, 3, 1, 4},
@@ -69,7 +77,13 @@ func TestMNISTRealFiles(t *testing.T) {
 		"train-labels-idx1-ubyte.gz": {5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949},
 	}
 	for name, first := range want {
-		r, err := Open(filepath.Join(dir, name), nil)
+		t.Run(name, func(t *testing.T) { mnistLabels(t, name, first, counts[name]) })
+	}
+}
+
+func mnistLabels(t *testing.T, name string, first []byte, counts [10]int) {
+	{
+		r, err := Open(testutil.Testdata(t, "mnist", name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,8 +98,8 @@ func TestMNISTRealFiles(t *testing.T) {
 		for _, l := range v {
 			got[l]++
 		}
-		if got != counts[name] {
-			t.Errorf("%s: class counts %v, want %v", name, got, counts[name])
+		if got != counts {
+			t.Errorf("%s: class counts %v, want %v", name, got, counts)
 		}
 		r.Close()
 	}
@@ -94,18 +108,24 @@ func TestMNISTRealFiles(t *testing.T) {
 // TestMNISTRoundTrip reads each real file and writes it back: the bytes must be identical to
 // the uncompressed original (checked against the sha256 the corpus README gives).
 func TestMNISTRoundTrip(t *testing.T) {
-	dir := testutil.Testdata(t, "mnist")
 	sums := map[string]string{
 		"train-images-idx3-ubyte.gz": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
 		"train-labels-idx1-ubyte.gz": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
 		"t10k-images-idx3-ubyte":     "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+		"t10k-images-idx3-ubyte.gz":  "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
 		"t10k-labels-idx1-ubyte.gz":  "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
 	}
 	for name, sum := range sums {
 		if testing.Short() && name == "train-images-idx3-ubyte.gz" {
 			continue
 		}
-		r, err := Open(filepath.Join(dir, name), nil)
+		t.Run(name, func(t *testing.T) { mnistRoundTrip(t, name, sum) })
+	}
+}
+
+func mnistRoundTrip(t *testing.T, name, sum string) {
+	{
+		r, err := Open(testutil.Testdata(t, "mnist", name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +194,7 @@ func TestEveryTypeAndRank(t *testing.T) {
 				if err := os.WriteFile(name, file, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				for _, opts := range []*Options{nil, {NoMmap: true, ChunkSize: 7}, {MaxMemory: 1, ChunkSize: 1}} {
+				for _, opts := range []*ReaderOptions{nil, {NoMmap: true, ChunkSize: 7}, {MaxMemory: 1, ChunkSize: 1}} {
 					r, err := Open(name, opts)
 					if err != nil {
 						t.Fatalf("%s %v gz=%v: %v", et, dims, gz, err)
@@ -236,7 +256,7 @@ func TestBadFiles(t *testing.T) {
 		{"overflow", []byte{0, 0, 0x0E, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, ErrFormat, 4},
 	}
 	for _, c := range cases {
-		_, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), "bad.idx", nil)
+		_, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), &ReaderOptions{FileName: "bad.idx"})
 		if !errors.Is(err, c.sent) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.sent)
 			continue
@@ -267,7 +287,7 @@ func TestBadGzip(t *testing.T) {
 		"truncated in the header": {good[:12], ErrTruncated},
 	}
 	for name, c := range cases {
-		r, err := NewGzipReader(bytes.NewReader(c.data), int64(len(c.data)), "bad.idx.gz", nil, nil)
+		r, err := NewGzipReader(bytes.NewReader(c.data), int64(len(c.data)), &ReaderOptions{FileName: "bad.idx.gz"}, nil)
 		if err == nil {
 			_, err = r.ReadChunk(ctx, 0)
 		}
@@ -307,7 +327,7 @@ func TestSinkRefusesWhatIDXCannotHold(t *testing.T) {
 
 func TestSpoolSinkUnknownCount(t *testing.T) {
 	file, values := randomFile(t, mlfeed.Float32, []int{9, 2, 2}, false)
-	r, err := NewReader(bytes.NewReader(file), int64(len(file)), "x", &Options{ChunkSize: 20})
+	r, err := NewReader(bytes.NewReader(file), int64(len(file)), &ReaderOptions{FileName: "x", ChunkSize: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,9 +348,9 @@ func TestSpoolSinkUnknownCount(t *testing.T) {
 		}
 		var back *Reader
 		if gz == "gzip" {
-			back, err = NewGzipReader(bytes.NewReader(out.Bytes()), int64(out.Len()), "y", nil, nil)
+			back, err = NewGzipReader(bytes.NewReader(out.Bytes()), int64(out.Len()), &ReaderOptions{FileName: "y"}, nil)
 		} else {
-			back, err = NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()), "y", nil)
+			back, err = NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()), &ReaderOptions{FileName: "y"})
 			if !bytes.Equal(out.Bytes(), file) {
 				t.Errorf("spooled plain output differs from the original")
 			}
@@ -394,7 +414,7 @@ func TestSwapInto(t *testing.T) {
 // never written to. The real MNIST test images go the same way.
 func TestReadChunkReuse(t *testing.T) {
 	t.Run("mnist", func(t *testing.T) {
-		r, err := Open(testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte"), &Options{ChunkSize: 1 << 20})
+		r, err := Open(testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte"), &ReaderOptions{ChunkSize: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,7 +436,7 @@ func TestReadChunkReuse(t *testing.T) {
 		if err := os.WriteFile(name, file, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := Open(name, &Options{ChunkSize: 7})
+		r, err := Open(name, &ReaderOptions{ChunkSize: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,5 +477,26 @@ func TestReadChunkReuse(t *testing.T) {
 			t.Fatalf("%s: the file's bytes changed", et)
 		}
 		r.Close()
+	}
+}
+
+// TestParams: the registry's format options, snake_case keys and the old camelCase spellings.
+func TestParams(t *testing.T) {
+	for _, params := range []map[string]string{
+		{"name": "pixels", "chunk_size": "7", "max_memory": "1", "mmap": "false"},
+		{"name": "pixels", "chunkSize": "7", "maxMemory": "1", "mmap": "false"},
+	} {
+		o, err := parseOptions(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *o != (ReaderOptions{StreamName: "pixels", ChunkSize: 7, MaxMemory: 1, NoMmap: true}) {
+			t.Errorf("%v: %+v", params, *o)
+		}
+	}
+	for _, params := range []map[string]string{{"bogus": "1"}, {"chunk_size": "x"}, {"chunk_size": "1", "chunkSize": "2"}} {
+		if _, err := parseOptions(params); !errors.Is(err, format.ErrUsage) {
+			t.Errorf("%v: err = %v, want a usage error", params, err)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 package idx
 
 import (
-	"os"
+	"io"
 	"strconv"
 
 	"github.com/mlfeed/mlfeed"
@@ -10,28 +10,32 @@ import (
 
 func init() {
 	format.Register(format.Format{
-		Name:       "idx",
-		Extensions: []string{".idx", ".idx.gz", "-ubyte", "-ubyte.gz"},
-		Match:      Match,
+		Name:        "idx",
+		Extensions:  []string{".idx", ".idx.gz", "-ubyte", "-ubyte.gz"},
+		Match:       Match,
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
-			if err := format.CheckParams("idx", o.Params, "name", "chunkSize", "maxMemory", "mmap"); err != nil {
-				return nil, err
-			}
 			opts, err := parseOptions(o.Params)
 			if err != nil {
 				return nil, err
 			}
 			return Open(name, opts)
 		},
-		Create: func(f *os.File, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
-			if err := format.CheckParams("idx", w.Params, "level"); err != nil {
+		Streamable: true,
+		Create: func(f io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+			params, err := format.NormalizeParams("idx", w.Params, WriteParams)
+			if err != nil {
 				return nil, err
 			}
+			if w.Compat != "" {
+				return nil, format.UsageErrorf("idx: no compatibility modes (compat %q)", w.Compat)
+			}
 			level := 0
-			if v, ok := w.Params["level"]; ok {
+			if v, ok := params["level"]; ok {
 				var err error
 				if level, err = strconv.Atoi(v); err != nil || level < 1 || level > 9 {
-					return nil, format.UsageErrorf("idx: --write-opt level=%s: want 1..9", v)
+					return nil, format.UsageErrorf("idx: option level=%s: want 1..9", v)
 				}
 			}
 			return newFileSink(f, schema, w.Name, w.Compress, level, w.Sequences)

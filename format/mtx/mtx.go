@@ -32,6 +32,9 @@ var (
 	ErrUnsupported = fmt.Errorf("mtx: %w", mlfeed.ErrUnsupported)
 	// ErrTooLarge means the size line claims more entries than the file can hold.
 	ErrTooLarge = fmt.Errorf("mtx: %w", mlfeed.ErrTooLarge)
+	// ErrRange means a real value is beyond float64's range (it would read as ±Inf) or a
+	// nonzero value below it (it would read as 0): reading never changes a stated value.
+	ErrRange = fmt.Errorf("mtx: %w", mlfeed.ErrRange)
 )
 
 // Header is a Matrix Market banner and size line.

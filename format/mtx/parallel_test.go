@@ -2,14 +2,15 @@ package mtx
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // bigText returns a real general coordinate file of n entries, sorted or shuffled.
@@ -35,18 +36,15 @@ func bigText(n int, shuffled bool) []byte {
 }
 
 func TestParallelMatchesSequential(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("skipped: needs GOMAXPROCS >= 2")
-	}
+	// Four threads whatever the machine: the pieces are scheduler tasks.
+	ctx := sched.WithContext(context.Background(), sched.New(4, 0))
 	for _, shuffled := range []bool{false, true} {
 		data := bigText(3*parallelMin, shuffled)
-		par, _, err := parse(data, "p.mtx", false)
+		par, _, err := parse(ctx, data, "p.mtx", false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		old := runtime.GOMAXPROCS(1)
-		seq, _, err := parse(data, "s.mtx", false)
-		runtime.GOMAXPROCS(old)
+		seq, _, err := parse(context.Background(), data, "s.mtx", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +61,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 	data := bigText(3*parallelMin, false)
 	at := bytes.LastIndex(data[:len(data)-1], []byte("\n")) + 1
 	bad := append(append([]byte(nil), data[:at]...), []byte("1 1 x\n")...)
-	_, _, err := parse(bad, "bad.mtx", false)
+	_, _, err := parse(ctx, bad, "bad.mtx", false)
 	var pe *mlfeed.PosError
 	if !errors.As(err, &pe) || pe.Line != 3*parallelMin+2 {
 		t.Errorf("err = %v, want line %d", err, 3*parallelMin+2)

@@ -3,43 +3,60 @@ package mtx
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/internal/countsort"
+	"github.com/mlfeed/mlfeed/internal/sched"
+	"github.com/mlfeed/mlfeed/internal/sniff"
 )
 
 // ReadFile reads the Matrix Market file name (gzip-compressed files are recognized by their
-// magic bytes).
+// magic bytes) on the calling goroutine.
 func ReadFile(name string) (*binsparse.Matrix, error) {
+	return ReadFileContext(context.Background(), name)
+}
+
+// ReadFileContext is ReadFile with the entries of a large coordinate file parsed in pieces,
+// as tasks of the scheduler ctx carries (internal/sched: on its idle threads), and with
+// cancellation through ctx.
+func ReadFileContext(ctx context.Context, name string) (*binsparse.Matrix, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, name)
+	return ReadContext(ctx, f, name)
 }
 
-// Read reads a Matrix Market file from r (plain or gzip-compressed); name is used in error
-// messages.
+// Read reads a Matrix Market file from r (plain or gzip-compressed) on the calling goroutine;
+// name is used in error messages.
 func Read(r io.Reader, name string) (*binsparse.Matrix, error) {
+	return ReadContext(context.Background(), r, name)
+}
+
+// ReadContext is Read with the entries parsed as tasks of the scheduler ctx carries (see
+// ReadFileContext).
+func ReadContext(ctx context.Context, r io.Reader, name string) (*binsparse.Matrix, error) {
 	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m, _, err := parse(data, name, false)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, _, err := parse(ctx, data, name, false)
 	return m, err
 }
 
@@ -50,24 +67,17 @@ func ReadHeader(name string) (*Header, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	head := make([]byte, 2)
-	if n, _ := io.ReadFull(f, head); n == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		f.Seek(0, io.SeekStart)
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", name, ErrFormat, err)
-		}
-		r = z
-	} else {
-		f.Seek(0, io.SeekStart)
+	r, _, err := sniff.Gunzip(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrFormat, err)
 	}
+	defer r.Close()
 	// The header is short; 1 MiB holds any real one (comments included).
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	_, h, err := parse(data, name, true)
+	_, h, err := parse(context.Background(), data, name, true)
 	return h, err
 }
 
@@ -77,7 +87,7 @@ func readAll(r io.Reader) ([]byte, error) {
 	if err != nil && len(head) == 0 {
 		return nil, fmt.Errorf("%w: empty file", ErrFormat)
 	}
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+	if sniff.IsGzip(head) {
 		z, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
@@ -223,6 +233,27 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // take an exact fast path (the integer mantissa and the power of ten are both exact, so one
 // correctly rounded division gives the correctly rounded result); everything else goes to
 // strconv.ParseFloat.
+// inRange reports whether x, read from tok, is the value tok states to float64's precision:
+// not an infinity tok does not spell ("inf", "infinity", any case and sign), nor 0 from a
+// nonzero mantissa.
+func inRange(tok []byte, x float64) bool {
+	switch {
+	case math.IsInf(x, 0):
+		t := strings.ToLower(strings.TrimLeft(str(tok), "+-"))
+		return t == "inf" || t == "infinity"
+	case x == 0:
+		for _, c := range tok {
+			if c == 'e' || c == 'E' {
+				break
+			}
+			if c >= '1' && c <= '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func parseFloat(b []byte) (float64, bool) {
 	if len(b) > 0 && len(b) <= 17 {
 		d := b
@@ -260,7 +291,7 @@ func parseFloat(b []byte) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(str(b), 64)
 	if err != nil {
-		// Out-of-range values saturate to ±Inf, as C's strtod does.
+		// Out-of-range values saturate to ±Inf, as C's strtod does; inRange then refuses them.
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
 			return v, true
 		}
@@ -270,7 +301,7 @@ func parseFloat(b []byte) (float64, bool) {
 }
 
 // parse reads the header and, unless headerOnly, the entries.
-func parse(data []byte, name string, headerOnly bool) (*binsparse.Matrix, *Header, error) {
+func parse(ctx context.Context, data []byte, name string, headerOnly bool) (*binsparse.Matrix, *Header, error) {
 	s := &scanner{data: data, name: name}
 	line, ok := s.next()
 	if !ok {
@@ -364,7 +395,7 @@ func parse(data []byte, name string, headerOnly bool) (*binsparse.Matrix, *Heade
 	var m *binsparse.Matrix
 	var err error
 	if h.Format == "coordinate" {
-		m, err = readCoordinate(s, h)
+		m, err = readCoordinate(ctx, s, h)
 	} else {
 		m, err = readArray(s, h)
 	}
@@ -392,6 +423,9 @@ func (v *values) parse(s *scanner, f [][]byte, c []int) error {
 		if !ok {
 			return s.errorf(c[0], ErrFormat, "value %q is not a real number", f[0])
 		}
+		if !inRange(f[0], x) {
+			return s.errorf(c[0], ErrRange, "value %q is outside float64's range", f[0])
+		}
 		v.f = append(v.f, x)
 	case "integer":
 		x, ok := parseInt(f[0])
@@ -407,6 +441,12 @@ func (v *values) parse(s *scanner, f [][]byte, c []int) error {
 		im, ok := parseFloat(f[1])
 		if !ok {
 			return s.errorf(c[1], ErrFormat, "imaginary part %q is not a number", f[1])
+		}
+		if !inRange(f[0], re) {
+			return s.errorf(c[0], ErrRange, "real part %q is outside float64's range", f[0])
+		}
+		if !inRange(f[1], im) {
+			return s.errorf(c[1], ErrRange, "imaginary part %q is outside float64's range", f[1])
 		}
 		v.f = append(v.f, re, im)
 	}
@@ -604,6 +644,7 @@ func fastEntry(line []byte, field string) (i, j int64, x float64, n int64, ok bo
 		ok = len(tok) == 0
 	case "real":
 		x, ok = parseFloat(tok)
+		ok = ok && inRange(tok, x) // else the careful path reports it
 	case "integer":
 		n, ok = parseInt(tok)
 	default:
@@ -615,10 +656,10 @@ func fastEntry(line []byte, field string) (i, j int64, x float64, n int64, ok bo
 // parallelMin is the number of entries from which the entries are parsed in parallel.
 const parallelMin = 1 << 16
 
-// parseParallel parses the entries in pieces cut at line ends, one goroutine each. It returns
-// nil when any piece fails or the count is not exactly the header's, so that the sequential
-// parser reports the error with its exact line.
-func parseParallel(s *scanner, h *Header, procs int) []*part {
+// parseParallel parses the entries in pieces cut at line ends, as tasks of the scheduler in
+// ctx. It returns nil when any piece fails or the count is not exactly the header's, so that
+// the sequential parser reports the error with its exact line.
+func parseParallel(ctx context.Context, s *scanner, h *Header, procs int) []*part {
 	data := s.data[s.pos:]
 	n := int(h.Entries)
 	var pieces [][]byte
@@ -635,19 +676,17 @@ func parseParallel(s *scanner, h *Header, procs int) []*part {
 		pieces, data = append(pieces, data[:cut]), data[cut:]
 	}
 	parts := make([]*part, len(pieces))
-	var wg sync.WaitGroup
-	for k, piece := range pieces {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sub := &scanner{data: piece, name: s.name}
-			p, err := parseEntries(sub, h, -1, n/len(pieces)+1024)
-			if err == nil {
-				parts[k] = p
-			}
-		}()
+	err := sched.Parallel(ctx, len(pieces), func(_ context.Context, k int) error {
+		sub := &scanner{data: pieces[k], name: s.name}
+		p, err := parseEntries(sub, h, -1, n/len(pieces)+1024)
+		if err == nil {
+			parts[k] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil
 	}
-	wg.Wait()
 	total := 0
 	for _, p := range parts {
 		if p == nil {
@@ -692,11 +731,14 @@ func concat(parts []*part, field string) *part {
 	return out
 }
 
-func readCoordinate(s *scanner, h *Header) (*binsparse.Matrix, error) {
+func readCoordinate(ctx context.Context, s *scanner, h *Header) (*binsparse.Matrix, error) {
 	n := int(h.Entries)
 	var parts []*part
-	if procs := runtime.GOMAXPROCS(0); procs > 1 && n >= parallelMin {
-		parts = parseParallel(s, h, procs)
+	if sc := sched.FromContext(ctx); sc != nil && sc.Threads() > 1 && n >= parallelMin {
+		parts = parseParallel(ctx, s, h, sc.Threads())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if parts == nil {
 		p, err := parseEntries(s, h, n, n)

@@ -282,3 +282,25 @@ func TestReadHeader(t *testing.T) {
 		t.Errorf("%+v", h)
 	}
 }
+
+// TestRange: a real value beyond float64's range, or a nonzero one below it, is an error at
+// its place (it would read as ±Inf or 0); infinities spelled out and zeros are values.
+func TestRange(t *testing.T) {
+	head := "%%MatrixMarket matrix coordinate real general\n2 2 1\n"
+	for _, entry := range []string{"1 1 1e400", "1 1 -1e400", "1 1 1e-400", "2 2 -2.5e-999"} {
+		_, err := mtx.Read(strings.NewReader(head+entry+"\n"), "r.mtx")
+		var pe *mlfeed.PosError
+		if !errors.Is(err, mtx.ErrRange) || !errors.As(err, &pe) || pe.Line != 3 {
+			t.Errorf("%q: err = %v, want ErrRange at line 3", entry, err)
+		}
+	}
+	for _, entry := range []string{"1 1 inf", "1 1 -Infinity", "1 1 0e-999", "1 1 -0.000", "1 1 1e-300"} {
+		if _, err := mtx.Read(strings.NewReader(head+entry+"\n"), "r.mtx"); err != nil {
+			t.Errorf("%q: %v", entry, err)
+		}
+	}
+	c := "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 1e-400\n"
+	if _, err := mtx.Read(strings.NewReader(c), "c.mtx"); !errors.Is(err, mtx.ErrRange) {
+		t.Errorf("complex: err = %v, want ErrRange", err)
+	}
+}

@@ -3,9 +3,9 @@ package mtx
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
@@ -15,34 +15,52 @@ import (
 
 func init() {
 	format.Register(format.Format{
-		Name:       "mtx",
-		Extensions: []string{".mtx", ".mtx.gz"},
+		Name:        "mtx",
+		Extensions:  []string{".mtx", ".mtx.gz"},
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
 		Match: func(head []byte) bool {
 			return len(head) >= len(banner) && strings.EqualFold(string(head[:len(banner)]), banner)
 		},
-		Open:   open,
-		Create: create,
+		Open:       open,
+		Create:     create,
+		Streamable: true,
 	})
 }
 
-// open reads the whole file and serves it through binsparse.Source. Reader options (--opt):
-// structure=expand|keep, name=STREAM.
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
+var ReadParams = []format.Param{
+	{Name: "structure", Doc: "expand (default: both triangles of a symmetric, skew-symmetric or hermitian matrix) or keep (the stored triangle only)"},
+	{Name: "name", Doc: "the stream's name (default: \"values\")"},
+}
+
+// WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
+var WriteParams = []format.Param{
+	{Name: "format", Doc: "coordinate or array (default: coordinate for sparse data, array for dense)"},
+}
+
+// open reads the whole file and serves it through binsparse.Source, with ReadParams.
 func open(name string, opts *format.Options) (mlfeed.Source, error) {
 	so := binsparse.SourceOptions{}
+	ctx := context.Background()
+	if opts != nil && opts.Context != nil {
+		ctx = opts.Context
+	}
 	if opts != nil {
-		if err := format.CheckParams("mtx", opts.Params, "structure", "name"); err != nil {
+		params, err := format.NormalizeParams("mtx", opts.Params, ReadParams)
+		if err != nil {
 			return nil, err
 		}
-		so.Log, so.Name = opts.Log, opts.Params["name"]
-		switch v := opts.Params["structure"]; v {
+		so.Log, so.Name = opts.Log, params["name"]
+		switch v := params["structure"]; v {
 		case "", "expand":
 		case "keep":
 			so.KeepStructure = true
 		default:
-			return nil, fmt.Errorf("%w: mtx --opt structure=%q: want expand or keep", format.ErrUsage, v)
+			return nil, fmt.Errorf("%w: mtx option structure=%q: want expand or keep", format.ErrUsage, v)
 		}
 	}
-	m, err := ReadFile(name)
+	m, err := ReadFileContext(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -51,20 +69,19 @@ func open(name string, opts *format.Options) (mlfeed.Source, error) {
 
 // sink gathers the one stream's samples as matrix rows and writes the file on Close.
 type sink struct {
-	f      *os.File
+	f      io.Writer
 	gzip   bool
 	schema mlfeed.Schema
 	c      *binsparse.Collector
-	opts   WriteOptions
+	opts   WriterOptions
 }
 
 // create returns a sink; writer options (--write-opt): format=coordinate|array.
-func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
-	var wo WriteOptions
-	// The caller's temporary file keeps the target's name before ".tmp-": "x.mtx.gz.tmp-1".
-	name := strings.ToLower(f.Name())
-	gz := strings.HasSuffix(name, ".gz") || strings.Contains(name, ".gz.tmp")
+func create(f io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+	var wo WriterOptions
+	gz := false
 	if o != nil {
+		gz = strings.HasSuffix(strings.ToLower(o.Name), ".gz")
 		switch o.Compress {
 		case "":
 		case "gzip":
@@ -74,12 +91,16 @@ func create(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Si
 		default:
 			return nil, fmt.Errorf("%w: mtx compression %q: want gzip or none", format.ErrUsage, o.Compress)
 		}
-		if err := format.CheckParams("mtx", o.Params, "format"); err != nil {
+		params, err := format.NormalizeParams("mtx", o.Params, WriteParams)
+		if err != nil {
 			return nil, err
 		}
-		wo.Format = o.Params["format"]
+		if o.Compat != "" {
+			return nil, fmt.Errorf("%w: mtx has no compatibility modes (compat %q)", format.ErrUsage, o.Compat)
+		}
+		wo.Format = params["format"]
 		if wo.Format != "" && wo.Format != "coordinate" && wo.Format != "array" {
-			return nil, fmt.Errorf("%w: mtx --write-opt format=%q: want coordinate or array", format.ErrUsage, wo.Format)
+			return nil, fmt.Errorf("%w: mtx option format=%q: want coordinate or array", format.ErrUsage, wo.Format)
 		}
 	}
 	if len(schema.Streams) != 1 {

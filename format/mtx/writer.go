@@ -13,9 +13,9 @@ import (
 	"github.com/mlfeed/mlfeed/format/binsparse"
 )
 
-// WriteOptions control Write. The zero value writes sparse formats as coordinate files and
+// WriterOptions control Write. The zero value writes sparse formats as coordinate files and
 // dense formats as array files, with the matrix's "comment" user key as comment lines.
-type WriteOptions struct {
+type WriterOptions struct {
 	// Format forces "coordinate" or "array"; empty chooses by the matrix's format.
 	Format string
 	// Comment, if set, replaces the comment lines (each line gets a leading '%' if it has
@@ -23,13 +23,18 @@ type WriteOptions struct {
 	Comment string
 }
 
+// WriteOptions is the former name of WriterOptions.
+//
+// Deprecated: use WriterOptions.
+type WriteOptions = WriterOptions
+
 // Write writes m as Matrix Market. Real values are written in the shortest form that reads
 // back exactly, integers as integers, complex values as two reals; bint8 values are written as
 // a pattern file (unless an explicit 0 is stored, which makes an integer file). A symmetric,
 // skew-symmetric or hermitian structure is written as that symmetry with the lower triangle.
-func Write(w io.Writer, m *binsparse.Matrix, opts *WriteOptions) error {
+func Write(w io.Writer, m *binsparse.Matrix, opts *WriterOptions) error {
 	if opts == nil {
-		opts = &WriteOptions{}
+		opts = &WriterOptions{}
 	}
 	if err := m.Validate(); err != nil {
 		return err
@@ -150,7 +155,7 @@ func hasZero(b mlfeed.Buffer) bool {
 }
 
 // comments returns the comment lines to write.
-func comments(d *binsparse.Descriptor, opts *WriteOptions) []string {
+func comments(d *binsparse.Descriptor, opts *WriterOptions) []string {
 	text := opts.Comment
 	if text == "" {
 		if raw, ok := d.User["comment"]; ok {

@@ -206,6 +206,15 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows()), nil
 }
 
+func (rd *Reader) hasLists() bool {
+	for _, c := range rd.plan.Columns {
+		if c.Seq {
+			return true
+		}
+	}
+	return false
+}
+
 // Schema returns the streams, one per column (a column of sequence ids is not a stream).
 func (rd *Reader) Schema() mlfeed.Schema { return rd.plan.Schema }
 
@@ -249,26 +258,14 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	if i < 0 || i >= len(rd.chunks) {
 		return nil, fmt.Errorf("parquet: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
 	}
-	lists := false
-	for _, c := range rd.plan.Columns {
-		lists = lists || c.Seq
-	}
-	if !lists {
-		out := make([]int64, rd.chunks[i].Sequences)
-		for k := range out {
-			out[k] = 1
-		}
-		return out, nil
+	if !rd.hasLists() {
+		return mlfeed.Ones(rd.chunks[i].Sequences), nil
 	}
 	c, err := rd.ReadChunk(context.Background(), i)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, c.Sequences)
-	for q := range out {
-		out[q] = c.SequenceLength(q)
-	}
-	return out, nil
+	return mlfeed.LengthsOf(c), nil
 }
 
 // Details reports the row groups, the compression of the first column and the writer, for

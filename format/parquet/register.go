@@ -1,30 +1,44 @@
 package parquet
 
 import (
-	"os"
+	"io"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 )
 
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
+var ReadParams = []format.Param{
+	{Name: "lists", Doc: "fixed (default): a list column without mlfeed metadata is a dense stream of the first row's length; variable: variable-size dense samples"},
+}
+
+// WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
+var WriteParams = []format.Param{
+	{Name: "compression", Doc: "zstd (default), snappy, gzip or none"},
+	{Name: "sequences", Doc: "auto (default: each column's layout from the first chunk) or list (every column a list of samples per row)"},
+}
+
 func init() {
 	format.Register(format.Format{
-		Name:       "parquet",
-		Extensions: []string{".parquet"},
-		Match:      Match,
-		Open:       openFormat,
-		Create:     createFormat,
+		Name:        "parquet",
+		Extensions:  []string{".parquet"},
+		Match:       Match,
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
+		Open:        openFormat,
+		Streamable:  true,
+		Create:      createFormat,
 	})
 }
 
-// openFormat translates the registry's options: lists=fixed|variable.
 func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
 	ro := &ReaderOptions{}
 	if o != nil {
-		if err := format.CheckParams("parquet", o.Params, "lists"); err != nil {
+		params, err := format.NormalizeParams("parquet", o.Params, ReadParams)
+		if err != nil {
 			return nil, err
 		}
-		switch v := o.Params["lists"]; v {
+		switch v := params["lists"]; v {
 		case "", "fixed":
 		case "variable":
 			ro.VariableLists = true
@@ -35,16 +49,18 @@ func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
 	return Open(name, ro)
 }
 
-// createFormat translates the write options: compression=zstd|snappy|gzip|none (or the
-// common compression setting), sequences=auto|list.
-func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
+func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 	wo := &WriterOptions{}
 	if o != nil {
-		if err := format.CheckParams("parquet", o.Params, "compression", "sequences"); err != nil {
+		params, err := format.NormalizeParams("parquet", o.Params, WriteParams)
+		if err != nil {
 			return nil, err
 		}
+		if o.Compat != "" {
+			return nil, format.UsageErrorf("parquet: no compatibility modes (compat %q)", o.Compat)
+		}
 		wo.Compression = o.Compress
-		if v, ok := o.Params["compression"]; ok {
+		if v, ok := params["compression"]; ok {
 			wo.Compression = v
 		}
 		switch wo.Compression {
@@ -52,10 +68,10 @@ func createFormat(f *os.File, schema mlfeed.Schema, o *format.WriteOptions) (mlf
 		default:
 			return nil, format.UsageErrorf("parquet: compression %q: want zstd, snappy, gzip or none", wo.Compression)
 		}
-		wo.Sequences = o.Params["sequences"]
+		wo.Sequences = params["sequences"]
 		if wo.Sequences != "" && wo.Sequences != "auto" && wo.Sequences != "list" {
 			return nil, format.UsageErrorf("parquet: option sequences=%q: want auto or list", wo.Sequences)
 		}
 	}
-	return NewWriter(f, schema, wo)
+	return NewWriter(w, schema, wo)
 }

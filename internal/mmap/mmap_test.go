@@ -1,9 +1,13 @@
 package mmap
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 func TestMap(t *testing.T) {
@@ -31,4 +35,62 @@ func TestMap(t *testing.T) {
 	if err != nil || len(empty.Bytes()) != 0 {
 		t.Fatal("empty map")
 	}
+}
+
+func TestGuardTruncated(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "shrinks")
+	page := os.Getpagesize()
+	os.WriteFile(name, make([]byte, 4*page), 0o644)
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := Map(f, int64(4*page))
+	if err == ErrUnsupported {
+		t.Skip("no mmap on this platform")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := os.Truncate(name, int64(page)); err != nil {
+		t.Fatal(err)
+	}
+	var sum byte
+	err = Guard(func() error {
+		for _, b := range r.Bytes() {
+			sum += b
+		}
+		return nil
+	})
+	var pe *mlfeed.PosError
+	if !errors.Is(err, ErrChanged) || !errors.Is(err, mlfeed.ErrTruncated) || !errors.As(err, &pe) || pe.File != name || pe.Offset != int64(page) {
+		t.Fatalf("Guard: %v", err)
+	}
+	// A region closed by a deferred Close while the fault unwinds still names the file.
+	os.WriteFile(name, make([]byte, 4*page), 0o644)
+	r2, err := Map(f, int64(4*page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Truncate(name, int64(2*page))
+	err = Guard(func() error {
+		defer r2.Close()
+		sum += r2.Bytes()[3*page]
+		return nil
+	})
+	if !errors.As(err, &pe) || pe.File != name || pe.Offset != int64(3*page) {
+		t.Fatalf("Guard with Close deferred: %v", err)
+	}
+	// Other panics are not swallowed.
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a nil dereference was swallowed")
+		}
+	}()
+	Guard(func() error {
+		var p *int
+		return errors.New(fmt.Sprint(*p))
+	})
 }

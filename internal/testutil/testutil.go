@@ -1,5 +1,7 @@
-// Package testutil finds the shared test corpus (../shared/testdata beside the repository, or
-// $MLFEED_SHARED/testdata) for tests that read real files in place.
+// Package testutil finds real test files: in the shared corpus (../shared/testdata beside the
+// repository, or $MLFEED_SHARED/testdata), the larger collection, or else in the repository's
+// own testdata/ (a small copy of some of its files, laid out the same way), so that `go test
+// ./...` on a bare clone still reads real data.
 package testutil
 
 import (
@@ -17,12 +19,7 @@ func SharedDir() string {
 	if d := os.Getenv("MLFEED_SHARED"); d != "" {
 		return d
 	}
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return ""
-	}
-	root := filepath.Join(filepath.Dir(file), "..", "..") // internal/testutil -> repo root
-	d := filepath.Join(root, "..", "shared")
+	d := filepath.Join(repoRoot(), "..", "shared")
 	if st, err := os.Stat(filepath.Join(d, "testdata")); err == nil && st.IsDir() {
 		return d
 	}
@@ -30,19 +27,70 @@ func SharedDir() string {
 }
 
 // Testdata returns the path of a file or directory under the shared corpus's testdata,
-// for example Testdata(t, "mnist", "t10k-labels-idx1-ubyte"). It skips the test with a clear
-// message when the corpus or the file is absent.
+// for example Testdata(t, "mnist", "t10k-labels-idx1-ubyte"). Without the shared corpus, a file
+// (not a directory: tests that walk one expect all of it) comes from the repository's
+// testdata/ when it is there. It skips the test with a clear message otherwise.
 func Testdata(tb testing.TB, elem ...string) string {
 	tb.Helper()
 	d := SharedDir()
 	if d == "" {
+		if p := filepath.Join(append([]string{repoRoot(), "testdata"}, elem...)...); isFile(p) {
+			return p
+		}
 		tb.Skip("skipped: the shared test corpus (../shared/testdata beside the repository, or $MLFEED_SHARED) is absent")
 	}
 	p := filepath.Join(append([]string{d, "testdata"}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
+		if q := filepath.Join(append([]string{repoRoot(), "testdata"}, elem...)...); isFile(q) {
+			return q
+		}
 		tb.Skipf("skipped: %s is absent from the shared test corpus", p)
 	}
 	return p
+}
+
+// Dir returns a directory of test files: the shared corpus's, or without it the repository's
+// copy, for tests that are content with the files the copy holds. It skips the test when
+// neither is there.
+func Dir(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	if d := SharedDir(); d != "" {
+		if p := filepath.Join(append([]string{d, "testdata"}, elem...)...); isDir(p) {
+			return p
+		}
+	}
+	if p := filepath.Join(append([]string{repoRoot(), "testdata"}, elem...)...); isDir(p) {
+		return p
+	}
+	tb.Skipf("skipped: testdata/%s is absent from the shared corpus and the repository", filepath.Join(elem...))
+	return ""
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// Local returns the path of a file in the repository's testdata/ (the small corpus that goes
+// with the source), failing the test when it is absent.
+func Local(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	p := filepath.Join(append([]string{repoRoot(), "testdata"}, elem...)...)
+	if !isFile(p) {
+		tb.Fatalf("%s is missing from the repository", p)
+	}
+	return p
+}
+
+// repoRoot returns the repository's root directory.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..") // internal/testutil -> repo root
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // Spec returns the path of a spec document under the shared corpus, skipping when absent.

@@ -1,19 +1,18 @@
 // Package h5 is the HDF5 container layer of package binsparse: one-dimensional datasets and
-// string attributes in groups, through libhdf5. It is compiled only with cgo and the build
-// tag "hdf5"; other builds get a stub whose every operation returns an error wrapping
-// mlfeed.ErrUnsupported that says how to enable HDF5.
+// string attributes in groups, read and written in pure Go through internal/hdf5 (no cgo, no
+// libhdf5).
 package h5
 
 import "github.com/mlfeed/mlfeed"
 
 // Info describes a one-dimensional dataset.
 type Info struct {
-	Type    mlfeed.ElemType // the element type, or Invalid when it is not an integer or float
+	Type    mlfeed.ElemType // the element type
 	Len     int64           // number of elements
 	Rank    int             // number of dimensions of the dataspace
 	Layout  string          // "contiguous", "chunked", "compact"
-	Chunk   int64           // chunk length (chunked layout)
-	Filters []string        // "deflate", "shuffle", "fletcher32", "szip", or numbers
+	Chunk   int64           // chunk length (chunked layout, first dimension)
+	Filters []string        // "deflate", "shuffle", "fletcher32"
 }
 
 // WriteOptions control how Write stores a dataset.

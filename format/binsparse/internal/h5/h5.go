@@ -1,437 +1,262 @@
-//go:build cgo && hdf5
-
 package h5
-
-// The HDF5 layer: files, groups and group listing through gonum.org/v1/hdf5, and our own
-// small C for what gonum gets wrong or lacks: string attributes of every kind (fixed or
-// variable length, scalar or one-element), typed dataset reads and writes with native memory
-// types, hyperslab reads, chunking with deflate, and error messages taken from libhdf5's
-// error stack. libhdf5's automatic error printing is switched off on every thread that calls
-// it, and every return value is checked.
-
-/*
-#cgo linux,amd64 CFLAGS: -I/usr/include/hdf5/serial
-#cgo linux,amd64 LDFLAGS: -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 -lz
-#cgo linux,arm64 CFLAGS: -I/usr/include/hdf5/serial
-#cgo linux,arm64 LDFLAGS: -L/usr/lib/aarch64-linux-gnu/hdf5/serial -lhdf5 -lz
-#cgo !linux LDFLAGS: -lhdf5 -lz
-#include "bsp_h5.h"
-*/
-import "C"
 
 import (
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
+	"sort"
 	"strings"
 	"sync"
-	"unsafe"
-
-	"gonum.org/v1/hdf5"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/hdf5"
 )
 
-// Available reports whether this build reads and writes HDF5 files.
-const Available = true
-
-// File is an open HDF5 file.
+// File is an HDF5 file open for reading (Open) or writing (Create).
 type File struct {
 	name string
-	f    *hdf5.File
-}
-
-// mu serializes calls into libhdf5 (which serializes them anyway), so that one crash guard is
-// active at a time (see bsp_h5.h).
-var mu sync.Mutex
-
-// ErrCrashed is returned once libhdf5 has crashed on a corrupt file: the library's state is
-// lost, so no further HDF5 call is made in this process.
-var ErrCrashed = fmt.Errorf("%w: libhdf5 crashed reading a corrupt HDF5 file; HDF5 is disabled for the rest of this process", mlfeed.ErrFormat)
-
-// call runs fn on a locked OS thread with libhdf5's error printing off, so that the error
-// stack fn leaves behind can be read by stackErr.
-func call(fn func() error) error {
-	mu.Lock()
-	defer mu.Unlock()
-	if C.bsp_is_crashed() != 0 {
-		return ErrCrashed
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	C.bsp_prepare()
-	return fn()
-}
-
-// stackErr returns libhdf5's error stack of this thread as an error wrapping sentinel.
-func stackErr(sentinel error, what string) error {
-	buf := make([]byte, 1024)
-	C.bsp_error((*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
-	msg := strings.TrimRight(string(buf[:clen(buf)]), " \n")
-	if msg == "" {
-		return fmt.Errorf("%w: %s", sentinel, what)
-	}
-	return fmt.Errorf("%w: %s (libhdf5: %s)", sentinel, what, msg)
-}
-
-// errBuf is a buffer the C functions fill with the error stack when they fail.
-type errBuf []byte
-
-func newErrBuf() errBuf { return make(errBuf, 1024) }
-
-func (e errBuf) c() *C.char { return (*C.char)(unsafe.Pointer(&e[0])) }
-
-// err returns the recorded error stack as an error wrapping sentinel (ErrCrashed, with what,
-// when libhdf5 crashed).
-func (e errBuf) err(sentinel error, what string) error {
-	if C.bsp_is_crashed() != 0 {
-		return fmt.Errorf("%s: %w", what, ErrCrashed)
-	}
-	msg := strings.TrimSpace(string(e[:clen(e)]))
-	if msg == "" {
-		return fmt.Errorf("%w: %s", sentinel, what)
-	}
-	return fmt.Errorf("%w: %s (libhdf5: %s)", sentinel, what, msg)
-}
-
-func clen(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return len(b)
+	r    *hdf5.File
+	w    *hdf5.Writer
+	mu   sync.Mutex
+	sets map[string]*hdf5.Dataset // datasets opened so far, by path
 }
 
 // Open opens an HDF5 file for reading.
 func Open(name string) (*File, error) {
-	if _, err := os.Stat(name); err != nil {
-		return nil, err
-	}
-	var f *hdf5.File
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	err := call(func() error {
-		// A guarded first pass: libhdf5 parses the superblock and every object header, so
-		// that gonum's unguarded calls below meet only structures libhdf5 survives.
-		eb := newErrBuf()
-		if C.bsp_probe(cname, eb.c()) < 0 {
-			return eb.err(mlfeed.ErrFormat, "not a readable HDF5 file (truncated or corrupt?)")
-		}
-		var err error
-		if f, err = hdf5.OpenFile(name, hdf5.F_ACC_RDONLY); err != nil {
-			return stackErr(mlfeed.ErrFormat, "not a readable HDF5 file (truncated or corrupt?)")
-		}
-		return nil
-	})
+	r, err := hdf5.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &File{name: name, f: f}, nil
+	return &File{name: name, r: r, sets: map[string]*hdf5.Dataset{}}, nil
 }
 
 // Create creates (or truncates) an HDF5 file for writing.
 func Create(name string) (*File, error) {
-	var f *hdf5.File
-	err := call(func() error {
-		var err error
-		if f, err = hdf5.CreateFile(name, hdf5.F_ACC_TRUNC); err != nil {
-			return stackErr(errors.New("cannot create HDF5 file"), name)
-		}
-		return nil
-	})
+	w, err := hdf5.Create(name)
 	if err != nil {
 		return nil, err
 	}
-	return &File{name: name, f: f}, nil
+	return &File{name: name, w: w}, nil
 }
 
-// Close closes the file, flushing what was written.
+// Close closes the file, writing the metadata of a file being written.
 func (f *File) Close() error {
-	return call(func() error {
-		if err := f.f.Close(); err != nil {
-			return stackErr(errors.New("closing HDF5 file failed"), f.name)
-		}
-		return nil
-	})
+	if f.w != nil {
+		return f.w.Close()
+	}
+	return f.r.Close()
 }
 
-// withGroup runs fn with the location id of group path ("/" or "" is the root).
-func (f *File) withGroup(path string, create bool, fn func(loc C.hid_t) error) error {
-	return call(func() error {
-		if path == "" || path == "/" {
-			return fn(C.hid_t(f.f.ID()))
-		}
-		g, err := f.f.OpenGroup(path)
-		if err != nil && create {
-			g, err = f.createGroups(path)
-		}
-		if err != nil {
-			return stackErr(mlfeed.ErrFormat, fmt.Sprintf("no group %s", path))
-		}
-		defer g.Close()
-		return fn(C.hid_t(g.ID()))
-	})
-}
+var errWriteOnly = errors.New("binsparse: HDF5 file opened for writing")
 
-// createGroups creates every missing group along path.
-func (f *File) createGroups(path string) (*hdf5.Group, error) {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	cur := ""
-	var g *hdf5.Group
-	for _, p := range parts {
-		if p == "" {
-			continue
-		}
-		cur += "/" + p
-		if g != nil {
-			g.Close()
-		}
-		var err error
-		if g, err = f.f.OpenGroup(cur); err != nil {
-			C.bsp_prepare()
-			if g, err = f.f.CreateGroup(cur); err != nil {
-				return nil, err
-			}
-		}
+// group returns the group at path.
+func (f *File) group(path string) (*hdf5.Object, error) {
+	if f.r == nil {
+		return nil, errWriteOnly
 	}
-	if g == nil {
-		return nil, errors.New("empty group path")
+	o, err := f.r.Get(path)
+	if err != nil {
+		if errors.Is(err, hdf5.ErrNotFound) {
+			return nil, fmt.Errorf("%w: no group %s in %s", mlfeed.ErrFormat, path, f.name)
+		}
+		return nil, err
 	}
-	return g, nil
+	if !o.IsGroup() {
+		return nil, fmt.Errorf("%w: %s in %s is not a group", mlfeed.ErrFormat, path, f.name)
+	}
+	return o, nil
 }
 
 // Attr returns the string attribute name of the group at path; ok is false when the group
 // has no such attribute.
 func (f *File) Attr(path, name string) (value string, ok bool, err error) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	err = f.withGroup(path, false, func(loc C.hid_t) error {
-		eb := newErrBuf()
-		switch C.bsp_attr_exists(loc, cname, eb.c()) {
-		case 0:
-			return nil
-		case -1:
-			return eb.err(mlfeed.ErrFormat, "cannot read attributes of "+path)
-		}
-		var out *C.char
-		var n C.size_t
-		switch C.bsp_attr_read(loc, cname, &out, &n, eb.c()) {
-		case -2:
-			return fmt.Errorf("%w: attribute %s of %s is not a single string", mlfeed.ErrFormat, name, path)
-		case -3:
-			return fmt.Errorf("%w: attribute %s of %s is longer than 256 MiB", mlfeed.ErrTooLarge, name, path)
-		case 0:
-		default:
-			return eb.err(mlfeed.ErrFormat, fmt.Sprintf("cannot read attribute %s of %s", name, path))
-		}
-		defer C.free(unsafe.Pointer(out))
-		value, ok = C.GoStringN(out, C.int(n)), true
-		return nil
-	})
-	return value, ok, err
+	g, err := f.group(path)
+	if err != nil {
+		return "", false, err
+	}
+	a, err := g.Attr(name)
+	if errors.Is(err, hdf5.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if a.Type.Class != hdf5.String && a.Type.Class != hdf5.VarString {
+		return "", false, fmt.Errorf("%w: attribute %s of %s is not a single string", mlfeed.ErrFormat, name, path)
+	}
+	s, err := a.String()
+	if err != nil {
+		return "", false, fmt.Errorf("%w: attribute %s of %s is not a single string: %v", mlfeed.ErrFormat, name, path, err)
+	}
+	return s, true, nil
 }
 
 // SetAttr writes value as a variable-length UTF-8 scalar string attribute of the group at
 // path, creating the group (and its parents) if needed.
 func (f *File) SetAttr(path, name, value string) error {
-	cname, cval := C.CString(name), C.CString(value)
-	defer C.free(unsafe.Pointer(cname))
-	defer C.free(unsafe.Pointer(cval))
-	return f.withGroup(path, true, func(loc C.hid_t) error {
-		eb := newErrBuf()
-		if C.bsp_attr_write(loc, cname, cval, eb.c()) < 0 {
-			return eb.err(errors.New("writing attribute failed"), name)
-		}
-		return nil
-	})
+	if f.w == nil {
+		return errors.New("binsparse: HDF5 file opened for reading")
+	}
+	return f.w.SetAttr(path, name, value)
 }
 
-// Groups returns the paths of every group, the root ("/") first, depth first, up to a depth
-// of 32 levels and 100000 groups.
+// Groups returns the paths of every group, the root ("/") first, depth first (members in name
+// order), up to a depth of 32 levels and 100000 groups.
 func (f *File) Groups() ([]string, error) {
+	root, err := f.group("/")
+	if err != nil {
+		return nil, err
+	}
 	out := []string{"/"}
-	var walk func(g *hdf5.CommonFG, path string, depth int) error
-	walk = func(g *hdf5.CommonFG, path string, depth int) error {
+	var walk func(g *hdf5.Object, depth int) error
+	walk = func(g *hdf5.Object, depth int) error {
 		if depth > 32 || len(out) > 100000 {
 			return nil
 		}
-		n, err := g.NumObjects()
+		kids, err := g.Children()
 		if err != nil {
-			return stackErr(mlfeed.ErrFormat, "cannot list group "+path)
+			return err
 		}
-		for i := uint(0); i < n; i++ {
-			t, err := g.ObjectTypeByIndex(i)
-			if err != nil || t != hdf5.H5G_GROUP {
+		sort.Strings(kids)
+		for _, k := range kids {
+			c, err := g.Child(k)
+			if err != nil {
+				return err
+			}
+			if !c.IsGroup() {
 				continue
 			}
-			name, err := g.ObjectNameByIndex(i)
-			if err != nil {
-				return stackErr(mlfeed.ErrFormat, "cannot list group "+path)
-			}
-			child := strings.TrimSuffix(path, "/") + "/" + name
-			sub, err := g.OpenGroup(name)
-			if err != nil {
-				return stackErr(mlfeed.ErrFormat, "cannot open group "+child)
-			}
-			out = append(out, child)
-			err = walk(&sub.CommonFG, child, depth+1)
-			sub.Close()
-			if err != nil {
+			out = append(out, c.Path())
+			if err := walk(c, depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	err := call(func() error { return walk(&f.f.CommonFG, "/", 0) })
-	return out, err
+	return out, walk(root, 0)
+}
+
+// dataset returns the dataset name in the group at path; ok is false when there is none.
+func (f *File) dataset(path, name string) (*hdf5.Dataset, bool, error) {
+	key := strings.TrimSuffix(path, "/") + "/" + name
+	f.mu.Lock()
+	d, ok := f.sets[key]
+	f.mu.Unlock()
+	if ok {
+		return d, true, nil
+	}
+	g, err := f.group(path)
+	if err != nil {
+		return nil, false, err
+	}
+	o, err := g.Child(name)
+	if errors.Is(err, hdf5.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !o.IsDataset() {
+		return nil, false, fmt.Errorf("%w: %s in %s is not a dataset", mlfeed.ErrFormat, name, path)
+	}
+	if d, err = o.Dataset(); err != nil {
+		return nil, false, err
+	}
+	f.mu.Lock()
+	f.sets[key] = d
+	f.mu.Unlock()
+	return d, true, nil
 }
 
 // Dataset describes the dataset name in the group at path; ok is false when there is none.
 func (f *File) Dataset(path, name string) (info Info, ok bool, err error) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	err = f.withGroup(path, false, func(loc C.hid_t) error {
-		var di C.dsinfo
-		eb := newErrBuf()
-		switch C.bsp_dset_info(loc, cname, &di, eb.c()) {
-		case 0:
-			return nil
-		case -2:
-			return fmt.Errorf("%w: %s in %s is not a dataset", mlfeed.ErrFormat, name, path)
-		case 1:
-		default:
-			return eb.err(mlfeed.ErrFormat, fmt.Sprintf("cannot open dataset %s in %s", name, path))
-		}
-		ok = true
-		info.Len, info.Rank, info.Chunk = int64(di.n), int(di.rank), int64(di.chunk)
-		info.Type = elemType(int(di.cls), di.sign != 0, int(di.size))
-		info.Layout = [...]string{"compact", "contiguous", "chunked"}[max(0, int(di.layout))]
-		for i := 0; i < int(di.nfilters) && i < 8; i++ {
-			info.Filters = append(info.Filters, filterName(int(di.filters[i])))
-		}
-		return nil
-	})
-	return info, ok, err
-}
-
-func elemType(cls int, signed bool, size int) mlfeed.ElemType {
-	switch {
-	case cls == 2 && size == 4:
-		return mlfeed.Float32
-	case cls == 2 && size == 8:
-		return mlfeed.Float64
-	case cls == 1:
-		s := map[int]mlfeed.ElemType{1: mlfeed.Uint8, 2: mlfeed.Uint16, 4: mlfeed.Uint32, 8: mlfeed.Uint64}
-		if signed {
-			s = map[int]mlfeed.ElemType{1: mlfeed.Int8, 2: mlfeed.Int16, 4: mlfeed.Int32, 8: mlfeed.Int64}
-		}
-		return s[size]
+	d, ok, err := f.dataset(path, name)
+	if !ok || err != nil {
+		return info, ok, err
 	}
-	return mlfeed.Invalid
-}
-
-func filterName(id int) string {
-	switch C.int(id) {
-	case C.bsp_filter_deflate():
-		return "deflate"
-	case C.bsp_filter_shuffle():
-		return "shuffle"
-	case C.bsp_filter_fletcher32():
-		return "fletcher32"
-	case C.bsp_filter_szip():
-		return "szip"
+	info = Info{Type: d.Type.ElemType(), Len: int64(d.Len()), Rank: len(d.Dims), Layout: d.Layout(), Filters: d.Filters()}
+	if c := d.Chunk(); len(c) > 0 {
+		info.Chunk = int64(c[0])
 	}
-	return fmt.Sprint(id)
+	return info, true, nil
 }
 
-func typeCode(t mlfeed.ElemType) C.int {
-	switch t {
-	case mlfeed.Float32:
-		return 1
-	case mlfeed.Float64:
-		return 2
-	case mlfeed.Int8:
-		return 3
-	case mlfeed.Int16:
-		return 4
-	case mlfeed.Int32:
-		return 5
-	case mlfeed.Int64:
-		return 6
-	case mlfeed.Uint8, mlfeed.Bool:
-		return 7
-	case mlfeed.Uint16:
-		return 8
-	case mlfeed.Uint32:
-		return 9
-	case mlfeed.Uint64:
-		return 10
-	}
-	return 0
-}
-
-// Read reads elements [off, off+n) of the dataset name in the group at path, of total
-// elements, converted by libhdf5 to type t.
+// Read reads elements [off, off+n) of the one-dimensional dataset name in the group at path,
+// which holds total elements of type t.
 func (f *File) Read(path, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
-	code := typeCode(t)
-	if code == 0 {
-		return mlfeed.Buffer{}, fmt.Errorf("%w: cannot read %s as %s", mlfeed.ErrUnsupported, name, t)
+	d, ok, err := f.dataset(path, name)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: no dataset %s in %s", mlfeed.ErrFormat, name, path)
+	}
+	if err != nil {
+		return mlfeed.Buffer{}, err
+	}
+	if d.Type.ElemType() != t || int64(d.Len()) != total || off < 0 || n < 0 || off+n > total {
+		return mlfeed.Buffer{}, fmt.Errorf("%w: cannot read elements [%d, %d) of %s (%d elements of %s) as %s", mlfeed.ErrFormat, off, off+n, name, d.Len(), d.Type, t)
+	}
+	if len(d.Dims) > 1 && (off != 0 || n != total) {
+		return mlfeed.Buffer{}, fmt.Errorf("%w: partial read of the %d-dimensional dataset %s", mlfeed.ErrUnsupported, len(d.Dims), name)
 	}
 	buf := mlfeed.NewBuffer(t, int(n))
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	err := f.withGroup(path, false, func(loc C.hid_t) error {
-		var p unsafe.Pointer
-		if n > 0 {
-			p = unsafe.Pointer(&buf.Bytes[0])
-		}
-		eb := newErrBuf()
-		if n > 0 {
-			var di C.dsinfo
-			if C.bsp_dset_info(loc, cname, &di, eb.c()) == 1 && int64(di.n) == total && off+n <= total {
-				if shuffled, ok := directReadable(&di, t); ok {
-					err := readDirect(loc, cname, &di, shuffled, buf.Bytes, t.Size(), off)
-					if err != errMissingChunk {
-						return err
-					}
-				}
-			}
-		}
-		if C.bsp_dset_read(loc, cname, code, C.longlong(off), C.longlong(n), C.longlong(total), p, eb.c()) < 0 {
-			return eb.err(mlfeed.ErrFormat, fmt.Sprintf("reading dataset %s failed", name))
-		}
-		return nil
-	})
+	if len(d.Dims) <= 1 {
+		err = d.ReadRows(buf.Bytes, uint64(off), uint64(n))
+	} else {
+		err = d.ReadRows(buf.Bytes, 0, d.Rows())
+	}
 	return buf, err
+}
+
+// stored returns the HDF5 element type for t: Bool is stored as uint8.
+func stored(t mlfeed.ElemType) mlfeed.ElemType {
+	if t == mlfeed.Bool {
+		return mlfeed.Uint8
+	}
+	return t
+}
+
+func (o WriteOptions) dataset(n int64) hdf5.DatasetOptions {
+	if o.Chunk <= 0 || n == 0 {
+		return hdf5.DatasetOptions{}
+	}
+	return hdf5.DatasetOptions{ChunkRows: uint64(min(o.Chunk, n)), Level: o.Level, Shuffle: o.Shuffle}
 }
 
 // Write creates the dataset name in the group at path (creating the group if needed) holding
 // b's elements.
 func (f *File) Write(path, name string, b mlfeed.Buffer, o WriteOptions) error {
-	code := typeCode(b.Type)
-	if code == 0 {
-		return fmt.Errorf("%w: cannot store %s values in HDF5", mlfeed.ErrUnsupported, b.Type)
+	if f.w == nil {
+		return errors.New("binsparse: HDF5 file opened for reading")
 	}
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	return f.withGroup(path, true, func(loc C.hid_t) error {
-		var p unsafe.Pointer
-		if len(b.Bytes) > 0 {
-			p = unsafe.Pointer(&b.Bytes[0])
-		}
-		if o.Level > 0 && o.Chunk > 0 && b.Len() > 0 {
-			return writeDirect(loc, cname, code, b, o)
-		}
-		shuffle := C.int(0)
-		if o.Shuffle {
-			shuffle = 1
-		}
-		eb := newErrBuf()
-		if C.bsp_dset_write(loc, cname, code, C.longlong(b.Len()), C.longlong(o.Chunk), C.int(o.Level), shuffle, p, eb.c()) < 0 {
-			return eb.err(errors.New("writing dataset failed"), name)
-		}
-		return nil
-	})
+	n := int64(b.Len())
+	return f.w.WriteDataset(path, name, stored(b.Type), []uint64{uint64(n)}, b.Bytes, o.dataset(n))
 }
+
+// Appender writes a growable one-dimensional dataset, chunk by chunk.
+type Appender struct {
+	d *hdf5.DatasetWriter
+	t mlfeed.ElemType
+}
+
+// Append creates the dataset name in the group at path, which grows by Appender.Write; it is
+// always chunked (o.Chunk elements per chunk, 1 MiB worth if 0).
+func (f *File) Append(path, name string, t mlfeed.ElemType, o WriteOptions) (*Appender, error) {
+	if f.w == nil {
+		return nil, errors.New("binsparse: HDF5 file opened for reading")
+	}
+	if o.Chunk <= 0 {
+		o.Chunk = max(1, (1<<20)/int64(t.Size()))
+	}
+	d, err := f.w.CreateDataset(path, name, stored(t), nil, hdf5.DatasetOptions{ChunkRows: uint64(o.Chunk), Level: o.Level, Shuffle: o.Shuffle})
+	if err != nil {
+		return nil, err
+	}
+	return &Appender{d, t}, nil
+}
+
+// Write appends b's elements (little-endian).
+func (a *Appender) Write(b []byte) error { return a.d.Write(b) }
+
+// Len returns the number of elements written.
+func (a *Appender) Len() int64 { return int64(a.d.Rows()) }
+
+// Close does nothing: the file's Close stores the last chunk.
+func (a *Appender) Close() error { return nil }

@@ -54,7 +54,7 @@ func main() {
 		if fs.NArg() != 1 || *par < 1 {
 			usage()
 		}
-		err = read(fs.Arg(0), &cbf.Options{NoMmap: *noMmap}, *runs, *par, *sum)
+		err = read(fs.Arg(0), &cbf.ReaderOptions{NoMmap: *noMmap}, *runs, *par, *sum)
 	default:
 		usage()
 	}
@@ -183,7 +183,7 @@ func genCTF(out string, size int64) error {
 // read decodes every chunk of a CBF file and sums the values, runs times, and prints the
 // median time in seconds and the sum. par goroutines take chunks in turn. Without sum, the
 // chunks are only decoded.
-func read(name string, opts *cbf.Options, runs, par int, sum bool) error {
+func read(name string, opts *cbf.ReaderOptions, runs, par int, sum bool) error {
 	var times []float64
 	var total float64
 	for range runs {

@@ -35,6 +35,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/ctf"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 func main() {
@@ -96,7 +97,7 @@ func read(args []string) {
 		runtime.GC()
 		c0 := cpuTime()
 		t0 := time.Now()
-		r, err := ctf.Open(name, &ctf.Options{Inputs: in})
+		r, err := ctf.Open(name, &ctf.ReaderOptions{Inputs: in})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -110,7 +111,8 @@ func read(args []string) {
 			}
 			continue
 		}
-		err = r.ReadChunks(context.Background(), func(_ int, c *mlfeed.Chunk) error {
+		ctx := sched.WithContext(context.Background(), sched.New(runtime.GOMAXPROCS(0), 0))
+		err = r.ReadChunks(ctx, func(_ int, c *mlfeed.Chunk) error {
 			for _, d := range c.Streams {
 				values += int64(d.Values.Len())
 			}

@@ -52,8 +52,17 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // occupies (or, when st is not OK, the offset of the byte that broke it) and the status. When
 // the number runs to the end of b, n == len(b) and st is OK or BadEnd.
 func Scan(b []byte) (v float64, n int, st Status) {
+	v, n, st, _ = ScanShort(b)
+	return v, n, st
+}
+
+// ScanShort is Scan that also reports whether the number is short: at most six significant
+// digits and a decimal exponent within ±22, so that float32 holds it to every digit it states
+// (FLT_DIG is 6, and such a number lies within float32's normal range). A number that is not
+// short may still fit float32; short is a cheap sufficient condition.
+func ScanShort(b []byte) (v float64, n int, st Status, short bool) {
 	if len(b) == 0 {
-		return 0, 0, BadEnd
+		return 0, 0, BadEnd, false
 	}
 	// Sign handling without branches: signs are as likely as not in real data.
 	c := b[0]
@@ -63,13 +72,13 @@ func Scan(b []byte) (v float64, n int, st Status) {
 	}
 	i := int(signLen[c])
 	if i == len(b) {
-		return 0, i, BadEnd
+		return 0, i, BadEnd, false
 	}
 	if b[i]-'0' > 9 {
 		if i == 1 {
-			return 0, i, BadAfterSign
+			return 0, i, BadAfterSign, false
 		}
-		return 0, 0, BadStart
+		return 0, 0, BadStart, false
 	}
 	// Integer parts are short: a plain loop is quicker than the eight-byte path there.
 	d0 := i
@@ -99,20 +108,20 @@ func Scan(b []byte) (v float64, n int, st Status) {
 	if fracDigits && i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i == len(b) {
-			return 0, i, BadEnd
+			return 0, i, BadEnd, false
 		}
 		eneg := false
 		if c := b[i]; c == '-' || c == '+' {
 			eneg = c == '-'
 			i++
 			if i == len(b) {
-				return 0, i, BadEnd
+				return 0, i, BadEnd, false
 			}
 			if b[i]-'0' > 9 {
-				return 0, i, BadAfterExpSign
+				return 0, i, BadAfterExpSign, false
 			}
 		} else if c-'0' > 9 {
-			return 0, i, BadAfterE
+			return 0, i, BadAfterE, false
 		}
 		e := 0
 		for ; i < len(b); i++ {
@@ -138,16 +147,16 @@ func Scan(b []byte) (v float64, n int, st Status) {
 			case exp > 0:
 				f *= pow10[exp]
 			}
-			return math.Float64frombits(math.Float64bits(f) | sign), i, OK
+			return math.Float64frombits(math.Float64bits(f) | sign), i, OK, mant < 1e6
 		}
 		if mant == 0 {
-			return math.Float64frombits(sign), i, OK
+			return math.Float64frombits(sign), i, OK, true
 		}
 		if f, ok := lemire(mant, exp, sign != 0); ok {
-			return f, i, OK
+			return f, i, OK, false
 		}
 	}
-	return slow(b[:i]), i, OK
+	return slow(b[:i]), i, OK, false
 }
 
 // pow10u holds 10^n for n in [0, 8].

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigDefines runs a real CNTK configuration (network definitions included) with its
+// $DataDir$ set on the command line, as `cntk configFile=... DataDir=...` does.
+func TestConfigDefines(t *testing.T) {
+	dir := t.TempDir()
+	data := "|F 0.1 0.2 |L 1 0\n|F 0.3 0.4 |L 0 1\n|F 0.5 0.6 |L 1 0\n"
+	if err := os.WriteFile(filepath.Join(dir, "SimpleDataTrain_cntk_text.txt"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join("..", "..", "cntkconfig", "testdata", "cntk", "Tests", "EndToEndTests", "ParallelTraining", "SimpleMultiGPU.cntk")
+	out, stderr, code := run(t, "batches", "--config", cfg, "DataDir="+dir, "--dump", "--mb-size", "2")
+	want := `{"sweep":0,"sequences":2,"features":[[[0.1,0.2]],[[0.3,0.4]]],"labels":[[[1,0]],[[0,1]]]}` + "\n" +
+		`{"sweep":0,"sequences":1,"features":[[[0.5,0.6]]],"labels":[[[1,0]]]}` + "\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	// Without the define the variable is undefined: a usage error naming file and line.
+	_, stderr, code = run(t, "batches", "--config", cfg, "--mb-size", "2")
+	if code != exitUsage || !strings.Contains(stderr, "SimpleMultiGPU.cntk:48: $DataDir$ is not defined") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The data file's format comes from the reader type, not its name (ATIS.cntk reads
+	// ATIS.train.cntk.sparse), beside a BrainScript model.
+	if err := os.WriteFile(filepath.Join(dir, "d.cntk.sparse"), []byte("0 |S0 1:1\n1 |S0 3:2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bs := filepath.Join(dir, "atis.cntk")
+	text := `Train = [
+    BrainScriptNetworkBuilder = (Sequential (EmbeddingLayer {150} : RecurrentLSTMLayer {300} : DenseLayer {10}))
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/d.cntk.sparse"
+        input = [ a = [ alias = "S0" ; dim = 5 ; format = "sparse" ] ] ]
+]`
+	if err := os.WriteFile(bs, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = run(t, "batches", "--config", bs, "DataDir="+dir, "--dump", "--no-randomize")
+	if code != 0 || out != `{"sweep":0,"sequences":2,"a":[[{"indices":[1],"values":[1]}],[{"indices":[3],"values":[2]}]]}`+"\n" {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	// Other commands take defines beside their files.
+	out, stderr, code = run(t, "cat", "--config", cfg, "DataDir="+dir, "-n", "1", filepath.Join(dir, "SimpleDataTrain_cntk_text.txt"))
+	if code != 0 || out != "|F 0.1 0.2 |L 1 0\n" {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTasksAsProcesses converts a data set as N independent processes, each told its task
+// the way a job runner tells it (Kubernetes Indexed Job, Slurm array), merges their manifests,
+// and checks that the sharded data set reads exactly as the single file does, in order and
+// through the randomizer with workers.
+func TestTasksAsProcesses(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.cbf")
+	if _, stderr, code := run(t, "demo", "-n", "900", "--dir", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	ins := []string{filepath.Join(dir, "demo-images-idx3-ubyte"), filepath.Join(dir, "demo-labels-idx1-ubyte")}
+	if _, stderr, code := run(t, append(append([]string{"convert", "--type", "float32"}, ins...), one)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	out := filepath.Join(dir, "shards")
+	envs := [][]string{
+		{"JOB_COMPLETION_INDEX=0"}, {"JOB_COMPLETION_INDEX=1"}, {"JOB_COMPLETION_INDEX=2"},
+	}
+	var procs []*exec.Cmd
+	var errs []*bytes.Buffer
+	for _, env := range envs {
+		cmd := exec.Command(bin, "convert", "--task-count", "3", "--shards", "6", "--to", "cbf", one, out)
+		cmd.Env = append(os.Environ(), env...)
+		var e bytes.Buffer
+		cmd.Stderr = &e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, errs = append(procs, cmd), append(errs, &e)
+	}
+	for i, p := range procs {
+		if err := p.Wait(); err != nil {
+			t.Fatalf("task %d: %v: %s", i, err, errs[i])
+		}
+	}
+	if _, stderr, code := run(t, "info", out); code == 0 {
+		t.Fatal("a data set whose tasks are not merged reads as complete")
+	} else if !strings.Contains(stderr, "merge") {
+		t.Fatalf("unmerged data set: %s", stderr)
+	}
+	if o, stderr, code := run(t, "merge", out); code != 0 || !strings.Contains(o, "6 shards, 900 sequences") {
+		t.Fatalf("merge: %s %s", o, stderr)
+	}
+	if o, stderr, code := run(t, "validate", out); code != 0 || strings.Count(o, ": ok") != 6 {
+		t.Fatalf("validate: %s %s", o, stderr)
+	}
+	a, _, _ := run(t, "batches", "--sweeps", "1", "--dump", "--no-randomize", "--mb-size", "64", one)
+	b, stderr, code := run(t, "batches", "--sweeps", "1", "--dump", "--no-randomize", "--mb-size", "64", filepath.Join(out, "*.cbf"))
+	if code != 0 || a != b {
+		t.Fatalf("sharded data set reads differently from the file, in order: %s", stderr)
+	}
+	// Randomized over shards by two workers: together, every sequence exactly once.
+	seen := map[string]int{}
+	for rank := range 2 {
+		_, seqs := dumpLines(t, "--sweeps", "1", "--mb-size", "64", "--window", "2", "--seed", "3",
+			"--workers", "2", "--rank", fmt.Sprint(rank), out)
+		for _, mb := range seqs {
+			for _, q := range mb {
+				seen[q]++
+			}
+		}
+	}
+	_, all := dumpLines(t, "--sweeps", "1", "--mb-size", "900", "--no-randomize", one)
+	for _, q := range all[0] {
+		seen[q]--
+	}
+	for q, n := range seen {
+		if n != 0 {
+			t.Fatalf("sequence %.40s... delivered %+d times too often", q, n)
+		}
+	}
+	// A task out of range and a shard size with tasks are usage errors.
+	for _, args := range [][]string{
+		{"convert", "--task", "3/3", "--to", "cbf", one, out},
+		{"convert", "--task", "0/2", "--shard-size", "1MiB", "--to", "cbf", one, out},
+		{"convert", "--shard-size", "lots", "--to", "cbf", one, out},
+		{"merge"},
+	} {
+		if _, stderr, code := run(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+	// Shards that disagree on their streams: the error names the first that does not match.
+	mixed := filepath.Join(dir, "mixed")
+	os.Mkdir(mixed, 0o755)
+	for i, args := range [][]string{{"--streams", "features"}, {"--streams", "labels"}} {
+		dst := filepath.Join(mixed, fmt.Sprintf("p%d.cbf", i))
+		if _, stderr, code := run(t, append(append([]string{"convert"}, args...), one, dst)...); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	_, stderr, code = run(t, "info", mixed)
+	if code != 1 || !strings.Contains(stderr, "p1.cbf") {
+		t.Fatalf("mixed shards: exit %d: %s", code, stderr)
+	}
+}

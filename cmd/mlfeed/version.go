@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mlfeed/mlfeed/format"
+)
+
+// buildInfo is what `version --json` prints.
+type buildInfo struct {
+	Version  string   `json:"version"`
+	Commit   string   `json:"commit,omitempty"`
+	Time     string   `json:"time,omitempty"`
+	Modified bool     `json:"modified,omitempty"`
+	Go       string   `json:"go"`
+	Platform string   `json:"platform"`
+	HDF5     string   `json:"hdf5"`
+	Formats  []string `json:"formats"`
+}
+
+// readBuildInfo collects the module version and VCS stamp the Go toolchain put in the binary
+// (runtime/debug.ReadBuildInfo) and the optional parts compiled in.
+func readBuildInfo() buildInfo {
+	b := buildInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		HDF5: "pure Go (internal/hdf5)", Formats: format.Names()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		b.Version = bi.Main.Version
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit = s.Value
+			case "vcs.time":
+				b.Time = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	return b
+}
+
+func (b buildInfo) String() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "mlfeed %s\n", b.Version)
+	switch {
+	case b.Commit == "":
+		fmt.Fprintf(&s, "commit:   unknown (not built from a git checkout)\n")
+	case b.Modified:
+		fmt.Fprintf(&s, "commit:   %s (%s) with uncommitted changes\n", b.Commit, b.Time)
+	default:
+		fmt.Fprintf(&s, "commit:   %s (%s)\n", b.Commit, b.Time)
+	}
+	fmt.Fprintf(&s, "go:       %s %s\n", b.Go, b.Platform)
+	fmt.Fprintf(&s, "hdf5:     %s\n", b.HDF5)
+	fmt.Fprintf(&s, "formats:  %s\n", strings.Join(b.Formats, " "))
+	return s.String()
+}
+
+func init() {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print mlfeed's version, commit, Go version and optional parts",
+		Long: `version prints the module version, the commit the binary was built from (with its time,
+and whether the checkout had uncommitted changes), the Go version and platform, how HDF5 is
+supported (pure Go, no C library) and the formats compiled in. --version prints the
+same. --json prints {"version", "commit", "time", "modified", "go", "platform", "hdf5",
+"formats"}.`,
+		Example: `  mlfeed version
+  mlfeed --version`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b := readBuildInfo()
+			if asJSON {
+				j, err := json.MarshalIndent(b, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", j)
+				return err
+			}
+			_, err := fmt.Fprint(cmd.OutOrStdout(), b)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	rootCmd.AddCommand(cmd)
+	rootCmd.Version = readBuildInfo().String()
+	rootCmd.SetVersionTemplate("{{.Version}}")
+}

@@ -1,0 +1,290 @@
+package hdf5
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+	h5 "github.com/mlfeed/mlfeed/internal/hdf5"
+)
+
+// ReaderOptions control reading. The zero value reads every numeric dataset of rank 1 or more
+// (they must share their first dimension) in chunks of about 4 MiB of rows.
+type ReaderOptions struct {
+	// Datasets are the paths of the datasets to read ("X", "/group/y"), in stream order. Empty
+	// means every dataset of a numeric type and rank >= 1, in path order.
+	Datasets []string
+	// ChunkRows is the number of rows per chunk; 0 picks about 4 MiB worth, rounded to the
+	// first chunked dataset's HDF5 chunks.
+	ChunkRows int
+}
+
+// Reader reads an HDF5 file as a data set. It implements mlfeed.Source, mlfeed.ChunkReuser and
+// SequenceLengths.
+type Reader struct {
+	f      *h5.File
+	close  io.Closer
+	schema mlfeed.Schema
+	sets   []*h5.Dataset
+	rows   uint64
+	per    uint64 // rows per chunk
+	chunks []mlfeed.ChunkInfo
+	skip   []string // datasets not read, with why
+}
+
+// Open opens the named HDF5 file.
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	r, err := newReader(fh, st.Size(), name, opts)
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	r.close = fh
+	return r, nil
+}
+
+// NewReader reads the HDF5 file of size bytes in r.
+func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) {
+	return newReader(r, size, "", opts)
+}
+
+// targetChunkBytes is the default size of a chunk's rows.
+const targetChunkBytes = 4 << 20
+
+func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*Reader, error) {
+	if opts == nil {
+		opts = &ReaderOptions{}
+	}
+	f, err := h5.NewFile(ra, size, name)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{f: f}
+	paths := opts.Datasets
+	explicit := len(paths) > 0
+	if !explicit {
+		if paths, err = r.allDatasets(); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range paths {
+		o, err := f.Get(p)
+		if err != nil {
+			return nil, err
+		}
+		if !o.IsDataset() {
+			return nil, fmt.Errorf("%w: %s: %s is not a dataset", ErrFormat, name, p)
+		}
+		d, err := o.Dataset()
+		if err == nil && d.Type.ElemType() == mlfeed.Invalid {
+			err = fmt.Errorf("%w: dataset %s holds %s values", ErrUnsupported, p, d.Type)
+		}
+		if err == nil && len(d.Dims) == 0 {
+			err = fmt.Errorf("%w: dataset %s is a scalar, not rows", ErrUnsupported, p)
+		}
+		if err != nil {
+			if explicit {
+				return nil, err
+			}
+			r.skip = append(r.skip, fmt.Sprintf("%s: %v", p, err))
+			continue
+		}
+		r.sets = append(r.sets, d)
+	}
+	if len(r.sets) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no numeric dataset to read as rows", ErrFormat, name)
+	}
+	r.rows = r.sets[0].Dims[0]
+	for _, d := range r.sets[1:] {
+		if d.Dims[0] != r.rows {
+			var shapes []string
+			for _, d := range r.sets {
+				shapes = append(shapes, fmt.Sprintf("%s %v", d.Path(), d.Dims))
+			}
+			return nil, fmt.Errorf("%w: %s: the datasets do not share a first dimension (%s); pick some with the datasets option", ErrFormat, name, strings.Join(shapes, ", "))
+		}
+	}
+	rowBytes := uint64(0)
+	for _, d := range r.sets {
+		// the chunk index is metadata: read it now, so that reads share it
+		if _, err := d.ChunkCount(); err != nil {
+			return nil, err
+		}
+		st := mlfeed.Stream{Name: strings.TrimPrefix(d.Path(), "/"), Storage: mlfeed.Dense, Type: d.Type.ElemType(), Dim: int(d.RowLen())}
+		// a rank-2 dataset of one column keeps its shape [1], so that it is written back as such
+		if len(d.Dims) > 2 || len(d.Dims) == 2 && d.Dims[1] == 1 {
+			for _, x := range d.Dims[1:] {
+				st.Shape = append(st.Shape, int(x))
+			}
+		}
+		if d.RowLen() > 1<<31 {
+			return nil, fmt.Errorf("%w: dataset %s has rows of %d elements", ErrUnsupported, d.Path(), d.RowLen())
+		}
+		r.schema.Streams = append(r.schema.Streams, st)
+		rowBytes += d.RowLen() * uint64(d.Type.Size)
+	}
+	if rowBytes == 0 && r.rows > uint64(size) {
+		// rows of no data: the file's size bounds how many a real file holds
+		return nil, fmt.Errorf("%w: %s: %d rows of no data in a %d-byte file", ErrFormat, name, r.rows, size)
+	}
+	r.per = uint64(opts.ChunkRows)
+	if r.per == 0 {
+		r.per = max(1, targetChunkBytes/max(rowBytes, 1))
+		for _, d := range r.sets {
+			if c := d.Chunk(); len(c) > 0 {
+				r.per = max(c[0], r.per/c[0]*c[0])
+				break
+			}
+		}
+	}
+	for at := uint64(0); at < r.rows; at += r.per {
+		n := min(r.per, r.rows-at)
+		r.chunks = append(r.chunks, mlfeed.ChunkInfo{Sequences: int(n), Samples: int64(n)})
+	}
+	return r, nil
+}
+
+// allDatasets lists every dataset's path, depth first in name order (groups whose name starts
+// with "#", MATLAB's #refs#, are skipped).
+func (r *Reader) allDatasets() ([]string, error) {
+	root, err := r.f.Root()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	n := 0
+	var walk func(o *h5.Object, depth int) error
+	walk = func(o *h5.Object, depth int) error {
+		kids, err := o.Children()
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if n++; n > 100000 || depth > 32 {
+				return fmt.Errorf("%w: more than 100000 objects or 32 levels of groups", ErrUnsupported)
+			}
+			c, err := o.Child(k)
+			if err != nil {
+				return err
+			}
+			switch {
+			case c.IsDataset():
+				out = append(out, c.Path())
+			case c.IsGroup() && !strings.HasPrefix(k, "#"):
+				if err := walk(c, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Schema describes the streams: one dense stream per dataset.
+func (r *Reader) Schema() mlfeed.Schema { return r.schema }
+
+// Chunks returns the chunk table.
+func (r *Reader) Chunks() []mlfeed.ChunkInfo { return r.chunks }
+
+// ReadChunk reads chunk i.
+func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	return r.ReadChunkReuse(ctx, i, nil)
+}
+
+// ReadChunkReuse reads chunk i into prev's memory where it fits.
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("hdf5: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	row := uint64(i) * r.per
+	n := uint64(r.chunks[i].Sequences)
+	c := prev
+	if c == nil || len(c.Streams) != len(r.sets) {
+		c = &mlfeed.Chunk{Streams: make([]mlfeed.StreamData, len(r.sets))}
+	}
+	c.Sequences, c.IDs = int(n), nil
+	for k, d := range r.sets {
+		sd := &c.Streams[k]
+		if uint64(cap(sd.SeqStart)) >= n+1 {
+			sd.SeqStart = sd.SeqStart[:n+1]
+		} else {
+			sd.SeqStart = make([]int64, n+1)
+		}
+		for q := range sd.SeqStart {
+			sd.SeqStart[q] = int64(q)
+		}
+		sd.SampleStart, sd.Indices = nil, nil
+		t := d.Type.ElemType()
+		nb := int(n * d.RowLen() * uint64(d.Type.Size))
+		if sd.Values.Type == t && cap(sd.Values.Bytes) >= nb {
+			sd.Values.Bytes = sd.Values.Bytes[:nb]
+		} else {
+			sd.Values = mlfeed.NewBuffer(t, int(n*d.RowLen()))
+		}
+		if err := d.ReadRows(sd.Values.Bytes, row, n); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// SequenceLengths returns the length of each sequence of chunk i: every row is one sample.
+func (r *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("hdf5: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	out := make([]int64, r.chunks[i].Sequences)
+	for k := range out {
+		out[k] = 1
+	}
+	return out, nil
+}
+
+// Details describes the datasets' storage for `mlfeed info`.
+func (r *Reader) Details() map[string]any {
+	sets := map[string]string{}
+	for _, d := range r.sets {
+		s := fmt.Sprintf("%s%v %s", d.Type, d.Dims, d.Layout())
+		if c := d.Chunk(); c != nil {
+			s += fmt.Sprintf("%v %s", c, d.Index())
+		}
+		if fl := d.Filters(); len(fl) > 0 {
+			s += "+" + strings.Join(fl, "+")
+		}
+		sets[d.Path()] = s
+	}
+	m := map[string]any{"datasets": sets, "rows_per_chunk": r.per}
+	if len(r.skip) > 0 {
+		m["skipped"] = r.skip
+	}
+	return m
+}
+
+// Close closes the file.
+func (r *Reader) Close() error {
+	if r.close != nil {
+		return r.close.Close()
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package hdf5
+
+import (
+	"bytes"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// walkAll reads everything in a file the way a user would, bounding what it asks to read, and
+// returns the first error.
+func walkAll(f *File) error {
+	root, err := f.Root()
+	if err != nil {
+		return err
+	}
+	seen := map[uint64]bool{}
+	var walk func(o *Object, depth int) error
+	walk = func(o *Object, depth int) error {
+		if depth > 8 || seen[o.o.addr] || len(seen) > 1000 {
+			return nil
+		}
+		seen[o.o.addr] = true
+		as, err := o.Attrs()
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			a.String()
+		}
+		if o.IsDataset() {
+			d, err := o.Dataset()
+			if err != nil {
+				return err
+			}
+			if d.Type.Class == VarString || d.Len()*uint64(d.Type.Size) > 1<<22 {
+				return nil
+			}
+			buf := make([]byte, d.Len()*uint64(d.Type.Size))
+			return d.ReadRows(buf, 0, d.Rows())
+		}
+		kids, err := o.Children()
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			c, err := o.Child(k)
+			if err != nil {
+				return err
+			}
+			if err := walk(c, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root, 0)
+}
+
+func seeds() []string {
+	var files []string
+	files, _ = filepath.Glob("testdata/*.h5")
+	shared, _ := filepath.Glob("../../../shared/testdata/binsparse/*/*.h5")
+	return append(files, shared...)
+}
+
+// FuzzReader opens arbitrary bytes as HDF5 and reads every object: no panic, no hang, and no
+// allocation the input's size does not justify.
+func FuzzReader(f *testing.F) {
+	// small seeds only: the fuzzer minimizes every input that finds new coverage, which takes
+	// long on large ones
+	for _, name := range seeds() {
+		if b, err := os.ReadFile(name); err == nil && len(b) <= 24<<10 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := NewFile(bytes.NewReader(data), int64(len(data)), "fuzz")
+		if err != nil {
+			return
+		}
+		walkAll(h)
+	})
+}
+
+// TestMutations runs FuzzReader's body on deterministic random corruptions of the seeds, so
+// that every test run covers some of what the fuzzer explores.
+func TestMutations(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	n := 100
+	if testing.Short() {
+		n = 10
+	}
+	for _, name := range seeds() {
+		b, err := os.ReadFile(name)
+		if err != nil || len(b) < 16 {
+			continue
+		}
+		for it := 0; it < n; it++ {
+			c := append([]byte(nil), b...)
+			for k := 0; k < 3; k++ {
+				p := rng.Intn(len(c) - 8)
+				for j := 0; j < 1+rng.Intn(8); j++ {
+					c[p+j] = byte(rng.Intn(256))
+				}
+			}
+			if h, err := NewFile(bytes.NewReader(c), int64(len(c)), "mutated"); err == nil {
+				walkAll(h)
+			}
+		}
+	}
+}

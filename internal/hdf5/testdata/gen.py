@@ -1,0 +1,91 @@
+"""Write HDF5 files with h5py that exercise every feature the Go reader supports.
+
+Usage: gen.py OUTDIR. Deterministic data (seeded), so reruns write the same values.
+"""
+import os
+import sys
+
+import h5py
+import numpy as np
+
+out = sys.argv[1]
+rng = np.random.default_rng(7)
+
+
+def ints(dt, shape):
+    dt = np.dtype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, size=shape, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
+
+
+def floats(dt, shape):
+    return rng.standard_normal(shape).astype(dt)
+
+
+for libver in ("earliest", "latest"):
+    with h5py.File(os.path.join(out, f"types_{libver}.h5"), "w", libver=libver) as f:
+        for order in "<>":
+            for k in "iu":
+                for size in (1, 2, 4, 8):
+                    dt = np.dtype(f"{order}{k}{size}")
+                    f.create_dataset(f"{k}{size}{'le' if order == '<' else 'be'}", data=ints(dt, (37, 3)), dtype=dt)
+            for size in (4, 8):
+                dt = np.dtype(f"{order}f{size}")
+                f.create_dataset(f"f{size}{'le' if order == '<' else 'be'}", data=floats(dt, (50,)), dtype=dt)
+        f.create_dataset("scalar", data=np.float64(3.5))
+        f.create_dataset("empty", shape=(0, 4), dtype="i4")
+        f.attrs["vlen"] = "héllo wörld"
+        f.attrs.create("fixed", np.bytes_(b"fixed-ascii"))
+        f.attrs["one"] = np.array(["in an array"], dtype=h5py.string_dtype())
+        f.attrs["num"] = 42
+
+    with h5py.File(os.path.join(out, f"layouts_{libver}.h5"), "w", libver=libver) as f:
+        a = floats("<f8", (1000, 7))
+        b = ints("<i4", (5000,))
+        f.create_dataset("contiguous", data=a)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        small = a[:10]
+        sid = h5py.h5s.create_simple(small.shape)
+        dsid = h5py.h5d.create(f.id, b"compact", h5py.h5t.IEEE_F64LE, sid, dcpl=dcpl)
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, small)
+        f.create_dataset("chunked", data=a, chunks=(64, 3))
+        f.create_dataset("gzip", data=a, chunks=(100, 7), compression="gzip", compression_opts=4)
+        f.create_dataset("gzip_shuffle", data=b, chunks=(333,), compression="gzip", shuffle=True)
+        f.create_dataset("fletcher", data=b, chunks=(700,), fletcher32=True)
+        f.create_dataset("all_filters", data=a, chunks=(128, 2), compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("single", data=b, chunks=(5000,))
+        f.create_dataset("single_gzip", data=b, chunks=(5000,), compression="gzip")
+        f.create_dataset("unlimited", data=b, chunks=(100,), maxshape=(None,))
+        f.create_dataset("unlimited_gzip", data=a, chunks=(10, 7), maxshape=(None, 7), compression="gzip")
+        f.create_dataset("unlimited2", data=a, chunks=(100, 3), maxshape=(None, None), compression="gzip")
+        f.create_dataset("many_chunks", data=b, chunks=(3,), maxshape=(None,))
+        f.create_dataset("many_fixed", data=b, chunks=(2,))
+        f.create_dataset("many_fixed_gzip", data=b, chunks=(2,), compression="gzip")
+        f.create_dataset("partial", shape=(1000,), chunks=(10,), dtype="i2", fillvalue=-7)
+        f["partial"][100:150] = np.arange(50)
+        f.create_dataset("fill_only", shape=(20, 2), dtype="f4", fillvalue=1.25)
+        f.create_dataset("maxbig", data=b[:100], chunks=(10,), maxshape=(1000,))
+        f.create_dataset("bt2_plain", data=a, chunks=(50, 2), maxshape=(None, None))
+        f.create_dataset("bt2_deep", data=a, chunks=(4, 2), maxshape=(None, None), compression="gzip")
+        f.create_dataset("ea_paged", data=np.arange(40000, dtype="<i2"), chunks=(1,), maxshape=(None,))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((30, 7))
+        dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+        sid = h5py.h5s.create_simple(a.shape)
+        dsid = h5py.h5d.create(f.id, b"implicit", h5py.h5t.IEEE_F64LE, sid, dcpl=dcpl)
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, a)
+        g = f.create_group("grp/sub")
+        g.create_dataset("x", data=np.arange(10, dtype="u2"))
+        for i in range(20):
+            f.attrs[f"attr{i:02d}"] = f"value {i}"
+        for i in range(20):
+            f.create_group(f"many/g{i:02d}")
+        big = f.create_group("bigattrs")
+        big.attrs["large"] = "x" * 70000
+        big.attrs["small"] = "y"
+
+# A dataset ML code writes: X and y sharing a first dimension.
+with h5py.File(os.path.join(out, "xy.h5"), "w") as f:
+    f.create_dataset("X", data=floats("<f4", (300, 8, 8)), chunks=(32, 8, 8), compression="gzip")
+    f.create_dataset("y", data=ints("<i8", (300,)))

@@ -1,0 +1,401 @@
+package hdf5
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// Class is the class of a datatype this package supports.
+type Class int
+
+// The supported datatype classes.
+const (
+	Integer   Class = iota + 1 // fixed-point: 1, 2, 4 or 8 bytes, signed or unsigned
+	Float                      // IEEE 754 binary32 or binary64
+	String                     // fixed-length string of Size bytes
+	VarString                  // variable-length string (in the global heap)
+)
+
+// Datatype is an element type.
+type Datatype struct {
+	Class     Class
+	Size      int  // bytes per element as stored (for VarString: the size of a heap reference)
+	Signed    bool // Integer only
+	BigEndian bool // Integer and Float
+	UTF8      bool // String and VarString: the character set is UTF-8 (else ASCII)
+}
+
+// ElemType returns the mlfeed element type of a numeric datatype, or mlfeed.Invalid.
+func (t Datatype) ElemType() mlfeed.ElemType {
+	switch t.Class {
+	case Float:
+		if t.Size == 4 {
+			return mlfeed.Float32
+		}
+		return mlfeed.Float64
+	case Integer:
+		i := map[int]int{1: 0, 2: 1, 4: 2, 8: 3}[t.Size]
+		if t.Signed {
+			return []mlfeed.ElemType{mlfeed.Int8, mlfeed.Int16, mlfeed.Int32, mlfeed.Int64}[i]
+		}
+		return []mlfeed.ElemType{mlfeed.Uint8, mlfeed.Uint16, mlfeed.Uint32, mlfeed.Uint64}[i]
+	}
+	return mlfeed.Invalid
+}
+
+// String describes the type ("int32 big-endian", "vlen string", ...).
+func (t Datatype) String() string {
+	s := ""
+	switch t.Class {
+	case Integer, Float:
+		s = t.ElemType().String()
+		if t.BigEndian && t.Size > 1 {
+			s += " big-endian"
+		}
+	case String:
+		s = fmt.Sprintf("string of %d bytes", t.Size)
+	case VarString:
+		s = "variable-length string"
+	}
+	return s
+}
+
+var classNames = []string{"fixed-point", "floating-point", "time", "string", "bitfield", "opaque", "compound", "reference", "enum", "variable-length", "array"}
+
+// parseDatatype decodes a datatype message.
+func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
+	c := &cursor{b: b, base: at}
+	cv := c.u8()
+	bits := c.bytes(3)
+	size := int(c.u32())
+	if c.bad {
+		return Datatype{}, f.errAt(at, "datatype", ErrFormat, "short datatype message")
+	}
+	class := int(cv & 0x0f)
+	t := Datatype{Size: size}
+	switch class {
+	case 0:
+		off, prec := c.u16(), c.u16()
+		t.Class, t.BigEndian, t.Signed = Integer, bits[0]&1 != 0, bits[0]&8 != 0
+		if size != 1 && size != 2 && size != 4 && size != 8 {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte integers", size)
+		}
+		if !c.bad && (off != 0 || int(prec) != 8*size) {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "integers of %d bits at bit offset %d in %d bytes", prec, off, size)
+		}
+	case 1:
+		t.Class, t.BigEndian = Float, bits[0]&1 != 0
+		if bits[0]&0x40 != 0 {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "VAX floating-point byte order")
+		}
+		off, prec := c.u16(), c.u16()
+		c.skip(2)
+		c.u8()
+		mant := c.u8()
+		if (size != 4 && size != 8) || c.bad || off != 0 || int(prec) != 8*size || (size == 4 && mant != 23) || (size == 8 && mant != 52) {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte floating point with %d-bit mantissa (only IEEE float32 and float64)", size, mant)
+		}
+	case 3:
+		t.Class, t.UTF8 = String, bits[0]>>4 == 1
+		if size < 0 || uint64(size) > uint64(f.size)+64 {
+			return t, f.errAt(at, "datatype", ErrTooLarge, "string of %d bytes", size)
+		}
+	case 9:
+		if bits[0]&3 != 1 {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "variable-length sequences")
+		}
+		t.Class, t.UTF8 = VarString, bits[1]&0x0f == 1
+		if size != 4+f.offSize+4 {
+			return t, f.errAt(at, "datatype", ErrFormat, "variable-length string of size %d", size)
+		}
+	default:
+		name := "class " + fmt.Sprint(class)
+		if class < len(classNames) {
+			name = classNames[class]
+		}
+		return t, f.errAt(at, "datatype", ErrUnsupported, "%s datatype", name)
+	}
+	return t, nil
+}
+
+// Dataspace is the shape of a dataset or attribute.
+type dataspace struct {
+	dims    []uint64
+	maxDims []uint64 // nil when not stored (= dims)
+	null    bool
+}
+
+// count returns the number of elements, checking for overflow.
+func (s dataspace) count() (uint64, bool) {
+	if s.null {
+		return 0, true
+	}
+	n := uint64(1)
+	for _, d := range s.dims {
+		if d != 0 && n > math.MaxUint64/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}
+
+func (f *File) parseDataspace(b []byte, at uint64) (dataspace, error) {
+	c := &cursor{b: b, base: at}
+	v := c.u8()
+	rank := int(c.u8())
+	flags := c.u8()
+	var s dataspace
+	switch v {
+	case 1:
+		c.skip(5)
+	case 2:
+		switch c.u8() {
+		case 0: // scalar
+		case 1:
+		case 2:
+			s.null = true
+		default:
+			return s, f.errAt(at, "dataspace", ErrFormat, "unknown dataspace type")
+		}
+	default:
+		return s, f.errAt(at, "dataspace", ErrUnsupported, "dataspace version %d", v)
+	}
+	if rank > 32 {
+		return s, f.errAt(at, "dataspace", ErrFormat, "rank %d", rank)
+	}
+	if flags&2 != 0 && v == 1 {
+		return s, f.errAt(at, "dataspace", ErrUnsupported, "dataspace permutation")
+	}
+	s.dims = make([]uint64, rank)
+	for i := range s.dims {
+		s.dims[i] = c.uint(f.lenSize)
+	}
+	if flags&1 != 0 {
+		s.maxDims = make([]uint64, rank)
+		for i := range s.maxDims {
+			s.maxDims[i] = c.uint(f.lenSize)
+		}
+	}
+	if c.bad {
+		return s, f.errAt(at, "dataspace", ErrFormat, "short dataspace message")
+	}
+	return s, nil
+}
+
+// Attribute is an attribute of a group or dataset.
+type Attribute struct {
+	Name string
+	Type Datatype
+	Dims []uint64 // nil for a scalar
+	f    *File
+	data []byte
+	at   uint64
+	err  error // the datatype is outside the supported subset
+}
+
+// Attrs returns the object's attributes.
+func (o *Object) Attrs() ([]*Attribute, error) {
+	f := o.f
+	var out []*Attribute
+	for _, m := range o.o.msgs {
+		switch m.typ {
+		case msgAttribute:
+			a, err := f.parseAttribute(m.data, m.addr)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		case msgAttrInfo:
+			c := &cursor{b: m.data}
+			c.u8()
+			flags := c.u8()
+			if flags&1 != 0 {
+				c.skip(2)
+			}
+			heap, names := c.addr(f.offSize), c.addr(f.offSize)
+			if c.bad {
+				return nil, f.errAt(m.addr, "attribute info message", ErrFormat, "short message")
+			}
+			if heap == undef {
+				continue
+			}
+			h, err := f.fheap(heap)
+			if err != nil {
+				return nil, err
+			}
+			err = f.btree2(names, 8, func(rec []byte) error {
+				if len(rec) < h.idLen {
+					return f.errAt(names, "attribute name index", ErrFormat, "record of %d bytes", len(rec))
+				}
+				data, err := f.heapObject(h, rec[:h.idLen])
+				if err != nil {
+					return err
+				}
+				a, err := f.parseAttribute(data, heap)
+				if err == nil {
+					out = append(out, a)
+				}
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// Attr returns the attribute name; the error wraps ErrNotFound when there is none.
+func (o *Object) Attr(name string) (*Attribute, error) {
+	as, err := o.Attrs()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range as {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no attribute %q on %s of %s", ErrNotFound, name, o.path, o.f.name)
+}
+
+func pad8(n int) int { return (n + 7) &^ 7 }
+
+func (f *File) parseAttribute(b []byte, at uint64) (*Attribute, error) {
+	c := &cursor{b: b, base: at}
+	v := c.u8()
+	flags := c.u8()
+	nameLen, typeLen, spaceLen := int(c.u16()), int(c.u16()), int(c.u16())
+	if v == 3 {
+		c.u8()
+	}
+	if v < 1 || v > 3 {
+		return nil, f.errAt(at, "attribute", ErrUnsupported, "attribute message version %d", v)
+	}
+	if flags&3 != 0 {
+		return nil, f.errAt(at, "attribute", ErrUnsupported, "shared datatype or dataspace in an attribute")
+	}
+	p := func(n int) int {
+		if v == 1 {
+			return pad8(n)
+		}
+		return n
+	}
+	name := c.bytes(p(nameLen))
+	if len(name) >= nameLen {
+		name = name[:nameLen]
+	}
+	name = bytes.TrimRight(name, "\x00")
+	tb := c.bytes(p(typeLen))
+	sat := c.pos()
+	sb := c.bytes(p(spaceLen))
+	if c.bad {
+		return nil, f.errAt(at, "attribute", ErrFormat, "short attribute message")
+	}
+	a := &Attribute{Name: string(name), f: f, at: at}
+	var err error
+	if a.Type, err = f.parseDatatype(tb, at); err != nil {
+		if !errors.Is(err, ErrUnsupported) {
+			return nil, fmt.Errorf("attribute %q: %w", a.Name, err)
+		}
+		// keep the attribute (its name is valid) but not its value
+		a.Type, a.err = Datatype{}, fmt.Errorf("attribute %q: %w", a.Name, err)
+		return a, nil
+	}
+	s, err := f.parseDataspace(sb, sat)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.dims) > 0 {
+		a.Dims = s.dims
+	}
+	n, ok := s.count()
+	if !ok || n > uint64(c.rest())/uint64(max(a.Type.Size, 1)) {
+		return nil, f.errAt(at, "attribute", ErrFormat, "attribute %q holds %d elements of %d bytes in %d bytes", a.Name, n, a.Type.Size, c.rest())
+	}
+	a.data = c.bytes(int(n) * a.Type.Size)
+	return a, nil
+}
+
+// String returns the value of a string attribute that holds one string (scalar or one element).
+// A fixed-length string ends at its first NUL; its padding (NUL or space) is kept otherwise.
+func (a *Attribute) String() (string, error) {
+	if a.err != nil {
+		return "", a.err
+	}
+	n := 1
+	for _, d := range a.Dims {
+		n *= int(d)
+	}
+	if n != 1 {
+		return "", fmt.Errorf("%w: attribute %q holds %d values, not one string", ErrUnsupported, a.Name, n)
+	}
+	switch a.Type.Class {
+	case String:
+		s := a.data
+		if k := bytes.IndexByte(s, 0); k >= 0 {
+			s = s[:k]
+		}
+		return string(s), nil
+	case VarString:
+		return a.f.vlenString(a.data, a.at)
+	}
+	return "", fmt.Errorf("%w: attribute %q is %s, not a string", ErrUnsupported, a.Name, a.Type)
+}
+
+// Raw returns the attribute's stored bytes (numeric values in the file's byte order), or an
+// error wrapping ErrUnsupported when its datatype is outside the supported subset.
+func (a *Attribute) Raw() ([]byte, error) { return a.data, a.err }
+
+// vlenString reads a variable-length string from the global heap.
+func (f *File) vlenString(ref []byte, at uint64) (string, error) {
+	c := &cursor{b: ref}
+	n := c.u32()
+	coll := c.addr(f.offSize)
+	idx := c.u32()
+	if c.bad {
+		return "", f.errAt(at, "variable-length string", ErrFormat, "short reference")
+	}
+	if n == 0 {
+		return "", nil
+	}
+	hdr, err := f.read(coll, uint64(8+f.lenSize), "global heap")
+	if err != nil {
+		return "", err
+	}
+	if string(hdr[:4]) != "GCOL" {
+		return "", f.errAt(coll, "global heap", ErrFormat, "no GCOL signature")
+	}
+	size := le(hdr[8:])
+	b, err := f.read(coll, size, "global heap")
+	if err != nil {
+		return "", err
+	}
+	hc := &cursor{b: b, base: coll}
+	hc.p = 8 + f.lenSize
+	for hc.rest() >= 8+f.lenSize {
+		id := hc.u16()
+		hc.skip(6)
+		sz := hc.uint(f.lenSize)
+		if id == 0 {
+			break
+		}
+		if sz > uint64(hc.rest()) {
+			break
+		}
+		data := hc.bytes(int(sz))
+		hc.skip(min(pad8(int(sz))-int(sz), hc.rest()))
+		if id == uint16(idx) && uint32(id) == idx {
+			if uint64(n) > sz {
+				return "", f.errAt(coll, "global heap", ErrFormat, "string of %d bytes in an object of %d", n, sz)
+			}
+			return string(data[:n]), nil
+		}
+	}
+	return "", f.errAt(coll, "global heap", ErrFormat, "no object %d in the collection", idx)
+}

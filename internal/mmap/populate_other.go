@@ -1,0 +1,10 @@
+//go:build !linux
+
+package mmap
+
+// CanPopulate reports whether Populate does anything on this platform.
+const CanPopulate = false
+
+// Populate does nothing where MADV_POPULATE_READ does not exist: pages fault in as they are
+// read.
+func (r *Region) Populate(off, end int64) {}

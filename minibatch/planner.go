@@ -1,0 +1,212 @@
+package minibatch
+
+import (
+	"fmt"
+	"math"
+)
+
+// The planner decides, from the chunk table and the sequences' lengths alone, what every
+// minibatch holds: each sweep's order (randomizer.go), which of its sequences are this
+// worker's, the chunks this worker needs in order of first use, and where each minibatch
+// starts and ends on the global timeline of samples. It reads no data, holds no chunks and
+// starts no goroutines; delivery (chunks.go and packing.go) fetches what it names.
+
+// planner is the pure part of a Reader: its settings, and the lengths of the sequences.
+type planner struct {
+	rz           randomizer
+	mbSize       int64 // samples per minibatch, over all workers
+	samples      int64 // samples per sweep
+	workers      int
+	rank         int
+	distribution Distribution
+	frameMode    bool
+	epochSize    int64 // 0: no epochs
+	maxSamples   int64 // 0: no limit
+	maxSweeps    int64 // 0: no limit
+	// lengths returns the lengths of chunk c's sequences: the defining stream's sample
+	// counts, or each sequence's longest stream's.
+	lengths func(c int32) ([]int32, error)
+}
+
+// sweepPlan is a sweep's order plus what this worker needs from it.
+type sweepPlan struct {
+	plan
+	own     []bool      // per sequence position: this worker's
+	need    []needEntry // this worker's chunks in order of first use
+	lastUse []int32     // per chunk: position of its last use by this worker, or -1
+}
+
+// needEntry is a chunk this worker needs and the position in the sweep of its first use.
+type needEntry struct {
+	chunk, first int32
+}
+
+// step is where a planned minibatch ends.
+type step struct {
+	next       int   // position in the sweep's order of the sequence after the minibatch
+	pos        int64 // global sample position of that sequence
+	global     int64 // samples in the minibatch, over all workers
+	endOfSweep bool
+	endOfEpoch bool
+}
+
+// finished reports whether reading ends before a minibatch that would start at global sample
+// position pos of sweep s.
+func (pl *planner) finished(s, pos int64) bool {
+	return pl.maxSamples > 0 && pos >= pl.maxSamples || pl.maxSweeps > 0 && s >= pl.maxSweeps
+}
+
+// lastSweep reports whether sweep s is the last one reading may reach.
+func (pl *planner) lastSweep(s int64) bool { return pl.maxSweeps > 0 && s+1 >= pl.maxSweeps }
+
+// minibatch plans the minibatch that starts at position next of sweep p's order, at global
+// sample position pos: whole sequences while their samples add up to at most the minibatch
+// size (at least one), stopping at the sweep's end, an epoch's end and MaxSamples. It calls
+// own, in order, for each of this worker's sequences in the minibatch with its position t in
+// the order, the sequence and its length.
+func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, ref seqRef, n int64) error) (step, error) {
+	limit, epochEnd := int64(math.MaxInt64), int64(math.MaxInt64)
+	if e := pl.epochSize; e > 0 {
+		epochEnd = (pos/e + 1) * e
+		limit = epochEnd
+	}
+	if m := pl.maxSamples; m > 0 && m < limit {
+		limit = m
+	}
+	st := step{next: next, pos: pos}
+	for st.next < len(p.order) {
+		t := st.next
+		ref := p.order[t]
+		lens, err := pl.lengths(ref.chunk)
+		if err != nil {
+			return st, err
+		}
+		n := int64(lens[ref.idx])
+		if st.global > 0 && st.global+n > pl.mbSize {
+			break
+		}
+		if pl.frameMode && n != 1 {
+			return st, fmt.Errorf("%w: frame mode: sequence %d of chunk %d has %d samples", ErrFrameMode, ref.idx, ref.chunk, n)
+		}
+		if p.own[t] {
+			if err := own(t, ref, n); err != nil {
+				return st, err
+			}
+		}
+		st.global += n
+		st.pos += n
+		st.next++
+		if st.next == len(p.order) {
+			// A sweep ends at its table's sample count even if decoded lengths disagree.
+			st.pos = (p.sweep + 1) * pl.samples
+		}
+		if st.pos >= limit {
+			break
+		}
+	}
+	st.endOfSweep = st.next == len(p.order)
+	st.endOfEpoch = st.pos >= epochEnd
+	return st, nil
+}
+
+// seek returns the position in sweep p's order of the first sequence that starts at or after
+// global sample position pos, and that sequence's sample position.
+func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error) {
+	at = p.sweep * pl.samples
+	for next < len(p.order) && at < pos {
+		ref := p.order[next]
+		lens, err := pl.lengths(ref.chunk)
+		if err != nil {
+			return 0, 0, err
+		}
+		at += int64(lens[ref.idx])
+		next++
+	}
+	if next == len(p.order) {
+		at = (p.sweep + 1) * pl.samples
+	}
+	return next, at, nil
+}
+
+// planSweep computes sweep s's order and this worker's part of it into p.
+func (pl *planner) planSweep(s int64, p *sweepPlan) error {
+	pl.rz.plan(s, &p.plan)
+	q := len(p.order)
+	p.own = resize(p.own, q)
+	switch {
+	case pl.workers == 1:
+		for t := range p.own {
+			p.own[t] = true
+		}
+	case pl.distribution == CNTKCompatible && pl.rz.randomize:
+		for t, ref := range p.order {
+			p.own[t] = int(p.chunkPos[ref.chunk])%pl.workers == pl.rank
+		}
+	case pl.distribution == CNTKCompatible:
+		for t := range p.own {
+			p.own[t] = t%pl.workers == pl.rank
+		}
+	default:
+		if err := pl.balanced(p); err != nil {
+			return err
+		}
+	}
+	p.lastUse = resize(p.lastUse, len(pl.rz.chunks))
+	for c := range p.lastUse {
+		p.lastUse[c] = -1
+	}
+	p.need = p.need[:0]
+	for t, ref := range p.order {
+		if !p.own[t] {
+			continue
+		}
+		if p.lastUse[ref.chunk] < 0 {
+			p.need = append(p.need, needEntry{ref.chunk, int32(t)})
+		}
+		p.lastUse[ref.chunk] = int32(t)
+	}
+	return nil
+}
+
+// balanced marks the sequences whose first sample, in the sweep's chunk order, falls in this
+// worker's equal share [lo, hi) of the sweep's samples.
+func (pl *planner) balanced(p *sweepPlan) error {
+	n, k := int64(pl.workers), int64(pl.rank)
+	share := func(k int64) int64 { return pl.samples/n*k + pl.samples%n*k/n }
+	lo, hi := share(k), share(k+1)
+	// straddling[c] holds the ownership of each sequence of a chunk that straddles lo or hi.
+	var straddling map[int32][]bool
+	for pos, c := range p.chunkOrder {
+		a, e := p.chunkStart[pos], p.chunkStart[pos+1]
+		if a >= lo && e <= hi || e <= lo || a >= hi || a == e {
+			continue
+		}
+		lens, err := pl.lengths(c)
+		if err != nil {
+			return err
+		}
+		own := make([]bool, len(lens))
+		start := a
+		for i, l := range lens {
+			own[i] = start >= lo && start < hi
+			start += int64(l)
+		}
+		if straddling == nil {
+			straddling = map[int32][]bool{}
+		}
+		straddling[c] = own
+	}
+	for t, ref := range p.order {
+		pos := p.chunkPos[ref.chunk]
+		a, e := p.chunkStart[pos], p.chunkStart[pos+1]
+		switch {
+		case straddling[ref.chunk] != nil:
+			p.own[t] = straddling[ref.chunk][ref.idx]
+		case a == e: // a chunk of empty sequences goes with the share its position falls in
+			p.own[t] = a >= lo && a < hi || k == n-1 && a == hi
+		default:
+			p.own[t] = a >= lo && e <= hi
+		}
+	}
+	return nil
+}

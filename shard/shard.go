@@ -1,0 +1,341 @@
+// Package shard reads and describes data sets stored as many files (shards): a directory, a
+// glob or a manifest resolves to shards in name order, and NewSource presents them as one
+// mlfeed.Source with one global chunk table, so that the block randomizer, workers and
+// checkpoints span shards unchanged.
+//
+// A sharded data set written by mlfeed (package convert) carries a manifest, mlfeed.json,
+// beside its shards: the format, the schema, and per shard its sequences, samples, chunk
+// table, size and SHA-256. With a manifest, a reader learns the whole chunk table without
+// opening any shard and opens only the shards whose chunks it reads. Conversion run as N
+// independent tasks (Kubernetes Indexed Jobs, Slurm arrays) writes partial manifests,
+// mlfeed.task-IIIII-of-NNNNN.json, that Merge joins into the data set's manifest.
+package shard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// ManifestName is the file name of a sharded data set's manifest.
+const ManifestName = "mlfeed.json"
+
+// Version is the manifest layout version this package writes and reads.
+const Version = 1
+
+// Manifest describes a sharded data set. It is stored as JSON in ManifestName.
+type Manifest struct {
+	// Version is the manifest layout version (Version).
+	Version int `json:"mlfeed_manifest"`
+	// Format is the registered name of the shards' format ("cbf", "idx", ...).
+	Format string `json:"format"`
+	// Streams summarises the schema as `mlfeed info --json` does, for people and scripts.
+	Streams []StreamSummary `json:"streams"`
+	// Schema is the full schema every shard has (names, types, shapes, metadata).
+	Schema mlfeed.Schema `json:"schema"`
+	// Sequences and Samples are the data set's totals.
+	Sequences int64 `json:"sequences"`
+	Samples   int64 `json:"samples"`
+	// Shards lists the shards in data set order.
+	Shards []Entry `json:"shards"`
+	// Task is set in the partial manifest one task of a multi-task conversion writes.
+	Task *Task `json:"task,omitempty"`
+}
+
+// StreamSummary is one stream as `mlfeed info --json` lists it.
+type StreamSummary struct {
+	Name    string `json:"name"`
+	Storage string `json:"storage"`
+	Type    string `json:"type"`
+	Dim     int    `json:"dim"`
+	Shape   []int  `json:"shape,omitempty"`
+}
+
+// Entry describes one shard.
+type Entry struct {
+	// Path is the shard's file name, relative to the manifest's directory.
+	Path string `json:"path"`
+	// Index is the shard's position in the whole data set (the NNNNN of part-NNNNN).
+	Index int `json:"index"`
+	// Sequences, Samples and Chunks count what the shard holds.
+	Sequences int64 `json:"sequences"`
+	Samples   int64 `json:"samples"`
+	Chunks    int   `json:"chunks"`
+	// ChunkTable is the shard's chunk table: sequences and samples per chunk.
+	ChunkTable [][2]int64 `json:"chunk_table"`
+	// Bytes is the shard's size and SHA256 the hex SHA-256 of its bytes.
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Task identifies one task of a conversion split into Count independent tasks.
+type Task struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// ErrManifest is wrapped by errors about a manifest or a set of shards that do not agree.
+var ErrManifest = fmt.Errorf("shard: %w", mlfeed.ErrFormat)
+
+// Summarize returns the streams of s as `info --json` lists them.
+func Summarize(s mlfeed.Schema) []StreamSummary {
+	out := make([]StreamSummary, len(s.Streams))
+	for i, st := range s.Streams {
+		out[i] = StreamSummary{Name: st.Name, Storage: st.Storage.String(), Type: st.Type.String(), Dim: st.Dim, Shape: st.Shape}
+	}
+	return out
+}
+
+// ChunkTable returns a source's chunk table in the manifest's form.
+func ChunkTable(infos []mlfeed.ChunkInfo) [][2]int64 {
+	t := make([][2]int64, len(infos))
+	for i, c := range infos {
+		t[i] = [2]int64{int64(c.Sequences), c.Samples}
+	}
+	return t
+}
+
+// Infos returns the entry's chunk table as mlfeed.ChunkInfo values.
+func (e *Entry) Infos() []mlfeed.ChunkInfo {
+	out := make([]mlfeed.ChunkInfo, len(e.ChunkTable))
+	for i, c := range e.ChunkTable {
+		out[i] = mlfeed.ChunkInfo{Sequences: int(c[0]), Samples: c[1]}
+	}
+	return out
+}
+
+// maxManifest bounds the size of a manifest file read into memory (a million shards with
+// modest chunk tables fit).
+const maxManifest = 1 << 30
+
+// ReadManifest reads and checks the manifest file name.
+func ReadManifest(name string) (*Manifest, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxManifest {
+		return nil, fmt.Errorf("%s: %w: manifest of %d bytes", name, mlfeed.ErrTooLarge, fi.Size())
+	}
+	return DecodeManifest(name, f)
+}
+
+// DecodeManifest decodes and checks a manifest read from r; name is used in errors.
+func DecodeManifest(name string, r io.Reader) (*Manifest, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, mlfeed.OffsetError(name, se.Offset, "manifest", fmt.Errorf("%w: %v", ErrManifest, err))
+		}
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrManifest, err)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &m, nil
+}
+
+// check verifies that the manifest is consistent with itself.
+func (m *Manifest) check() error {
+	if m.Version != Version {
+		return fmt.Errorf("%w: manifest version %d, this mlfeed reads %d", mlfeed.ErrUnsupported, m.Version, Version)
+	}
+	if m.Format == "" {
+		return fmt.Errorf("%w: manifest names no format", ErrManifest)
+	}
+	if err := m.Schema.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrManifest, err)
+	}
+	var seqs, samples int64
+	seen := map[string]bool{}
+	for i := range m.Shards {
+		e := &m.Shards[i]
+		if e.Path == "" || filepath.IsAbs(e.Path) || strings.Contains(filepath.ToSlash(e.Path), "../") || e.Path == ".." {
+			return fmt.Errorf("%w: shard %d: path %q must be relative and inside the data set", ErrManifest, i, e.Path)
+		}
+		if seen[e.Path] {
+			return fmt.Errorf("%w: shard %q listed twice", ErrManifest, e.Path)
+		}
+		seen[e.Path] = true
+		if len(e.ChunkTable) != e.Chunks {
+			return fmt.Errorf("%w: shard %q: %d chunks, chunk table of %d", ErrManifest, e.Path, e.Chunks, len(e.ChunkTable))
+		}
+		var s, n int64
+		for _, c := range e.ChunkTable {
+			if c[0] < 0 || c[1] < 0 {
+				return fmt.Errorf("%w: shard %q: negative count in chunk table", ErrManifest, e.Path)
+			}
+			s += c[0]
+			n += c[1]
+		}
+		if s != e.Sequences || n != e.Samples {
+			return fmt.Errorf("%w: shard %q: chunk table sums to %d sequences and %d samples, entry says %d and %d", ErrManifest, e.Path, s, n, e.Sequences, e.Samples)
+		}
+		seqs += s
+		samples += n
+	}
+	if m.Task == nil && (seqs != m.Sequences || samples != m.Samples) {
+		return fmt.Errorf("%w: shards sum to %d sequences and %d samples, manifest says %d and %d", ErrManifest, seqs, samples, m.Sequences, m.Samples)
+	}
+	if m.Task != nil && (m.Task.Count < 1 || m.Task.Index < 0 || m.Task.Index >= m.Task.Count) {
+		return fmt.Errorf("%w: task %d of %d", ErrManifest, m.Task.Index, m.Task.Count)
+	}
+	return nil
+}
+
+// Marshal returns the manifest as indented JSON.
+func (m *Manifest) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Resolve turns one input argument into the shards it names, in data set order, and the
+// data set's manifest when there is one:
+//   - a manifest file (named mlfeed.json, or any .json file that decodes as one): its shards;
+//   - a directory: its manifest when it has one, else every regular, non-hidden file in it in
+//     name order (a directory with the partial manifests of unmerged tasks is an error);
+//   - a pattern with glob metacharacters (*, ?, [) that names no existing file: the matching
+//     files in name order, expanded here so that it works quoted;
+//   - anything else: itself, one shard.
+//
+// isSharded reports whether arg named a directory, glob or manifest rather than one file.
+func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error) {
+	fi, statErr := os.Stat(arg)
+	switch {
+	case statErr == nil && fi.IsDir():
+		mp := filepath.Join(arg, ManifestName)
+		if _, err := os.Stat(mp); err == nil {
+			return resolveManifest(mp)
+		}
+		ents, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, nil, true, err
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if isTaskManifest(n) {
+				return nil, nil, true, fmt.Errorf("%s: %w: it holds the manifests of a conversion's tasks (%s) but no %s: run `mlfeed merge %s` once every task is done", arg, ErrManifest, n, ManifestName, arg)
+			}
+			if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
+				continue
+			}
+			paths = append(paths, filepath.Join(arg, n))
+		}
+		if len(paths) == 0 {
+			return nil, nil, true, fmt.Errorf("%s: %w: directory holds no shards", arg, ErrManifest)
+		}
+		return paths, nil, true, nil
+	case statErr == nil && isManifestName(arg):
+		return resolveManifest(arg)
+	case statErr != nil && strings.ContainsAny(arg, "*?["):
+		paths, err := filepath.Glob(arg)
+		if err != nil {
+			return nil, nil, true, fmt.Errorf("%s: bad pattern: %w", arg, err)
+		}
+		if len(paths) == 0 {
+			return nil, nil, true, fmt.Errorf("%s: no file matches the pattern", arg)
+		}
+		sort.Strings(paths)
+		return paths, nil, true, nil
+	}
+	return []string{arg}, nil, false, nil
+}
+
+func isManifestName(name string) bool {
+	return filepath.Base(name) == ManifestName
+}
+
+func isTaskManifest(name string) bool {
+	return strings.HasPrefix(name, "mlfeed.task-") && strings.HasSuffix(name, ".json")
+}
+
+func resolveManifest(name string) ([]string, *Manifest, bool, error) {
+	m, err := ReadManifest(name)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	if m.Task != nil {
+		return nil, nil, true, fmt.Errorf("%s: %w: a partial manifest of task %d of %d; join the tasks' manifests with `mlfeed merge`", name, ErrManifest, m.Task.Index, m.Task.Count)
+	}
+	dir := filepath.Dir(name)
+	paths := make([]string, len(m.Shards))
+	for i, e := range m.Shards {
+		paths[i] = filepath.Join(dir, filepath.FromSlash(e.Path))
+	}
+	return paths, m, true, nil
+}
+
+// TaskManifestName returns the file name of task index's partial manifest out of count.
+func TaskManifestName(index, count int) string {
+	return fmt.Sprintf("mlfeed.task-%05d-of-%05d.json", index, count)
+}
+
+// ShardName returns the file name of shard index with the extension ext (".cbf").
+func ShardName(index int, ext string) string {
+	return fmt.Sprintf("part-%05d%s", index, ext)
+}
+
+// Checksum returns the size and hex SHA-256 of the named file.
+func Checksum(name string) (int64, string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: %w", name, err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Verify checks every shard of the manifest in dir against its recorded size and checksum and
+// reports each mismatch to report; it returns the number of problems.
+func Verify(dir string, m *Manifest, report func(error)) int {
+	bad := 0
+	for _, e := range m.Shards {
+		p := filepath.Join(dir, filepath.FromSlash(e.Path))
+		n, sum, err := Checksum(p)
+		switch {
+		case err != nil:
+			report(err)
+		case n != e.Bytes:
+			report(fmt.Errorf("%s: %w: %d bytes, the manifest says %d", p, ErrManifest, n, e.Bytes))
+		case sum != e.SHA256:
+			report(fmt.Errorf("%s: %w: SHA-256 %s, the manifest says %s", p, ErrManifest, sum, e.SHA256))
+		default:
+			continue
+		}
+		bad++
+	}
+	return bad
+}
+
+// SameSchema reports whether two schemas are equal in every respect a shard must share.
+func SameSchema(a, b mlfeed.Schema) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
