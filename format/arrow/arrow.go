@@ -22,6 +22,7 @@ import (
 	"fmt"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
 )
 
 var (
@@ -58,4 +59,9 @@ func matchStream(head []byte) bool {
 	}
 	m, err := parseMessage(head[8:min(len(head), 8+n)])
 	return err == nil && m.kind == headerSchema
+}
+
+// mapErr gives an error of the shared Arrow mapping this package's name and sentinels.
+func mapErr(err error) error {
+	return arrowmap.Wrap(err, "arrow", ErrFormat, ErrUnsupported)
 }

@@ -137,7 +137,7 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		ir.Release()
 	}
 	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists); err != nil {
-		return nil, mlfeed.OffsetError(name, 0, "schema", err)
+		return nil, mlfeed.OffsetError(name, 0, "schema", mapErr(err))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan, Shared: rd.shared}
 	var row int64
@@ -193,7 +193,7 @@ func (rd *Reader) learn() error {
 		}
 		defer rec.Release()
 		if err := rd.plan.Learn(rec); err != nil {
-			return mlfeed.OffsetError(rd.name, rd.batch(i).offset, "record batch", err)
+			return mlfeed.OffsetError(rd.name, rd.batch(i).offset, "record batch", mapErr(err))
 		}
 		return nil
 	}
@@ -291,7 +291,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	}
 	c, err = rd.dec.Decode(rec, rd.first[i], prev)
 	if err != nil {
-		return nil, mlfeed.OffsetError(rd.name, m.offset, "record batch "+fmt.Sprint(i), err)
+		return nil, mlfeed.OffsetError(rd.name, m.offset, "record batch "+fmt.Sprint(i), mapErr(err))
 	}
 	return c, nil
 }

@@ -73,7 +73,7 @@ func TestTestdata(t *testing.T) {
 	}
 	defer nulls.Close()
 	_, err = nulls.ReadChunk(context.Background(), 0)
-	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), `column "x", row 3: null`) {
+	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), `column "x", row 3: null`) {
 		t.Errorf("got %v", err)
 	}
 

@@ -59,7 +59,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	}
 	// Check the schema now: a stream Arrow cannot hold fails before any data is written.
 	if _, err := arrowmap.NewEncoder(schema, nil, opts.Sequences == "list"); err != nil {
-		return nil, err
+		return nil, mapErr(err)
 	}
 	return &Writer{w: writeOnly{w}, schema: schema, opts: *opts}, nil
 }
@@ -67,7 +67,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 func (wr *Writer) start(first *mlfeed.Chunk) error {
 	enc, err := arrowmap.NewEncoder(wr.schema, first, wr.opts.Sequences == "list")
 	if err != nil {
-		return err
+		return mapErr(err)
 	}
 	wr.enc = enc
 	o := []ipc.Option{ipc.WithSchema(enc.Schema())}
@@ -97,7 +97,7 @@ func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
 	}
 	rec, err := wr.enc.Record(c)
 	if err != nil {
-		return err
+		return mapErr(err)
 	}
 	defer rec.Release()
 	if wr.stream != nil {

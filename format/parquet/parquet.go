@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
 )
 
 var (
@@ -39,3 +40,8 @@ const magic = "PAR1"
 
 // Match reports whether head starts with the Parquet magic.
 func Match(head []byte) bool { return bytes.HasPrefix(head, []byte(magic)) }
+
+// mapErr gives an error of the shared Arrow mapping this package's name and sentinels.
+func mapErr(err error) error {
+	return arrowmap.Wrap(err, "parquet", ErrFormat, ErrUnsupported)
+}

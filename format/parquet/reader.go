@@ -84,7 +84,7 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 		return fail(mlfeed.OffsetError(name, size-8, "schema", fmt.Errorf("%w: %v", ErrUnsupported, err)))
 	}
 	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists); err != nil {
-		return fail(mlfeed.OffsetError(name, size-8, "schema", err))
+		return fail(mlfeed.OffsetError(name, size-8, "schema", mapErr(err)))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan}
 	var row int64
@@ -158,7 +158,7 @@ func (rd *Reader) learn() error {
 		}
 		defer rec.Release()
 		if err := rd.plan.Learn(rec); err != nil {
-			return mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), "row group", err)
+			return mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), "row group", mapErr(err))
 		}
 		return nil
 	}
@@ -247,7 +247,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	}
 	c, err = rd.dec.Decode(rec, rd.first[i], prev)
 	if err != nil {
-		return nil, mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), fmt.Sprintf("row group %d", i), err)
+		return nil, mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), fmt.Sprintf("row group %d", i), mapErr(err))
 	}
 	return c, nil
 }

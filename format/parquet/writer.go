@@ -65,7 +65,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		return nil, fmt.Errorf("%w: sequences %q (want auto or list)", ErrUnsupported, opts.Sequences)
 	}
 	if _, err := arrowmap.NewEncoder(schema, nil, opts.Sequences == "list"); err != nil {
-		return nil, fmt.Errorf("parquet: %w", err)
+		return nil, mapErr(err)
 	}
 	return wr, nil
 }
@@ -73,7 +73,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 func (wr *Writer) start(first *mlfeed.Chunk) error {
 	enc, err := arrowmap.NewEncoder(wr.schema, first, wr.opts.Sequences == "list")
 	if err != nil {
-		return err
+		return mapErr(err)
 	}
 	wr.enc = enc
 	props := pq.NewWriterProperties(pq.WithCompression(wr.codec), pq.WithMaxRowGroupLength(1<<31-1))
@@ -96,7 +96,7 @@ func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
 	}
 	rec, err := wr.enc.Record(c)
 	if err != nil {
-		return err
+		return mapErr(err)
 	}
 	defer rec.Release()
 	if err := wr.pw.Write(rec); err != nil {

@@ -19,6 +19,7 @@
 package arrowmap
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,15 +48,41 @@ const (
 	TensorExt = "arrow.fixed_shape_tensor"
 )
 
-// Sentinel errors; format packages wrap them in their own.
+// Sentinel errors, without a package name in their text: format/arrow and format/parquet give
+// the errors of the mapping their own sentinel and prefix (see Wrap).
 var (
 	// ErrFormat is wrapped for data that does not follow the mapping (offsets out of range,
 	// unequal list lengths, malformed metadata).
-	ErrFormat = fmt.Errorf("arrow: %w", mlfeed.ErrFormat)
+	ErrFormat = fmt.Errorf("%w", mlfeed.ErrFormat)
 	// ErrUnsupported is wrapped for Arrow types and features mlfeed cannot hold (nulls,
 	// decimals, timestamps, unions, ...).
-	ErrUnsupported = fmt.Errorf("arrow: %w", mlfeed.ErrUnsupported)
+	ErrUnsupported = fmt.Errorf("%w", mlfeed.ErrUnsupported)
 )
+
+// pkgError is an error of the mapping as a format package reports it: with the package's
+// name in front and its sentinel in the chain.
+type pkgError struct {
+	prefix   string
+	sentinel error
+	err      error
+}
+
+func (e *pkgError) Error() string   { return e.prefix + ": " + e.err.Error() }
+func (e *pkgError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// Wrap gives err, if it comes from this package, the format package's name and sentinel:
+// formatErr for ErrFormat, unsupported for ErrUnsupported. Other errors pass unchanged.
+func Wrap(err error, prefix string, formatErr, unsupported error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnsupported):
+		return &pkgError{prefix, unsupported, err}
+	case errors.Is(err, ErrFormat):
+		return &pkgError{prefix, formatErr, err}
+	}
+	return err
+}
 
 // arrowType returns the Arrow type that holds elements of type t, and whether the element
 // type must be recorded in the metadata (KeyType) to be read back.
