@@ -42,6 +42,7 @@ type Reader struct {
 	chunks  []mlfeed.ChunkInfo
 	first   []int64 // file row of each chunk's first row
 	mapped  []byte
+	zero    bool // batches are read from the mapping (no dictionaries)
 	closers []func() error
 }
 
@@ -108,6 +109,7 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		// arrow-go's mapped file reader cannot load dictionaries (v18.8.0 leaves its
 		// dictionary memo nil): such files are read through ReadAt, with copies.
 		if mapped != nil && dicts == 0 {
+			rd.zero = true
 			rd.file, err = ipc.NewMappedFileReader(mapped, ipc.WithBodySizeLimit(size))
 		} else {
 			rd.file, err = ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithBodySizeLimit(size))
@@ -312,13 +314,15 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	return mlfeed.LengthsOf(c), nil
 }
 
-// Details reports the IPC flavour and the number of record batches, for `mlfeed info`.
+// Details reports the IPC flavour, the number of record batches and whether batches are
+// loaded from the file mapping (uncompressed values then come without a copy), for `mlfeed
+// info`.
 func (rd *Reader) Details() map[string]any {
 	kind := "file"
 	if rd.stream {
 		kind = "stream"
 	}
-	return map[string]any{"ipc": kind, "record_batches": len(rd.chunks), "mapped": rd.mapped != nil}
+	return map[string]any{"ipc": kind, "record_batches": len(rd.chunks), "mapped": rd.zero}
 }
 
 // Close releases the file.
