@@ -138,3 +138,22 @@ func TestUnsupportedStream(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestEmptyShape: a fixed shape with a zero in it (no values per sample) survives, as a list
+// column whose mlfeed.shape says so.
+func TestEmptyShape(t *testing.T) {
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "e", Type: mlfeed.Float32, Dim: 0, Shape: []int{0, 4}}}}
+	c := &mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{{SeqStart: []int64{0, 1, 2, 3}, Values: arrowtest.F32()}}}
+	data := write(t, schema, nil, c)
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)), "e.arrow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rd.Schema(); !reflect.DeepEqual(got, schema) {
+		t.Errorf("schema %+v", got)
+	}
+	got, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil || got.Sequences != 3 || got.Streams[0].Values.Len() != 0 || got.Streams[0].SampleStart != nil {
+		t.Errorf("%+v %v", got, err)
+	}
+}

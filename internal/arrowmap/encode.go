@@ -136,7 +136,13 @@ func sampleData(st *mlfeed.Stream, d *mlfeed.StreamData) (arrow.ArrayData, error
 		return array.NewData(sparseType(leaf.DataType()), n, []*memory.Buffer{nil}, []arrow.ArrayData{il, vl}, 0, 0), nil
 	case st.Dim == 1 && st.Shape == nil:
 		return leaf, nil
-	case st.Dim == 0 && st.Shape == nil:
+	case st.Dim == 0 && st.Shape != nil:
+		off, err := offsets32(make([]int64, n+1)) // samples of zero values
+		if err != nil {
+			return nil, err
+		}
+		return array.NewData(arrow.ListOfNonNullable(leaf.DataType()), n, []*memory.Buffer{nil, off}, []arrow.ArrayData{leaf}, 0, 0), nil
+	case st.Dim == 0:
 		off, err := offsets32(d.SampleStart)
 		if err != nil {
 			return nil, err

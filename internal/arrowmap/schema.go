@@ -358,7 +358,9 @@ func Field(st *mlfeed.Stream, seq bool) (arrow.Field, error) {
 		dt = sparseType(leaf)
 	case st.Dim == 1 && st.Shape == nil:
 		dt = leaf
-	case st.Dim == 0 && st.Shape == nil:
+	case st.Dim == 0:
+		// Variable size, or a fixed shape with a zero in it (Arrow has no fixed-size list of
+		// size 0): a list, whose mlfeed.shape tells the two apart.
 		dt = arrow.ListOfNonNullable(leaf)
 	default:
 		if st.Dim > 1<<31-1 {
