@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -36,8 +36,6 @@ type ShardOptions struct {
 	// manifest, shard.TaskManifestName(Task, Tasks); shard.Merge joins the partial manifests.
 	// Tasks 0 or 1 means one task that writes every shard and the manifest.
 	Task, Tasks int
-	// Threads is the number of shards written at once. Zero means one per CPU.
-	Threads int
 }
 
 // Shards converts src into the directory dir as shards part-NNNNN.EXT (each written
@@ -173,44 +171,17 @@ func (w *shardWriter) byCount(ctx context.Context) ([]shard.Entry, error) {
 	b := w.bounds(k)
 	lo, hi := k*o.Task/o.Tasks, k*(o.Task+1)/o.Tasks // this task's shards
 	entries := make([]shard.Entry, hi-lo)
-	threads := o.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	// Shards are written at once on the scheduler's threads (the one ctx carries, else one
+	// of Options.Threads): the caller writes one, and each idle thread another.
+	if sched.FromContext(ctx) == nil {
+		ctx = sched.WithContext(ctx, sched.New(o.Threads, o.Memory))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = lo
-	)
-	for t := 0; t < threads && t < hi-lo; t++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				j := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if j >= hi || stop {
-					return
-				}
-				e, err := w.writeRange(ctx, j, b[j], b[j+1])
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-					cancel()
-				}
-				entries[j-lo] = e
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return entries, first
+	err := sched.Parallel(ctx, hi-lo, func(ctx context.Context, i int) error {
+		e, err := w.writeRange(ctx, lo+i, b[lo+i], b[lo+i+1])
+		entries[i] = e
+		return err
+	})
+	return entries, err
 }
 
 // bySize writes shards one after another, cutting each once it reaches the shard size.

@@ -27,7 +27,7 @@ func cbfFormat(t *testing.T) *format.Format {
 func TestShardsRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	data := demo.Source(1000, 7)
-	opts := &convert.ShardOptions{Options: convert.Options{Format: cbfFormat(t), Type: mlfeed.Float32}, Shards: 5, Threads: 3}
+	opts := &convert.ShardOptions{Options: convert.Options{Format: cbfFormat(t), Type: mlfeed.Float32, Threads: 3}, Shards: 5}
 	m, err := convert.Shards(ctx, data, dir, opts)
 	if err != nil {
 		t.Fatal(err)

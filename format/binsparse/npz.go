@@ -3,14 +3,14 @@ package binsparse
 import (
 	"archive/zip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format/npy"
 )
 
 // The NPZ container, as the 2026 Python reference writes it: a zip archive of NPY arrays
@@ -186,75 +186,23 @@ func (h *npyHeader) elemType() (mlfeed.ElemType, int) {
 	return mlfeed.Invalid, 1
 }
 
-var (
-	npyDescrRE   = regexp.MustCompile(`'descr'\s*:\s*'([<>|=])([a-zA-Z])(\d+)'`)
-	npyFortranRE = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
-	npyShapeRE   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
-)
-
+// readNPYHeader reads an NPY header with package npy's parser, keeping what the container
+// needs.
 func readNPYHeader(r io.Reader) (*npyHeader, error) {
-	var pre [10]byte // magic, version, v1 header length
-	if _, err := io.ReadFull(r, pre[:8]); err != nil {
-		return nil, fmt.Errorf("%w: short NPY header", ErrFormat)
-	}
-	if string(pre[:6]) != "\x93NUMPY" {
-		return nil, fmt.Errorf("%w: not an NPY array", ErrFormat)
-	}
-	var hlen int
-	switch pre[6] {
-	case 1:
-		if _, err := io.ReadFull(r, pre[8:10]); err != nil {
-			return nil, fmt.Errorf("%w: short NPY header", ErrFormat)
+	nh, err := npy.ReadHeader(r, "")
+	if err != nil {
+		var pe *mlfeed.PosError
+		if errors.As(err, &pe) {
+			err = pe.Err // the caller names the entry
 		}
-		hlen = int(binary.LittleEndian.Uint16(pre[8:10]))
-	case 2, 3:
-		var l [4]byte
-		if _, err := io.ReadFull(r, l[:]); err != nil {
-			return nil, fmt.Errorf("%w: short NPY header", ErrFormat)
-		}
-		hlen = int(binary.LittleEndian.Uint32(l[:]))
-	default:
-		return nil, fmt.Errorf("%w: NPY version %d", ErrUnsupported, pre[6])
+		return nil, err
 	}
-	if hlen > 1<<16 {
-		return nil, fmt.Errorf("%w: NPY header of %d bytes", ErrTooLarge, hlen)
-	}
-	hb := make([]byte, hlen)
-	if _, err := io.ReadFull(r, hb); err != nil {
-		return nil, fmt.Errorf("%w: short NPY header", ErrFormat)
-	}
-	hs := string(hb)
-	h := &npyHeader{order: binary.LittleEndian}
-	m := npyDescrRE.FindStringSubmatch(hs)
-	if m == nil {
-		return nil, fmt.Errorf("%w: NPY header %q has no simple descr", ErrUnsupported, strings.TrimSpace(hs))
-	}
-	h.descr = m[1] + m[2] + m[3]
-	h.kind = m[2][0]
-	n, _ := strconv.Atoi(m[3])
-	h.itemsize = n
-	if h.kind == 'U' {
-		h.itemsize = 4 * n
-	}
-	if m[1] == ">" {
+	h := &npyHeader{descr: nh.Descr, kind: nh.Descr[1], itemsize: nh.ItemSize, order: binary.LittleEndian, fortran: nh.Fortran}
+	if nh.BigEndian {
 		h.order = binary.BigEndian
 	}
-	if f := npyFortranRE.FindStringSubmatch(hs); f != nil {
-		h.fortran = f[1] == "True"
-	}
-	sm := npyShapeRE.FindStringSubmatch(hs)
-	if sm == nil {
-		return nil, fmt.Errorf("%w: NPY header %q has no shape", ErrFormat, strings.TrimSpace(hs))
-	}
-	for _, p := range strings.Split(sm[1], ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		v, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || v < 0 || v > 1<<40 {
-			return nil, fmt.Errorf("%w: NPY shape %q", ErrFormat, sm[1])
-		}
-		h.shape = append(h.shape, v)
+	for _, d := range nh.Shape {
+		h.shape = append(h.shape, int64(d))
 	}
 	if len(h.shape) > 1 && h.fortran {
 		return nil, fmt.Errorf("%w: Fortran-ordered NPY arrays", ErrUnsupported)
@@ -289,30 +237,14 @@ func npyDescr(t mlfeed.ElemType) string {
 	return ""
 }
 
-// writeNPY writes an NPY version 1.0 array of the given type string, shape and data.
+// writeNPY writes an NPY array of the given type string, shape and data, with the header
+// numpy.save writes (package npy).
 func writeNPY(w io.Writer, descr string, shape []int64, data []byte) error {
-	var s strings.Builder
-	switch len(shape) {
-	case 0:
-		s.WriteString("()")
-	case 1:
-		fmt.Fprintf(&s, "(%d,)", shape[0])
-	default:
-		parts := make([]string, len(shape))
-		for i, v := range shape {
-			parts[i] = strconv.FormatInt(v, 10)
-		}
-		s.WriteString("(" + strings.Join(parts, ", ") + ")")
+	dims := make([]int, len(shape))
+	for i, v := range shape {
+		dims[i] = int(v)
 	}
-	h := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, s.String())
-	total := 10 + len(h) + 1
-	pad := (64 - total%64) % 64
-	h += strings.Repeat(" ", pad) + "\n"
-	hdr := make([]byte, 10, 10+len(h))
-	copy(hdr, "\x93NUMPY\x01\x00")
-	binary.LittleEndian.PutUint16(hdr[8:], uint16(len(h)))
-	hdr = append(hdr, h...)
-	if _, err := w.Write(hdr); err != nil {
+	if _, err := w.Write(npy.AppendHeader(nil, descr, dims)); err != nil {
 		return err
 	}
 	_, err := w.Write(data)

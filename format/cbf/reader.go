@@ -462,7 +462,7 @@ func (rd *Reader) load(i int) (*mlfeed.Chunk, error) { return rd.loadInto(i, nil
 
 // SequenceLengths returns the length of every sequence of chunk i (its longest stream's sample
 // count) from the chunk's length array, without decoding the chunk: the minibatch engine uses
-// it (minibatch.SequenceLengther) to seek and to skip other workers' sequences. The lengths
+// it (Source.SequenceLengths) to seek and to skip other workers' sequences. The lengths
 // must add up to the chunk table's sample count.
 func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	if i < 0 || i >= len(rd.chunks) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/fastfloat"
 )
 
 // This file is the indexer: it finds sequence and chunk boundaries as CNTK's

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/fastfloat"
 )
 
 // This file is the parser: it turns a chunk's bytes into columnar stream data, following

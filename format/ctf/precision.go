@@ -9,7 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/fastfloat"
 )
 
 // This file keeps CTF's decimal values whole when they are read as float32: a value whose

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/format/ctf/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/fastfloat"
 )
 
 func TestFits32(t *testing.T) {

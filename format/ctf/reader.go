@@ -405,7 +405,7 @@ func (r *Reader) Sequences(i int) ([]SequenceInfo, error) {
 
 // SequenceLengths returns the index sample count of every sequence of chunk i (see
 // Sequences), without parsing values. It lets the minibatch package walk and pack sequences
-// without decoding chunks (minibatch.SequenceLengther).
+// without decoding chunks (Source.SequenceLengths).
 func (r *Reader) SequenceLengths(i int) ([]int64, error) {
 	seqs, err := r.Sequences(i)
 	if err != nil {

@@ -23,7 +23,7 @@ type ReaderOptions struct {
 	ChunkRows int
 }
 
-// Reader reads an HDF5 file as a data set. It implements mlfeed.Source, mlfeed.ChunkReuser and
+// Reader reads an HDF5 file as a data set. It implements mlfeed.Source, ReadChunkReuse and
 // SequenceLengths.
 type Reader struct {
 	f      *h5.File

@@ -413,7 +413,7 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 }
 
 // ReadChunkReuse decodes chunk i as ReadChunk does, into the values of prev when they are
-// large enough (mlfeed.ChunkReuser): prev is a chunk an earlier ReadChunkReuse of this reader
+// large enough (the Source contract): prev is a chunk an earlier ReadChunkReuse of this reader
 // returned, which the caller no longer uses, or nil. Values that ReadChunk does not copy
 // (uint8 and int8 of a mapped file) ignore prev.
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {

@@ -6,9 +6,11 @@
 // their own. Where one chunk is worth splitting (CTF pieces, IDV blocks, Matrix Market lines),
 // the decoder calls Parallel with the ctx it was given: the calling goroutine does the work,
 // helped by whatever threads of the scheduler in ctx are idle. Callers above the decoders
-// (convert, the minibatch engine, the CLI's cat, validate and info, the Python package) read
-// chunks through ReadAhead, which decodes up to Threads() chunks ahead within the memory
-// budget and yields them in order.
+// that consume chunks in an order (convert, the CLI's cat, show and validate, the Python
+// package) read them through ReadAhead, which decodes up to Threads() chunks ahead within the
+// memory budget and yields them in order. The minibatch engine, whose chunks live as long as
+// the randomization window needs them, runs its chunk loads and packers on the scheduler's
+// threads with AcquireThread and ReleaseThread.
 //
 // Threads counts the caller: a scheduler of n threads runs at most n-1 goroutines of its own
 // (helpers) beside the goroutine that consumes its work, so one consumer and its helpers never

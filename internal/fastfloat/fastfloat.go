@@ -168,6 +168,9 @@ var pow10u = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 10000
 // costs no mispredicted branch.
 func digits(b []byte, i int, acc uint64) (uint64, int) {
 	for i+8 <= len(b) {
+		if b[i]-'0' > 9 { // the run has ended: spare the eight-byte conversion
+			return acc, i
+		}
 		v, n := Digits8(b[i:])
 		if n == 0 {
 			return acc, i

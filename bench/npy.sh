@@ -1,0 +1,61 @@
+#!/bin/sh
+# NumPy .npy speed against numpy itself, in one run: an array of N records of 784 float32
+# values (default 200 000: 627 MB) is saved little-endian and big-endian by numpy.save; each
+# file is read by numpy.load then summed (.sum()), and by mlfeed (format/npy: mapped, chunks
+# read on one goroutine, every value summed); numpy.save and mlfeed's writer each write the
+# little-endian array to a file.
+#
+# Prints the times (numpy: best of REPS; mlfeed: mean of REPS) and the ratios numpy / mlfeed
+# (above 1.0 means mlfeed is faster).
+#
+# Needs: go and /usr/bin/python3 with numpy (Debian: apt-get install -y python3-numpy).
+# Environment: N (default 200000), REPS (default 3), KEEP=1 keeps the work directory.
+set -eu
+
+cd "$(dirname "$0")/.."
+N=${N:-200000}
+REPS=${REPS:-3}
+PY=/usr/bin/python3
+work=$(mktemp -d "${TMPDIR:-/tmp}/mlfeed-bench-npy.XXXXXX")
+[ "${KEEP:-}" = 1 ] || trap 'rm -rf "$work"' EXIT
+
+if ! $PY -c 'import numpy' 2>/dev/null; then
+	echo "bench/npy.sh: $PY lacks numpy (apt-get install -y python3-numpy)" >&2
+	exit 2
+fi
+
+$PY - "$work" "$N" "$REPS" >"$work/py.txt" <<'PYEOF'
+import sys, time
+import numpy as np
+d, n, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+a = (np.arange(n * 784, dtype=np.float32) % 1000 / 7).reshape(n, 784)
+np.save(d + '/le.npy', a)
+np.save(d + '/be.npy', a.astype('>f4'))
+def best(f):
+    t = float('inf')
+    for _ in range(reps):
+        s = time.perf_counter(); f(); t = min(t, time.perf_counter() - s)
+    return t
+print('read-le', best(lambda: np.load(d + '/le.npy').sum(dtype=np.float64)))
+print('read-be', best(lambda: np.load(d + '/be.npy').sum(dtype=np.float64)))
+print('write', best(lambda: np.save(d + '/py-out.npy', a)))
+PYEOF
+
+MLFEED_BENCH_DIR="$work" go test -run '^$' -bench '^BenchmarkScript$' -benchtime "${REPS}x" -count 1 \
+	./format/npy/ >"$work/go.txt" 2>&1 || { cat "$work/go.txt" >&2; exit 1; }
+cmp -s "$work/out.npy" "$work/py-out.npy" && same="identical bytes" || same="BYTES DIFFER"
+
+secs() { awk -v name="$1" '$1 ~ name { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.3f", $i / 1e9; exit } }' "$work/go.txt"; }
+mb=$(awk -v n="$N" 'BEGIN { printf "%.0f", n * 784 * 4 / 1e6 }')
+echo "== NumPy .npy: $N x 784 float32 ($mb MB) (numpy vs mlfeed format/npy, one core)"
+printf '%-34s %8s %8s %8s\n' "" "numpy s" "mlfeed s" "ratio"
+for op in read-le read-be write; do
+	py=$(awk -v k="$op" '$1 == k { print $2 }' "$work/py.txt")
+	go=$(secs "BenchmarkScript/$op")
+	case $op in
+	read-le) what="read little-endian + sum" ;;
+	read-be) what="read big-endian + sum" ;;
+	write) what="write ($same)" ;;
+	esac
+	printf '%-34s %8.3f %8.3f %7.2fx\n' "$what" "$py" "$go" "$(awk -v a="$py" -v b="$go" 'BEGIN { print a / b }')"
+done

@@ -1,0 +1,62 @@
+package npy
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// npyBytes builds a .npy file from a header dictionary and data, padded as numpy pads.
+func npyBytes(dict string, data []byte) []byte {
+	h := []byte(dict)
+	for (10+len(h)+1)%64 != 0 {
+		h = append(h, ' ')
+	}
+	b := append([]byte(Magic+"\x01\x00"), byte(len(h)+1), byte((len(h)+1)>>8))
+	b = append(append(append(b, h...), '\n'), data...)
+	return b
+}
+
+// TestBadInput checks that broken and unsupported files fail with the right sentinel and the
+// byte offset, before anything is allocated for what they claim.
+func TestBadInput(t *testing.T) {
+	ok := "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 2), }"
+	for _, c := range []struct {
+		name string
+		data []byte
+		want error
+		msg  string
+	}{
+		{"magic", []byte("\x93NUMPX\x01\x00\x10\x00"), mlfeed.ErrFormat, "byte offset 0"},
+		{"version", []byte(Magic + "\x04\x00\x10\x00"), mlfeed.ErrUnsupported, "version 4.0"},
+		{"short header", []byte(Magic + "\x01\x00\x40\x00{'descr'"), mlfeed.ErrTruncated, "header"},
+		{"short data", npyBytes(ok, make([]byte, 7)), mlfeed.ErrTruncated, "announces 8 data bytes, file has 7"},
+		{"trailing data", npyBytes(ok, make([]byte, 9)), mlfeed.ErrFormat, "1 bytes after"},
+		{"float16", npyBytes("{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }", make([]byte, 4)), mlfeed.ErrUnsupported, "float16"},
+		{"bytes", npyBytes("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }", make([]byte, 6)), mlfeed.ErrUnsupported, "bytes"},
+		{"structured", npyBytes("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }", make([]byte, 8)), mlfeed.ErrUnsupported, "structured"},
+		{"unknown key", npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), 'x': 1}", make([]byte, 4)), mlfeed.ErrFormat, "unknown key"},
+		{"missing key", npyBytes("{'descr': '<i2', 'shape': (2,), }", make([]byte, 4)), mlfeed.ErrFormat, "required"},
+		{"huge shape", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", nil), mlfeed.ErrTooLarge, "overflows"},
+		{"claims more than the file", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000,), }", nil), mlfeed.ErrTruncated, "file has 0"},
+		{"many empty records", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 0), }", nil), mlfeed.ErrTooLarge, "records of zero bytes"},
+		{"one-element tuple without comma", npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2), }", make([]byte, 4)), mlfeed.ErrFormat, "shape"},
+		{"bad byte order", npyBytes("{'descr': '!i2', 'fortran_order': False, 'shape': (2,), }", make([]byte, 4)), mlfeed.ErrFormat, "byte order"},
+	} {
+		_, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), &ReaderOptions{FileName: "x.npy"})
+		var pe *mlfeed.PosError
+		if err == nil || !errors.Is(err, c.want) || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.msg) || !strings.HasPrefix(err.Error(), "x.npy") {
+			t.Errorf("%s: %v, want %v naming x.npy and %q", c.name, err, c.want, c.msg)
+		}
+	}
+	// The header numpy writes for these shapes parses back to them.
+	for _, shape := range [][]int{{}, {0}, {3}, {2, 3}, {4, 1, 5}} {
+		h, err := ParseHeader(AppendHeader(nil, "<f4", shape), "")
+		if err != nil || len(h.Shape) != len(shape) || h.DataOffset%64 != 0 {
+			t.Errorf("%v: %v %+v", shape, err, h)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package npy
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+func init() {
+	open := func(name string, o *format.Options) (mlfeed.Source, error) {
+		opts, err := readerOptions(o.Params)
+		if err != nil {
+			return nil, err
+		}
+		return Open(name, opts)
+	}
+	format.Register(format.Format{
+		Name:       "npy",
+		Extensions: []string{".npy"},
+		Match:      Match,
+		Open:       open,
+		Streamable: true,
+		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+			if err := format.CheckParams("npy", w.Params); err != nil {
+				return nil, err
+			}
+			return NewWriter(out, schema, &WriterOptions{Records: w.Sequences})
+		},
+	})
+	format.Register(format.Format{
+		Name:       "npz",
+		Extensions: []string{".npz"},
+		Match:      MatchNPZ,
+		Open:       open,
+		Streamable: true,
+		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
+			if err := format.CheckParams("npz", w.Params); err != nil {
+				return nil, err
+			}
+			opts := &WriterOptions{Archive: true}
+			switch w.Compress {
+			case "", "none":
+			case "deflate":
+				opts.Compress = true
+			default:
+				return nil, format.UsageErrorf("npz: compression %q (want deflate or none)", w.Compress)
+			}
+			return NewWriter(out, schema, opts)
+		},
+	})
+}
+
+// readerOptions reads the format-specific parameters: name, chunk_size, mmap.
+func readerOptions(params map[string]string) (*ReaderOptions, error) {
+	if err := format.CheckParams("npy", params, "name", "chunk_size", "mmap"); err != nil {
+		return nil, err
+	}
+	o := &ReaderOptions{Name: params["name"]}
+	if v, ok := params["chunk_size"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, format.UsageErrorf("npy: chunk_size=%s: want a positive number of bytes", v)
+		}
+		o.ChunkSize = n
+	}
+	if v, ok := params["mmap"]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, format.UsageErrorf("npy: mmap=%s: want true or false", v)
+		}
+		o.NoMmap = !b
+	}
+	return o, nil
+}
