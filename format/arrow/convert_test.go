@@ -13,6 +13,8 @@ import (
 	_ "github.com/mlfeed/mlfeed/format/ctf"
 	_ "github.com/mlfeed/mlfeed/format/idv"
 	_ "github.com/mlfeed/mlfeed/format/idx"
+	_ "github.com/mlfeed/mlfeed/format/libsvm"
+	_ "github.com/mlfeed/mlfeed/format/npy"
 	_ "github.com/mlfeed/mlfeed/format/parquet"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
@@ -63,5 +65,17 @@ func TestConvertIDX(t *testing.T) {
 func TestConvertCBF(t *testing.T) {
 	for _, f := range []string{"10x10_sparse.bin", "50x20_jagged_sequences_sparse.bin", "50x20_jagged_sequences_dense.bin"} {
 		roundTrip(t, filepath.Join(testutil.Testdata(t, "cntk", "cbf"), f), ".cbf", ".arrow")
+	}
+}
+
+// TestConvertNumPyLIBSVM: NumPy arrays (several dtypes, Fortran order, .npz members) and
+// LIBSVM files (sparse features, multi-label, qid) go to Arrow and Parquet and back.
+func TestConvertNumPyLIBSVM(t *testing.T) {
+	for _, f := range []string{"f4_3x4.npy", "fortran_f8_2x3.npy", "be_i2_5.npy", "v3_b1_3.npy", "deflated.npz"} {
+		ext := filepath.Ext(f)
+		roundTrip(t, filepath.Join("..", "npy", "testdata", f), ext, ".arrow", ".parquet")
+	}
+	for _, f := range []string{"sklearn_multi.svm", "sklearn_one_qid.svm", "sklearn_zero.svm"} {
+		roundTrip(t, filepath.Join("..", "libsvm", "testdata", f), ".svm", ".parquet", ".arrows")
 	}
 }
