@@ -90,7 +90,7 @@ func (dec *Decoder) Decode(rec arrow.RecordBatch, base int64, prev *mlfeed.Chunk
 	}
 	if p.IDField >= 0 {
 		loc := locator{column: p.Arrow.Field(p.IDField).Name, base: base, row: identity}
-		b, err := dec.leaf(unwrap(rec.Column(p.IDField)), 0, int64(n), mlfeed.String, mlfeed.Buffer{Strings: c.IDs}, loc)
+		b, err := dec.leaf(unwrap(rec.Column(p.IDField)), 0, int64(n), mlfeed.String, mlfeed.Buffer{Type: mlfeed.String, Strings: c.IDs}, loc)
 		if err != nil {
 			return nil, err
 		}
