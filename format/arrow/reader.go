@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -43,6 +44,8 @@ type Reader struct {
 	first   []int64 // file row of each chunk's first row
 	mapped  []byte
 	zero    bool // batches are read from the mapping (no dictionaries)
+	region  *mmap.Region
+	faulted []atomic.Bool // per batch: its pages were mapped in (Populate)
 	closers []func() error
 }
 
@@ -82,9 +85,21 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	}
 	rd.closers = append(rd.closers, f.Close)
 	if reg != nil {
+		rd.region = reg
+		rd.faulted = make([]atomic.Bool, len(rd.chunks))
 		rd.closers = append(rd.closers, reg.Close)
 	}
 	return rd, nil
+}
+
+// populate maps the pages of batch i in the first time it is read from the mapping: one
+// system call instead of a page fault per page, on the caller's goroutine.
+func (rd *Reader) populate(i int) {
+	if !mmap.CanPopulate || rd.region == nil || !rd.zero || rd.faulted[i].Swap(true) {
+		return
+	}
+	m := rd.batch(i)
+	rd.region.Populate(m.bodyStart, m.bodyStart+m.body)
 }
 
 func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *ReaderOptions) (rd *Reader, err error) {
@@ -282,6 +297,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 		return nil, err
 	}
 	defer catch(rd.name, &err)
+	rd.populate(i)
 	rec, err := rd.record(i)
 	if err != nil {
 		return nil, err
