@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Randomized minibatch sweeps (`mlfeed batches`, minibatch 256, 5 sweeps, median of 3 runs)
+# Randomized minibatch sweeps (`mlfeed batches`, minibatch 256, 10 sweeps, median of 5 runs)
 # over MNIST's training images as an Arrow IPC file and as IDX, in one run, for uint8 pixels and
 # for float32 ones: the first sweep (which also maps the file) and the steady sweeps after it,
 # and the ratio Arrow / IDX (the goal: at most 1.2). Then the in-process read rates
@@ -12,14 +12,14 @@ MN=${MLFEED_SHARED:-../shared}/testdata/mnist
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 go build -o "$T/mlfeed" ./cmd/mlfeed
 ML=$T/mlfeed
-SWEEPS=5
+SWEEPS=10
 N=60000
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# engine FILE: "first steady" seconds, medians of 3 runs of $SWEEPS randomized sweeps
+# engine FILE: "first steady" seconds, medians of 5 runs of $SWEEPS randomized sweeps
 engine() {
-  for _ in 1 2 3; do
+  for _ in 1 2 3 4 5; do
     "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$1" |
       awk '/^sweep times:/ { sub("s,", "", $4); sub("s", "", $7); print $4, $7 }'
   done > "$T/runs"
@@ -30,6 +30,7 @@ printf '%-40s %10s %12s %14s\n' "case (60000 x 28x28, mb 256)" "seconds" "sample
 for type in uint8 float32; do
   "$ML" convert -q "$MN/train-images-idx3-ubyte.gz" "$T/images.idx" --type "$type"
   "$ML" convert -q "$T/images.idx" "$T/images.arrow"
+  sync # both files clean in the page cache: a page still being written back faults slowly
   read -r xf xs < <(engine "$T/images.idx")
   read -r af as < <(engine "$T/images.arrow")
   awk -v t="$type" -v xf="$xf" -v xs="$xs" -v af="$af" -v as="$as" -v n=$N 'BEGIN {
