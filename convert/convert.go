@@ -4,16 +4,21 @@
 package convert
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/remote"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
@@ -79,6 +84,9 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		}
 		return nil
 	}
+	if remote.IsURL(out) {
+		return toObject(ctx, src, out, ft, schema, opts)
+	}
 	f, err := atomicfile.Create(out)
 	if errors.Is(err, atomicfile.ErrNotRegular) {
 		return fmt.Errorf("%w: %w", format.ErrUsage, err)
@@ -94,6 +102,43 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		return f.Err(fmt.Errorf("%s: %w", out, err))
 	}
 	return f.Commit()
+}
+
+// toObject writes src as the object out in object storage, which appears only once complete:
+// a streamable format is uploaded as it is written, another is written to a temporary file
+// first (removed afterwards, and on a signal).
+func toObject(ctx context.Context, src mlfeed.Source, out string, ft *format.Format, schema mlfeed.Schema, opts *Options) error {
+	w, err := remote.Create(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if ft.Streamable {
+		bw := bufio.NewWriterSize(w, 4<<20)
+		if err := write(ctx, bw, ft, schema, src, out, opts); err != nil {
+			return fmt.Errorf("%s: %w", out, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return w.Commit()
+	}
+	b, _, _ := strings.Cut(out, "?")
+	f, err := atomicfile.Create(filepath.Join(os.TempDir(), "mlfeed-upload-"+path.Base(b)))
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := write(ctx, f.File, ft, schema, src, out, opts); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if _, err := f.File.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.CopyBuffer(w, f.File, make([]byte, 4<<20)); err != nil {
+		return err
+	}
+	return w.Commit()
 }
 
 // write creates ft's sink on w and copies src into it.

@@ -11,6 +11,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/remote"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/shard"
 )
@@ -72,6 +73,9 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	schema, err := TargetSchema(src.Schema(), &o.Options)
 	if err != nil {
 		return nil, err
+	}
+	if remote.IsURL(dir) {
+		return nil, fmt.Errorf("%w: %s: shards are written to a local or mounted directory; upload the directory (its manifest last) to object storage", mlfeed.ErrUnsupported, dir)
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err

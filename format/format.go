@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/remote"
 	"github.com/mlfeed/mlfeed/internal/sniff"
 	"github.com/mlfeed/mlfeed/shard"
 )
@@ -110,6 +111,10 @@ type Format struct {
 	// Open opens a file as a source. name may carry a format-specific suffix
 	// (Binsparse: "file.bsp.h5:/group").
 	Open func(name string, opts *Options) (mlfeed.Source, error)
+	// OpenReader, if set, opens the size bytes of r as a source, reading only the ranges it
+	// needs; name is used in errors. Objects in object storage are opened this way; formats
+	// without it are copied to a temporary file first and opened with Open.
+	OpenReader func(r io.ReaderAt, size int64, name string, opts *Options) (mlfeed.Source, error)
 	// Create returns a sink writing to w. For a Streamable format w may be any writer
 	// (standard output, a pipe). Otherwise w is an *os.File open on an empty, seekable regular
 	// file (the temporary file that package convert renames into place after the sink's
@@ -196,7 +201,11 @@ func Detect(name string) (*Format, error) {
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	head = head[:n]
+	return detectHead(head[:n], file)
+}
+
+// detectHead returns the format of data that starts with head and is called name.
+func detectHead(head []byte, file string) (*Format, error) {
 	for _, ft := range formats {
 		if ft.Match != nil && ft.Match(head) {
 			return ft, nil
@@ -255,6 +264,9 @@ func Open(names []string, formatName string, opts *Options) (mlfeed.Source, erro
 // openOne opens one input argument: a file, or a data set of shards (a directory, a glob
 // or a manifest; see package shard).
 func openOne(name, formatName string, opts *Options) (mlfeed.Source, error) {
+	if remote.IsURL(name) {
+		return openURL(name, formatName, opts)
+	}
 	paths, m, sharded, err := shard.Resolve(name)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,13 @@ else
   echo "setup: libhdf5 not found; skipping the libhdf5 oracle tests" >&2
 fi
 
+# Versity's S3 gateway, the S3-compatible server the object-storage tests start on 127.0.0.1
+# (built from the Go module proxy, pinned).
+if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/versitygw" ]; then
+  echo "setup: installing versitygw v1.8.0 (go install)" >&2
+  GOFLAGS= go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 >&2
+fi
+
 # Arrow/Parquet independent peers (npm apache-arrow and @duckdb/node-api, pinned in
 # internal/arrowcheck/package-lock.json), once; skipped when installed or when node is absent
 # (the peer tests then skip, unless MLFEED_REQUIRE_PEERS is set).

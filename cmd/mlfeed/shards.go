@@ -23,7 +23,6 @@ type shardFlags struct {
 	shardSize string
 	task      string
 	taskCount int
-	threads   int
 }
 
 func (f *shardFlags) register(cmd *cobra.Command) {

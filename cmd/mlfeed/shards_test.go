@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // TestTasksAsProcesses converts a data set as N independent processes, each told its task
@@ -104,5 +106,42 @@ func TestTasksAsProcesses(t *testing.T) {
 	_, stderr, code = run(t, "info", mixed)
 	if code != 1 || !strings.Contains(stderr, "p1.cbf") {
 		t.Fatalf("mixed shards: exit %d: %s", code, stderr)
+	}
+}
+
+// TestObjectStorageCLI runs the CLI against an S3-compatible server on loopback: converting
+// to an object, then reading it, and a prefix of shards, exactly as the local files read.
+func TestObjectStorageCLI(t *testing.T) {
+	bucket, _ := testutil.S3Server(t)
+	dir := t.TempDir()
+	if _, stderr, code := run(t, "demo", "-n", "600", "--dir", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	ins := []string{filepath.Join(dir, "demo-images-idx3-ubyte"), filepath.Join(dir, "demo-labels-idx1-ubyte")}
+	one := filepath.Join(dir, "one.cbf")
+	if _, stderr, code := run(t, append(append([]string{"convert", "--type", "float32", "--chunk-size", "100000"}, ins...), one)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	obj := bucket + "/data/one.cbf"
+	if _, stderr, code := run(t, "convert", "--chunk-size", "100000", one, obj); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, args := range [][]string{
+		{"batches", "--dump", "--sweeps", "2", "--mb-size", "50", "--seed", "4"},
+		{"batches", "--dump", "--sweeps", "1", "--mb-size", "64", "--workers", "2", "--rank", "1"},
+		{"cat", "--json", "-n", "5"},
+	} {
+		a, _, _ := run(t, append(args, one)...)
+		b, stderr, code := run(t, append(args, obj)...)
+		if code != 0 || a != b || a == "" {
+			t.Fatalf("%v over s3 differs from the local file (exit %d): %s", args, code, stderr)
+		}
+	}
+	out, stderr, code := run(t, "info", "--json", obj)
+	if code != 0 || !strings.Contains(out, `"fetched_bytes"`) {
+		t.Fatalf("info of an object: %s %s", out, stderr)
+	}
+	if _, stderr, code := run(t, "info", bucket+"/data/missing.cbf"); code != 1 || !strings.Contains(stderr, "missing.cbf") {
+		t.Fatalf("missing object: exit %d: %s", code, stderr)
 	}
 }

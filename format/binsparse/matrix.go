@@ -109,6 +109,25 @@ func (m *Matrix) check(report func(error) bool) (int64, error) {
 				npos *= s
 			}
 		case LevelSparse:
+			if l.Rank == 1 {
+				// one index array: checked in its stored type, without an int64 copy
+				name := fmt.Sprintf("indices_%d", dim)
+				ib := m.Arrays[name]
+				nidx := int64(ib.Len())
+				ptr, err := m.levelPointers(li, dim, npos, nidx)
+				if err != nil {
+					return 0, err
+				}
+				ord, err := checkIndices(name, ib, sdims[dim], ptr)
+				if err != nil {
+					return 0, err
+				}
+				if ordering == nil {
+					ordering = ord
+				}
+				npos = nidx
+				break
+			}
 			idx := make([][]int64, l.Rank)
 			for k := range idx {
 				name := fmt.Sprintf("indices_%d", dim+k)
@@ -127,29 +146,9 @@ func (m *Matrix) check(report func(error) bool) (int64, error) {
 				idx[k] = v
 			}
 			nidx := int64(len(idx[0]))
-			ptr := []int64{0, nidx}
-			if li > 0 {
-				name := fmt.Sprintf("pointers_to_%d", dim)
-				var err error
-				if ptr, err = toInt64s(name, m.Arrays[name]); err != nil {
-					return 0, err
-				}
-				if int64(len(ptr)) != npos+1 {
-					return 0, arrayErr(name, -1, "has %d elements, want %d (one more than the %d positions above)", len(ptr), npos+1, npos)
-				}
-				if ptr[0] != 0 {
-					return 0, arrayErr(name, 0, "first pointer is %d, not 0", ptr[0])
-				}
-				for i := 1; i < len(ptr); i++ {
-					if ptr[i] < ptr[i-1] {
-						return 0, arrayErr(name, int64(i), "pointer %d is below the previous %d", ptr[i], ptr[i-1])
-					}
-				}
-				if ptr[len(ptr)-1] != nidx {
-					return 0, arrayErr(name, int64(len(ptr)-1), "last pointer is %d, indices_%d has %d elements", ptr[len(ptr)-1], dim, nidx)
-				}
-			} else if npos != 1 {
-				return 0, fmt.Errorf("%w: sparse root level below another level", ErrFormat)
+			ptr, err := m.levelPointers(li, dim, npos, nidx)
+			if err != nil {
+				return 0, err
 			}
 			if ordering == nil {
 				ordering = checkOrder(idx, ptr, dim)
@@ -194,6 +193,99 @@ func (m *Matrix) check(report func(error) bool) (int64, error) {
 		}
 	}
 	return npos, nil
+}
+
+// levelPointers returns and checks the pointers into sparse level li (at dimension dim) from
+// the npos positions above it; the root level has the one fiber [0, nidx).
+func (m *Matrix) levelPointers(li, dim int, npos, nidx int64) ([]int64, error) {
+	if li == 0 {
+		if npos != 1 {
+			return nil, fmt.Errorf("%w: sparse root level below another level", ErrFormat)
+		}
+		return []int64{0, nidx}, nil
+	}
+	name := fmt.Sprintf("pointers_to_%d", dim)
+	ptr, err := toInt64s(name, m.Arrays[name])
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(ptr)) != npos+1 {
+		return nil, arrayErr(name, -1, "has %d elements, want %d (one more than the %d positions above)", len(ptr), npos+1, npos)
+	}
+	if ptr[0] != 0 {
+		return nil, arrayErr(name, 0, "first pointer is %d, not 0", ptr[0])
+	}
+	for i := 1; i < len(ptr); i++ {
+		if ptr[i] < ptr[i-1] {
+			return nil, arrayErr(name, int64(i), "pointer %d is below the previous %d", ptr[i], ptr[i-1])
+		}
+	}
+	if ptr[len(ptr)-1] != nidx {
+		return nil, arrayErr(name, int64(len(ptr)-1), "last pointer is %d, indices_%d has %d elements", ptr[len(ptr)-1], dim, nidx)
+	}
+	return ptr, nil
+}
+
+// checkIndices checks a single index array in its stored type: every index in [0, bound), and
+// (the returned ordering error, not fatal) strictly increasing within each fiber of ptr.
+func checkIndices(name string, b mlfeed.Buffer, bound int64, ptr []int64) (ordering, err error) {
+	switch b.Type {
+	case mlfeed.Uint8:
+		return checkIndexSlice(name, b.Uint8s(), bound, ptr)
+	case mlfeed.Uint16:
+		return checkIndexSlice(name, b.Uint16s(), bound, ptr)
+	case mlfeed.Uint32:
+		return checkIndexSlice(name, b.Uint32s(), bound, ptr)
+	case mlfeed.Uint64:
+		return checkIndexSlice(name, b.Uint64s(), bound, ptr)
+	case mlfeed.Int8:
+		return checkIndexSlice(name, b.Int8s(), bound, ptr)
+	case mlfeed.Int16:
+		return checkIndexSlice(name, b.Int16s(), bound, ptr)
+	case mlfeed.Int32:
+		return checkIndexSlice(name, b.Int32s(), bound, ptr)
+	case mlfeed.Int64:
+		return checkIndexSlice(name, b.Int64s(), bound, ptr)
+	}
+	return nil, arrayErr(name, -1, "holds %s, not integers", b.Type)
+}
+
+func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64](name string, v []T, bound int64, ptr []int64) (ordering, err error) {
+	// one pass per fiber: range and strict order
+	for p := 0; p+1 < len(ptr); p++ {
+		lo, hi := ptr[p], ptr[p+1]
+		var prev T
+		for q := lo; q < hi; q++ {
+			x := v[q]
+			if x < 0 || uint64(x) >= uint64(bound) {
+				return nil, indexErr(name, q, int64(x), uint64(x), x < 0, bound)
+			}
+			if q > lo && x <= prev && ordering == nil {
+				ordering = orderErr(name, q, x == prev)
+			}
+			prev = x
+		}
+	}
+	return ordering, nil
+}
+
+// indexErr describes a bad index at position q.
+func indexErr(name string, q, signed int64, unsigned uint64, negative bool, bound int64) error {
+	switch {
+	case negative:
+		return arrayErr(name, q, "negative value %d", signed)
+	case unsigned > math.MaxInt64:
+		return arrayErr(name, q, "value %d does not fit int64", unsigned)
+	}
+	return arrayErr(name, q, "index %d is outside [0, %d)", unsigned, bound)
+}
+
+// orderErr is the ordering error at position q of a fiber: a repeated or a decreasing index.
+func orderErr(name string, q int64, same bool) error {
+	if same {
+		return &ArrayError{Array: name, Index: q, Err: fmt.Errorf("%w: %w: the same coordinate as element %d", ErrFormat, errDuplicate, q-1)}
+	}
+	return &ArrayError{Array: name, Index: q, Err: fmt.Errorf("%w: %w: element %d precedes element %d in its fiber", ErrFormat, errUnsorted, q, q-1)}
 }
 
 // storageDims returns the sizes of the stored dimensions in level order.

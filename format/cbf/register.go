@@ -25,6 +25,14 @@ func init() {
 			}
 			return Open(name, opts)
 		},
+		OpenReader: func(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
+			opts, err := ParseOptions(o)
+			if err != nil {
+				return nil, err
+			}
+			opts.FileName = name
+			return NewReader(r, size, opts)
+		},
 		Streamable: true,
 		Create: func(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 			if _, err := format.NormalizeParams("cbf", o.Params, nil); err != nil {

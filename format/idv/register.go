@@ -22,7 +22,15 @@ func init() {
 		Match: func(head []byte) bool {
 			return len(head) >= 8 && binary.LittleEndian.Uint64(head) == signature
 		},
-		Open:     openFormat,
+		Open: openFormat,
+		OpenReader: func(r io.ReaderAt, size int64, name string, opts *format.Options) (mlfeed.Source, error) {
+			ro, err := readerOptions(name, opts)
+			if err != nil {
+				return nil, err
+			}
+			ro.FileName = name
+			return NewReader(r, size, ro)
+		},
 		Create:   createFormat,
 		Validate: validateFormat,
 	})

@@ -22,6 +22,20 @@ func init() {
 			}
 			return Open(name, opts)
 		},
+		OpenReader: func(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
+			opts, err := parseOptions(o.Params)
+			if err != nil {
+				return nil, err
+			}
+			opts.FileName = name
+			var magic [2]byte
+			if n, _ := r.ReadAt(magic[:], 0); n == 2 && magic == [2]byte{0x1f, 0x8b} {
+				return NewGzipReader(io.NewSectionReader(r, 0, size), size, opts, func() (io.ReadCloser, error) {
+					return io.NopCloser(io.NewSectionReader(r, 0, size)), nil
+				})
+			}
+			return NewReader(r, size, opts)
+		},
 		Streamable: true,
 		Create: func(f io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			params, err := format.NormalizeParams("idx", w.Params, WriteParams)

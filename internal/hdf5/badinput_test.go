@@ -8,14 +8,12 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 func TestBrokenFiles(t *testing.T) {
 	for _, name := range []string{"broken_truncated.bsp.h5", "broken_bitflips.bsp.h5"} {
-		p := "../../../shared/testdata/binsparse/layouts/" + name
-		if _, err := os.Stat(p); err != nil {
-			t.Skip("no shared test data")
-		}
+		p := testutil.Testdata(t, "binsparse", "layouts", name)
 		_, err := goDump(p)
 		if err == nil {
 			t.Errorf("%s: read without error", name)
@@ -32,9 +30,9 @@ func TestBrokenFiles(t *testing.T) {
 // refuse the dimension, not allocate for it.
 func TestForgedDimension(t *testing.T) {
 	for _, name := range []string{"contiguous.bsp.h5", "chunked_gzip.bsp.h5"} {
-		b, err := os.ReadFile("../../../shared/testdata/binsparse/layouts/" + name)
+		b, err := os.ReadFile(testutil.Testdata(t, "binsparse", "layouts", name))
 		if err != nil {
-			t.Skip("no shared test data")
+			t.Fatal(err)
 		}
 		var old, new [8]byte
 		binary.LittleEndian.PutUint64(old[:], 3000)

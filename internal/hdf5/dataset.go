@@ -613,7 +613,7 @@ func (d *Dataset) loadFixedArray() error {
 	pageBits := int(c.u8())
 	n := c.uint(f.lenSize)
 	dblk := c.addr(f.offSize)
-	if end := c.p; lookup3(b[:end]) != c.u32() {
+	if end := c.p; badSum(b[:end], c.u32()) {
 		return f.errAt(addr, "fixed array header", ErrFormat, "checksum mismatch")
 	}
 	if err := d.checkEntrySize(addr, esize); err != nil {
@@ -650,7 +650,7 @@ func (d *Dataset) loadFixedArray() error {
 		if err != nil {
 			return err
 		}
-		if string(blk[:4]) != "FADB" || lookup3(blk[:len(blk)-4]) != uint32(le(blk[len(blk)-4:])) {
+		if string(blk[:4]) != "FADB" || badSum(blk[:len(blk)-4], uint32(le(blk[len(blk)-4:]))) {
 			return f.errAt(dblk, "fixed array data block", ErrFormat, "no FADB signature or checksum mismatch")
 		}
 		return decode(blk[prefix:len(blk)-4], 0, n)
@@ -659,7 +659,7 @@ func (d *Dataset) loadFixedArray() error {
 	if err != nil {
 		return err
 	}
-	if string(blk[:4]) != "FADB" || lookup3(blk[:len(blk)-4]) != uint32(le(blk[len(blk)-4:])) {
+	if string(blk[:4]) != "FADB" || badSum(blk[:len(blk)-4], uint32(le(blk[len(blk)-4:]))) {
 		return f.errAt(dblk, "fixed array data block", ErrFormat, "no FADB signature or checksum mismatch")
 	}
 	bitmap := blk[prefix : prefix+bitmapLen]
@@ -672,7 +672,7 @@ func (d *Dataset) loadFixedArray() error {
 			if err != nil {
 				return err
 			}
-			if lookup3(page[:len(page)-4]) != uint32(le(page[len(page)-4:])) {
+			if badSum(page[:len(page)-4], uint32(le(page[len(page)-4:]))) {
 				return f.errAt(at, "fixed array page", ErrFormat, "checksum mismatch")
 			}
 			if err := decode(page[:len(page)-4], p*pageN, cnt); err != nil {
@@ -706,7 +706,7 @@ func (d *Dataset) loadExtArray() error {
 	maxIdx := c.uint(f.lenSize)
 	c.uint(f.lenSize)
 	iblk := c.addr(f.offSize)
-	if end := c.p; lookup3(b[:end]) != c.u32() {
+	if end := c.p; badSum(b[:end], c.u32()) {
 		return f.errAt(addr, "extensible array header", ErrFormat, "checksum mismatch")
 	}
 	if err := d.checkEntrySize(addr, esize); err != nil {
@@ -728,7 +728,7 @@ func (d *Dataset) loadExtArray() error {
 	if err != nil {
 		return err
 	}
-	if string(ib[:4]) != "EAIB" || lookup3(ib[:len(ib)-4]) != uint32(le(ib[len(ib)-4:])) {
+	if string(ib[:4]) != "EAIB" || badSum(ib[:len(ib)-4], uint32(le(ib[len(ib)-4:]))) {
 		return f.errAt(iblk, "extensible array index block", ErrFormat, "no EAIB signature or checksum mismatch")
 	}
 	ic := &cursor{b: ib[:len(ib)-4], base: iblk}
@@ -773,7 +773,7 @@ func (d *Dataset) loadExtArray() error {
 			if err != nil {
 				return err
 			}
-			if string(blk[:4]) != "EADB" || lookup3(blk[:len(blk)-4]) != uint32(le(blk[len(blk)-4:])) {
+			if string(blk[:4]) != "EADB" || badSum(blk[:len(blk)-4], uint32(le(blk[len(blk)-4:]))) {
 				return f.errAt(a, "extensible array data block", ErrFormat, "no EADB signature or checksum mismatch")
 			}
 			ec := &cursor{b: blk[prefix : len(blk)-4]}
@@ -793,7 +793,7 @@ func (d *Dataset) loadExtArray() error {
 				if err != nil {
 					return err
 				}
-				if lookup3(page[:len(page)-4]) != uint32(le(page[len(page)-4:])) {
+				if badSum(page[:len(page)-4], uint32(le(page[len(page)-4:]))) {
 					return f.errAt(at, "extensible array page", ErrFormat, "checksum mismatch")
 				}
 				ec := &cursor{b: page}
@@ -839,7 +839,7 @@ func (d *Dataset) loadExtArray() error {
 		if err != nil {
 			return err
 		}
-		if string(sb[:4]) != "EASB" || lookup3(sb[:len(sb)-4]) != uint32(le(sb[len(sb)-4:])) {
+		if string(sb[:4]) != "EASB" || badSum(sb[:len(sb)-4], uint32(le(sb[len(sb)-4:]))) {
 			return f.errAt(a, "extensible array super block", ErrFormat, "no EASB signature or checksum mismatch")
 		}
 		sc := &cursor{b: sb[:len(sb)-4], base: a}

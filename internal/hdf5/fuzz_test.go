@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // walkAll reads everything in a file the way a user would, bounding what it asks to read, and
@@ -61,7 +63,11 @@ func walkAll(f *File) error {
 func seeds() []string {
 	var files []string
 	files, _ = filepath.Glob("testdata/*.h5")
-	shared, _ := filepath.Glob("../../../shared/testdata/binsparse/*/*.h5")
+	corpus := filepath.Join(testutil.SharedDir(), "testdata")
+	if testutil.SharedDir() == "" {
+		corpus = "../../testdata" // the repository's copy
+	}
+	shared, _ := filepath.Glob(filepath.Join(corpus, "binsparse", "*", "*.h5"))
 	return append(files, shared...)
 }
 
@@ -84,9 +90,18 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// TestMutations runs FuzzReader's body on deterministic random corruptions of the seeds, so
-// that every test run covers some of what the fuzzer explores.
+// TestMutations runs FuzzReader's body on deterministic random corruptions of the seeds, with
+// and without checksum verification, so that every test run covers some of what the fuzzers
+// explore.
 func TestMutations(t *testing.T) {
+	for _, verify := range []bool{true, false} {
+		verifyChecksums = verify
+		mutate(t)
+	}
+	verifyChecksums = true
+}
+
+func mutate(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	n := 100
 	if testing.Short() {
@@ -110,4 +125,24 @@ func TestMutations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzReaderNoChecksums is FuzzReader with metadata checksums ignored, so that mutations reach
+// the parsers of the structures that checksums guard (version 2 object headers, fractal heaps,
+// v2 B-trees, fixed and extensible arrays).
+func FuzzReaderNoChecksums(f *testing.F) {
+	for _, name := range seeds() {
+		if b, err := os.ReadFile(name); err == nil && len(b) <= 24<<10 {
+			f.Add(b)
+		}
+	}
+	verifyChecksums = false
+	defer func() { verifyChecksums = true }()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := NewFile(bytes.NewReader(data), int64(len(data)), "fuzz")
+		if err != nil {
+			return
+		}
+		walkAll(h)
+	})
 }

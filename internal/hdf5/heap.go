@@ -60,7 +60,7 @@ func (f *File) fheap(addr uint64) (*fheap, error) {
 	if c.bad {
 		return nil, f.errAt(addr, "fractal heap header", ErrTruncated, "short header")
 	}
-	if got := lookup3(b[:end]); got != sum {
+	if got := lookup3(b[:end]); got != sum && verifyChecksums {
 		return nil, f.errAt(addr, "fractal heap header", ErrFormat, "checksum mismatch")
 	}
 	if h.width == 0 || !isPow2(uint64(h.width)) || !isPow2(h.start) || !isPow2(h.maxDirect) || h.maxDirect < h.start ||
@@ -144,7 +144,7 @@ func (f *File) heapObject(h *fheap, id []byte) ([]byte, error) {
 				}
 				sum := uint32(le(b[hdr : hdr+4]))
 				clear(b[hdr : hdr+4])
-				if got := lookup3(b); got != sum {
+				if got := lookup3(b); got != sum && verifyChecksums {
 					return nil, f.errAt(addr, "fractal heap direct block", ErrFormat, "checksum mismatch")
 				}
 				hdr += 4
@@ -167,7 +167,7 @@ func (f *File) heapObject(h *fheap, id []byte) ([]byte, error) {
 		if string(b[:4]) != "FHIB" {
 			return nil, f.errAt(addr, "fractal heap indirect block", ErrFormat, "no FHIB signature")
 		}
-		if sum, got := uint32(le(b[len(b)-4:])), lookup3(b[:len(b)-4]); sum != got {
+		if sum, got := uint32(le(b[len(b)-4:])), lookup3(b[:len(b)-4]); sum != got && verifyChecksums {
 			return nil, f.errAt(addr, "fractal heap indirect block", ErrFormat, "checksum mismatch")
 		}
 		c := &cursor{b: b[5+f.offSize+h.offSz:], base: addr}
@@ -231,7 +231,7 @@ func (f *File) btree2(addr uint64, typ uint8, fn func(rec []byte) error) error {
 	rootN := int(c.u16())
 	c.uint(f.lenSize)
 	end := c.p
-	if sum := c.u32(); lookup3(b[:end]) != sum {
+	if sum := c.u32(); badSum(b[:end], sum) {
 		return f.errAt(addr, "v2 B-tree header", ErrFormat, "checksum mismatch")
 	}
 	if root == undef || rootN == 0 {
@@ -302,7 +302,7 @@ func (f *File) btree2(addr uint64, typ uint8, fn func(rec []byte) error) error {
 		if c.bad {
 			return f.errAt(addr, "v2 B-tree node", ErrFormat, "node overflows its size")
 		}
-		if lookup3(b[:end]) != sum {
+		if badSum(b[:end], sum) {
 			return f.errAt(addr, "v2 B-tree node", ErrFormat, "checksum mismatch")
 		}
 		for i := 0; i <= nrec; i++ {

@@ -1,7 +1,5 @@
 package hdf5
 
-import "fmt"
-
 // Message types of object headers.
 const (
 	msgNil          = 0x00
@@ -35,8 +33,7 @@ type object struct {
 	msgs []message
 }
 
-// maxMessages bounds the messages of one object header (each takes at least 4 bytes of file,
-// so the file's size bounds them too; this bounds the work of a continuation loop).
+// maxHeaderBlocks bounds the continuation blocks of one object header.
 const maxHeaderBlocks = 1 << 16
 
 // object parses (once) the object header at addr.
@@ -90,7 +87,7 @@ func (f *File) readHeaderV1(o *object) error {
 		return f.errAt(o.addr, "object header", ErrFormat, "object header version %d (not an object header?)", v)
 	}
 	c.skip(1)
-	nmsgs := int(c.u16())
+	c.skip(2) // number of messages: the blocks are walked to their ends instead
 	c.skip(4)
 	size := uint64(c.u32())
 	blocks := []block{{o.addr + 16, size}}
@@ -127,7 +124,6 @@ func (f *File) readHeaderV1(o *object) error {
 			}
 		}
 	}
-	_ = nmsgs
 	return nil
 }
 
@@ -178,7 +174,7 @@ func (f *File) readHeaderV2(o *object) error {
 		if err != nil {
 			return err
 		}
-		if sum, got := uint32(le(data[len(data)-4:])), lookup3(data[:len(data)-4]); sum != got {
+		if sum, got := uint32(le(data[len(data)-4:])), lookup3(data[:len(data)-4]); sum != got && verifyChecksums {
 			return f.errAt(bl.addr, "object header", ErrFormat, "object header checksum mismatch (stored %#x, computed %#x)", sum, got)
 		}
 		start := 4 // "OCHK"
@@ -269,8 +265,4 @@ func (o *object) isGroup() bool {
 func (o *object) isDataset() bool {
 	_, ok := o.find(msgLayout)
 	return ok
-}
-
-func (f *File) msgErr(m message, what string, sentinel error, format string, a ...any) error {
-	return f.errAt(m.addr, what, sentinel, "%s", fmt.Sprintf(format, a...))
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // pyEntry is what testdata/h5dump.py prints for one object.
@@ -128,14 +130,14 @@ func goDump(name string) (map[string]pyEntry, error) {
 // sharedFiles lists the real Binsparse test files (HDF5 ones).
 func sharedFiles(t *testing.T) []string {
 	var files []string
-	filepath.Walk("../../../shared/testdata/binsparse", func(p string, info os.FileInfo, err error) error {
+	filepath.Walk(testutil.Dir(t, "binsparse"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && (strings.HasSuffix(p, ".h5") || strings.HasSuffix(p, ".nc")) && !strings.Contains(p, "broken") {
 			files = append(files, p)
 		}
 		return nil
 	})
 	if len(files) == 0 {
-		t.Skip("no ../shared/testdata/binsparse")
+		t.Skip("no Binsparse test files")
 	}
 	sort.Strings(files)
 	return files

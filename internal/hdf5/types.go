@@ -348,10 +348,6 @@ func (a *Attribute) String() (string, error) {
 	return "", fmt.Errorf("%w: attribute %q is %s, not a string", ErrUnsupported, a.Name, a.Type)
 }
 
-// Raw returns the attribute's stored bytes (numeric values in the file's byte order), or an
-// error wrapping ErrUnsupported when its datatype is outside the supported subset.
-func (a *Attribute) Raw() ([]byte, error) { return a.data, a.err }
-
 // vlenString reads a variable-length string from the global heap.
 func (f *File) vlenString(ref []byte, at uint64) (string, error) {
 	c := &cursor{b: ref}

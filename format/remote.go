@@ -1,0 +1,199 @@
+package format
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/remote"
+	"github.com/mlfeed/mlfeed/shard"
+)
+
+// openURL opens an object-storage argument (s3://, gs://, azblob://): one object, or a prefix
+// ending in "/" holding a data set of shards (its manifest when it has one, else every object
+// directly under it, in name order).
+func openURL(name, formatName string, opts *Options) (mlfeed.Source, error) {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	base, query, _ := strings.Cut(name, "?")
+	withQuery := func(u string) string {
+		if query != "" {
+			return u + "?" + query
+		}
+		return u
+	}
+	if !strings.HasSuffix(base, "/") {
+		return openObject(ctx, name, formatName, opts)
+	}
+	var urls []string
+	mURL := withQuery(base + shard.ManifestName)
+	m, err := readManifest(ctx, mURL)
+	switch {
+	case err == nil:
+		if formatName == "" {
+			formatName = m.Format
+		}
+		for _, e := range m.Shards {
+			urls = append(urls, withQuery(base+path.Clean(e.Path)))
+		}
+	case errors.Is(err, os.ErrNotExist):
+		all, err := remote.List(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range all {
+			b, _, _ := strings.Cut(u, "?")
+			n := path.Base(b)
+			if strings.HasPrefix(n, "mlfeed.task-") {
+				return nil, fmt.Errorf("%s: %w: it holds the manifests of a conversion's tasks (%s) but no %s: run `mlfeed merge` once every task is done", name, shard.ErrManifest, n, shard.ManifestName)
+			}
+			if !strings.HasPrefix(n, ".") {
+				urls = append(urls, u)
+			}
+		}
+		if len(urls) == 0 {
+			return nil, fmt.Errorf("%s: %w: no objects under the prefix", name, shard.ErrManifest)
+		}
+	default:
+		return nil, err
+	}
+	return shard.NewSource(urls, m, func(u string) (mlfeed.Source, error) {
+		return openObject(ctx, u, formatName, opts)
+	})
+}
+
+// readManifest reads a data set's manifest from object storage.
+func readManifest(ctx context.Context, name string) (*shard.Manifest, error) {
+	obj, err := remote.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	return shard.DecodeManifest(name, io.NewSectionReader(obj, 0, obj.Size()))
+}
+
+// openObject opens one object: through the format's OpenReader, reading only the byte ranges
+// it needs, or else copied to a temporary file that is removed on Close.
+func openObject(ctx context.Context, name, formatName string, opts *Options) (mlfeed.Source, error) {
+	obj, err := remote.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ft, err := objectFormat(obj, formatName)
+	if err != nil {
+		obj.Close()
+		return nil, err
+	}
+	if ft.OpenReader != nil {
+		src, err := ft.OpenReader(obj, obj.Size(), name, opts)
+		if err != nil {
+			obj.Close()
+			return nil, err
+		}
+		return &remoteSource{Source: src, close: obj.Close, obj: obj}, nil
+	}
+	b, _, _ := strings.Cut(name, "?")
+	f, err := os.CreateTemp("", "mlfeed-object-*-"+path.Base(b))
+	if err != nil {
+		obj.Close()
+		return nil, err
+	}
+	tmp := f.Name()
+	_, err = io.CopyBuffer(f, io.NewSectionReader(obj, 0, obj.Size()), make([]byte, 4<<20))
+	obj.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("%s: copying to %s: %w", name, tmp, err)
+	}
+	src, err := ft.Open(tmp, opts)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, renameInError(err, tmp, name)
+	}
+	return &remoteSource{Source: src, close: func() error { return os.Remove(tmp) }, tmp: tmp, name: name}, nil
+}
+
+// objectFormat returns the format named, or the one an object's first bytes or name show.
+func objectFormat(obj *remote.Object, formatName string) (*Format, error) {
+	if formatName != "" {
+		ft, ok := Lookup(formatName)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
+		}
+		return ft, nil
+	}
+	head := make([]byte, min(512, obj.Size()))
+	if _, err := obj.ReadAt(head, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	b, _, _ := strings.Cut(obj.Name(), "?")
+	return detectHead(head, b)
+}
+
+// renameInError makes an error about the temporary copy tmp name the object instead.
+func renameInError(err error, tmp, name string) error {
+	var pe *mlfeed.PosError
+	if errors.As(err, &pe) && pe.File == tmp {
+		pe.File = name
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// remoteSource is a source over an object, with what its Close must release besides.
+type remoteSource struct {
+	mlfeed.Source
+	close     func() error
+	obj       *remote.Object // the object, when read by byte ranges
+	tmp, name string         // the temporary copy and the object, when read from a copy
+}
+
+func (r *remoteSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	c, err := r.Source.ReadChunk(ctx, i)
+	if err != nil && r.tmp != "" {
+		err = renameInError(err, r.tmp, r.name)
+	}
+	return c, err
+}
+
+func (r *remoteSource) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	c, err := r.Source.ReadChunkReuse(ctx, i, prev)
+	if err != nil && r.tmp != "" {
+		err = renameInError(err, r.tmp, r.name)
+	}
+	return c, err
+}
+
+// Details passes the format's details through, with the object's size and the bytes fetched
+// so far when it is read by byte ranges.
+func (r *remoteSource) Details() map[string]any {
+	d := map[string]any{}
+	if s, ok := r.Source.(mlfeed.Detailer); ok {
+		for k, v := range s.Details() {
+			d[k] = v
+		}
+	}
+	if r.obj != nil {
+		d["object_bytes"] = r.obj.Size()
+		d["fetched_bytes"] = r.obj.Fetched()
+	}
+	return d
+}
+
+func (r *remoteSource) Close() error {
+	err := r.Source.Close()
+	if cerr := r.close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,79 @@
+package hdf5
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// benchDataset writes 4 million float64 values with o and opens the dataset.
+func benchDataset(b *testing.B, o DatasetOptions) *Dataset {
+	name := filepath.Join(b.TempDir(), "b.h5")
+	w, err := Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := testData(mlfeed.Float64, 1<<22)
+	if err := w.WriteDataset("/", "x", mlfeed.Float64, []uint64{1 << 22}, data, o); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f, err := Open(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	o2, err := f.Get("x")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := o2.Dataset()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func benchReadRows(b *testing.B, o DatasetOptions) {
+	d := benchDataset(b, o)
+	buf := make([]byte, d.Len()*8)
+	b.SetBytes(int64(len(buf)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := d.ReadRows(buf, 0, d.Rows()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadContiguous(b *testing.B) { benchReadRows(b, DatasetOptions{}) }
+
+func BenchmarkReadChunked(b *testing.B) { benchReadRows(b, DatasetOptions{ChunkRows: 1 << 17}) }
+
+func BenchmarkReadDeflate(b *testing.B) {
+	benchReadRows(b, DatasetOptions{ChunkRows: 1 << 17, Level: 1})
+}
+
+func BenchmarkReadDeflateShuffle(b *testing.B) {
+	benchReadRows(b, DatasetOptions{ChunkRows: 1 << 17, Level: 1, Shuffle: true})
+}
+
+func BenchmarkWriteDeflate(b *testing.B) {
+	data := testData(mlfeed.Float64, 1<<22)
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		w, err := Create(filepath.Join(b.TempDir(), "w.h5"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.WriteDataset("/", "x", mlfeed.Float64, []uint64{1 << 22}, data, DatasetOptions{ChunkRows: 1 << 17, Level: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
