@@ -29,12 +29,30 @@ func init() {
 		ReadParams:  ReadParams,
 		WriteParams: WriteParams,
 		Open:        openFormat,
+		OpenReader:  openReader,
 		Streamable:  true,
 		Create:      createFormat,
 	})
 }
 
 func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
+	ro, err := readerOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	return Open(name, ro)
+}
+
+// openReader reads the ranges it needs of r (an object in object storage).
+func openReader(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
+	ro, err := readerOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	return NewReader(r, size, name, ro)
+}
+
+func readerOptions(o *format.Options) (*ReaderOptions, error) {
 	ro := &ReaderOptions{}
 	if o != nil {
 		params, err := format.NormalizeParams("arrow", o.Params, ReadParams)
@@ -56,7 +74,7 @@ func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
 			return nil, format.UsageErrorf("arrow: option mmap=%q: want true or false", v)
 		}
 	}
-	return Open(name, ro)
+	return ro, nil
 }
 
 func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {

@@ -1,8 +1,12 @@
 package arrow
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/arrowcheck"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -90,5 +94,27 @@ func TestTestdata(t *testing.T) {
 			}
 		}
 		rd.Close()
+	}
+}
+
+// TestOpenReader opens a file through the registry's OpenReader, as objects in object
+// storage are: from an io.ReaderAt, reading only the ranges needed.
+func TestOpenReader(t *testing.T) {
+	data, err := os.ReadFile("testdata/apache-arrow-js.arrows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft, ok := format.Lookup("arrow")
+	if !ok || ft.OpenReader == nil {
+		t.Fatal("no OpenReader registered")
+	}
+	src, err := ft.OpenReader(bytes.NewReader(data), int64(len(data)), "object", &format.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	rows, err := arrowcheck.Rows(src, "id")
+	if err != nil || len(rows) != 12 {
+		t.Errorf("%d rows, %v", len(rows), err)
 	}
 }
