@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/internal/arrowcheck"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/arrowcheck"
 )
 
 // TestTestdata reads the files of testdata/ (written by apache-arrow and by mlfeed) and checks
