@@ -42,6 +42,10 @@ func roundTrip(t *testing.T, in string, back string, middle ...string) {
 			t.Fatalf("%s -> %s: %v", filepath.Base(in), ext, err)
 		}
 		cur = openAny(t, out)
+		qa, na := mlfeed.Totals(src.Chunks())
+		if qb, nb := mlfeed.Totals(cur.Chunks()); qa != qb || na != nb {
+			t.Errorf("%s -> %s: chunk table counts %d sequences, %d samples; want %d, %d", filepath.Base(in), ext, qb, nb, qa, na)
+		}
 		if err := mlfeed.Diff(context.Background(), src, cur); err != nil {
 			t.Errorf("%s -> %s: %v", filepath.Base(in), ext, err)
 		}

@@ -179,10 +179,23 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		}
 	}
 	if rd.hasLists() {
-		// Sample counts of sequence columns are in the data; Samples counts sequences until a
-		// chunk is read (as for any format whose sequences have several samples).
+		// The sample counts of columns of lists of samples are in their offsets: each batch is
+		// loaded (from the mapping, without a copy, when uncompressed) and only the offsets
+		// of those columns are read.
 		for i := range rd.chunks {
-			rd.chunks[i].Samples = int64(rd.chunks[i].Sequences)
+			if rd.chunks[i].Sequences == 0 {
+				continue
+			}
+			rec, err := rd.record(i)
+			if err != nil {
+				return nil, err
+			}
+			n, err := rd.plan.Samples(rec)
+			rec.Release()
+			if err != nil {
+				return nil, mlfeed.OffsetError(name, rd.batch(i).offset, "record batch", mapErr(err))
+			}
+			rd.chunks[i].Samples = n
 		}
 	}
 	return rd, nil

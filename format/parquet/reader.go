@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -103,7 +105,35 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 			return fail(err)
 		}
 	}
+	if rd.hasLists() {
+		rd.sampleCounts(size)
+	}
 	return rd, nil
+}
+
+// sampleCounts sets the chunk table's sample counts from what mlfeed records in the file
+// metadata (samplesKey) for files whose columns hold lists of samples. Without it (another
+// writer's file), a chunk's sample count stays its sequence count until it is read.
+func (rd *Reader) sampleCounts(size int64) {
+	v := rd.pf.MetaData().KeyValueMetadata().FindValue(samplesKey)
+	if v == nil {
+		return
+	}
+	parts := strings.Split(*v, ",")
+	if len(parts) != len(rd.chunks) {
+		return
+	}
+	counts := make([]int64, len(parts))
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 || n > 8*size {
+			return // not what mlfeed writes: ignored
+		}
+		counts[i] = n
+	}
+	for i := range rd.chunks {
+		rd.chunks[i].Samples = counts[i]
+	}
 }
 
 // Open opens the named Parquet file. The file is mapped into memory where the platform

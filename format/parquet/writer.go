@@ -3,6 +3,9 @@ package parquet
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -26,15 +29,21 @@ type WriterOptions struct {
 
 // Writer writes chunks as Parquet row groups, one per chunk. It implements mlfeed.Sink.
 type Writer struct {
-	w      io.Writer
-	schema mlfeed.Schema
-	opts   WriterOptions
-	codec  compress.Compression
-	enc    *arrowmap.Encoder
-	pw     *pqarrow.FileWriter
-	err    error
-	closed bool
+	w       io.Writer
+	schema  mlfeed.Schema
+	opts    WriterOptions
+	codec   compress.Compression
+	enc     *arrowmap.Encoder
+	pw      *pqarrow.FileWriter
+	err     error
+	closed  bool
+	samples []string // per row group: its sample count (Chunk.SequenceLength summed)
 }
+
+// samplesKey is the file metadata key under which mlfeed records the sample count of each
+// row group, comma-separated, when some column holds lists of samples: the chunk table then
+// needs no decoding.
+const samplesKey = "mlfeed.samples"
 
 // writeOnly hides any Close method of the underlying writer from arrow-go, which would
 // otherwise close it.
@@ -101,8 +110,14 @@ func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
 	defer rec.Release()
 	if err := wr.pw.Write(rec); err != nil {
 		wr.err = fmt.Errorf("parquet: writing a row group: %w", err)
+		return wr.err
 	}
-	return wr.err
+	var n int64
+	for q := 0; q < c.Sequences; q++ {
+		n += c.SequenceLength(q)
+	}
+	wr.samples = append(wr.samples, strconv.FormatInt(n, 10))
+	return nil
 }
 
 // Close writes the footer. It does not close the underlying writer.
@@ -115,6 +130,12 @@ func (wr *Writer) Close() error {
 	}
 	if wr.enc == nil {
 		if wr.err = wr.start(nil); wr.err != nil {
+			return wr.err
+		}
+	}
+	if slices.Contains(wr.enc.Lists(), true) {
+		if err := wr.pw.AppendKeyValueMetadata(samplesKey, strings.Join(wr.samples, ",")); err != nil {
+			wr.err = fmt.Errorf("parquet: %w", err)
 			return wr.err
 		}
 	}

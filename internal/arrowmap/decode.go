@@ -462,3 +462,39 @@ func (dec *Decoder) dictionary(a *array.Dictionary, from, to int64, t mlfeed.Ele
 	}
 	return out, nil
 }
+
+// Samples returns the sample count of rec (Chunk.SequenceLength summed over its rows) from
+// the offsets of its columns of lists of samples alone, without decoding values.
+func (p *Plan) Samples(rec arrow.RecordBatch) (int64, error) {
+	n := int(rec.NumRows())
+	lens := make([]int64, n)
+	lists := false
+	for i, c := range p.Columns {
+		if !c.Seq {
+			for k := range lens {
+				lens[k] = max(lens[k], 1)
+			}
+			continue
+		}
+		lists = true
+		arr := unwrap(rec.Column(c.Field))
+		if arr.Len() < n {
+			return 0, fmt.Errorf("%w: column %q has %d rows, the batch %d", ErrFormat, p.Schema.Streams[i].Name, arr.Len(), n)
+		}
+		off, _, _, err := listOffsets(arr, n, nil)
+		if err != nil {
+			return 0, fmt.Errorf("%w: column %q: %v", ErrFormat, p.Schema.Streams[i].Name, err)
+		}
+		for k := range lens {
+			lens[k] = max(lens[k], off[k+1]-off[k])
+		}
+	}
+	var total int64
+	for _, l := range lens {
+		total += l
+	}
+	if !lists {
+		return int64(n), nil
+	}
+	return total, nil
+}
