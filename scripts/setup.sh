@@ -25,6 +25,21 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 
+# The Python package (python/) and its tests: Debian's numpy, scipy, torch and pytest, and
+# setuptools and pip for `pip install ./python`.
+need=()
+for p in python3-numpy python3-scipy python3-torch python3-pytest python3-setuptools python3-pip; do
+  have_pkg "$p" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "setup: installing ${need[*]} (apt)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >&2
+  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+
 # Go modules (from the module proxy), once.
 go mod download
 
