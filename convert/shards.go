@@ -74,6 +74,7 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	if err != nil {
 		return nil, err
 	}
+	noteFlattened(dir, o.Format, schema, &o.Options)
 	if remote.IsURL(dir) {
 		return nil, fmt.Errorf("%w: %s: shards are written to a local or mounted directory; upload the directory (its manifest last) to object storage", mlfeed.ErrUnsupported, dir)
 	}

@@ -121,6 +121,10 @@ type Format struct {
 	// Close), and formats that write through a library may reopen its Name(); SeekableFile
 	// checks this.
 	Create func(w io.Writer, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// KeepsShape reports that Create stores a stream's multi-axis Shape (an image's 28x28),
+	// so that reading the output gives it back. A format without it stores each sample as a
+	// flat vector of Dim values; package convert says so in its log.
+	KeepsShape bool
 	// Streamable reports that Create writes its output front to back, never seeking nor
 	// reopening it, so that it can go to standard output or a pipe.
 	Streamable bool

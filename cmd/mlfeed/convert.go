@@ -31,7 +31,9 @@ bounded memory. The output format comes from OUTPUT's extension (.idx, .idx.gz, 
 
 Conversion is lossless or fails: --type refuses values the new type cannot hold exactly, and
 a format that cannot hold the data (sparse streams in IDX without --densify, text in IDX)
-is an error naming what cannot be carried. A progress bar is shown on a terminal.`,
+is an error naming what cannot be carried. A sample's multi-axis shape (an image's 28x28)
+that the output format cannot hold (CBF, CTF) is stored flat, with a notice on stderr.
+A progress bar is shown on a terminal.`,
 		Example: `  mlfeed convert t10k-images-idx3-ubyte.gz images-f32.idx --type float32
   mlfeed convert t10k-images-idx3-ubyte images.idx.gz
   mlfeed convert images.idx labels.idx --streams labels only-labels.idx
@@ -48,7 +50,7 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 			if err := checkRange("--chunk-size", chunkSize, 0, maxChunkSize); err != nil {
 				return err
 			}
-			opts := &convert.Options{Densify: densify, Streams: streams}
+			opts := &convert.Options{Densify: densify, Streams: streams, Log: cmd.ErrOrStderr()}
 			if to != "" {
 				ft, ok := format.Lookup(to)
 				if !ok {

@@ -17,6 +17,7 @@ const hdf5Magic = "\x89HDF\r\n\x1a\n"
 func init() {
 	format.Register(format.Format{
 		Name:       "binsparse",
+		KeepsShape: true,
 		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".bsp.npz"},
 		Match:      match,
 		Open:       openFormat,

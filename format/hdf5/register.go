@@ -12,6 +12,7 @@ import (
 func init() {
 	format.Register(format.Format{
 		Name:       "hdf5",
+		KeepsShape: true,
 		Extensions: []string{".h5", ".hdf5"},
 		Match:      Match,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
