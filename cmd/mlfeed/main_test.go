@@ -61,6 +61,8 @@ func TestExitStatuses(t *testing.T) {
 	os.WriteFile(junk, []byte("no format has these bytes"), 0o644)
 	bad := filepath.Join(dir, "bad-idx1-ubyte")
 	os.WriteFile(bad, []byte{0, 0, 8, 1, 0, 0, 0, 9, 1}, 0o644)
+	ctfFile := filepath.Join(dir, "x.ctf")
+	os.WriteFile(ctfFile, []byte("|x 1 2\n"), 0o644)
 	cases := []struct {
 		args []string
 		code int
@@ -72,6 +74,7 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"info", junk}, 2, "unknown format"},
 		{[]string{"info", "--opt", "nosuch=1", bad}, 2, "nosuch"},
 		{[]string{"info", "--input", "x:dense", bad}, 2, "--input"},
+		{[]string{"info", "--input", "x:dense:1000000000", ctfFile}, 2, "limit of 268435456"},
 		{[]string{"validate", bad}, 1, "bad-idx1-ubyte: byte offset 9 (payload)"},
 		{[]string{"cat", "--json", filepath.Join(dir, "missing")}, 1, "no such file"},
 		{[]string{"convert", bad, filepath.Join(dir, "out.unknownext")}, 2, "--to"},

@@ -245,10 +245,10 @@ func checkInputs(in []mlfeed.Stream) ([]mlfeed.Stream, error) {
 			return nil, fmt.Errorf("%w: ctf: input %q needs a positive dimension", format.ErrUsage, s.Name)
 		}
 		if s.Storage == mlfeed.Dense && s.Dim > maxDenseDim {
-			return nil, fmt.Errorf("%w: ctf: dense input %q: dimension %d exceeds %d values per sample", mlfeed.ErrTooLarge, s.Name, s.Dim, maxDenseDim)
+			return nil, fmt.Errorf("%w: %w: ctf: dense input %q: dimension %d exceeds the limit of %d (2^28) values per sample", format.ErrUsage, mlfeed.ErrTooLarge, s.Name, s.Dim, maxDenseDim)
 		}
 		if s.Storage == mlfeed.Sparse && s.Dim > 1<<31-1 {
-			return nil, fmt.Errorf("%w: ctf: sparse input %q: dimension %d exceeds %d", format.ErrUsage, s.Name, s.Dim, 1<<31-1)
+			return nil, fmt.Errorf("%w: ctf: sparse input %q: dimension %d exceeds the limit of %d (2^31-1)", format.ErrUsage, s.Name, s.Dim, 1<<31-1)
 		}
 		switch s.Type {
 		case mlfeed.Invalid, mlfeed.Float32, mlfeed.Float64:

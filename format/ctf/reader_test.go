@@ -552,6 +552,11 @@ func TestRegistry(t *testing.T) {
 	if _, err := ft.Open(p, &format.Options{Inputs: two}); !errors.Is(err, format.ErrUsage) {
 		t.Fatalf("two definesMBSize: %v", err)
 	}
+	// A declaration out of the supported range is a usage error naming the limit.
+	huge := []mlfeed.Stream{dense("a", 1_000_000_000)}
+	if _, err := ft.Open(p, &format.Options{Inputs: huge}); !errors.Is(err, format.ErrUsage) || !errors.Is(err, mlfeed.ErrTooLarge) || !strings.Contains(err.Error(), "268435456 (2^28)") {
+		t.Fatalf("dense dimension 1e9: %v", err)
+	}
 }
 
 func parseF(t *testing.T, s string) float64 {
