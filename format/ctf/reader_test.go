@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -616,5 +618,49 @@ func TestNewReader(t *testing.T) {
 	}
 	if _, err := NewReader(strings.NewReader(text), -1, nil); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a negative size: %v", err)
+	}
+}
+
+// The repeated-id check keeps no memory while ids count up, stays within maxIDCheck bytes
+// whatever the ids, and finds repeats within the increasing prefix and after it.
+func TestRepeatedIDCheckBounded(t *testing.T) {
+	var c idCheck
+	for k := uint64(0); k < 50_000_000; k++ {
+		c.add(k)
+	}
+	if len(c.runs) != 1 || len(c.keys) != 0 || c.full {
+		t.Fatalf("ids 0, 1, 2, ... kept %d runs and %d ids", len(c.runs), len(c.keys))
+	}
+	var gaps idCheck
+	for k := uint64(0); k < 4*maxIDCheck/8; k++ {
+		gaps.add(2 * k) // increasing, never consecutive
+	}
+	if gaps.size() > maxIDCheck || !gaps.full {
+		t.Fatalf("ids with gaps: %d bytes kept, full %v", gaps.size(), gaps.full)
+	}
+	var shuffled idCheck
+	for k := uint64(0); k < 4*maxIDCheck/8; k++ {
+		shuffled.add((k * 7919) % (4 * maxIDCheck / 8))
+	}
+	if shuffled.size() > maxIDCheck || !shuffled.full {
+		t.Fatalf("shuffled ids: %d bytes kept, full %v", shuffled.size(), shuffled.full)
+	}
+
+	var d idCheck
+	for _, k := range []uint64{1, 2, 3, 7, 9, 10, 3, 20, 20, 8, 9, 9, 1<<64 - 1, 0} {
+		d.add(k)
+	}
+	var log bytes.Buffer
+	d.warn(&log, "f.ctf")
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var id, n uint64
+		if _, err := fmt.Sscanf(l, "WARNING: sequence id %d starts %d", &id, &n); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, fmt.Sprint(id, "x", n))
+	}
+	if want := []string{"3x2", "9x3", "20x2"}; !slices.Equal(got, want) {
+		t.Fatalf("repeats %v, want %v\n%s", got, want, log.String())
 	}
 }
