@@ -319,3 +319,27 @@ func TestConvertFlattenedShapeNotice(t *testing.T) {
 		t.Errorf("npy keeps shapes: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// With several workers over shards, the summary says which figures are the data set's and
+// which this worker's, and shows this worker's first minibatch that has samples, not an
+// empty one (chunks go to workers whole, so a worker's first minibatches may be empty).
+func TestBatchesWorkerSummary(t *testing.T) {
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	images, labels := mnist(t, "t10k-images-idx3-ubyte.gz"), mnist(t, "t10k-labels-idx1-ubyte.gz")
+	if _, stderr, code := run(t, "convert", "-q", "--to", "cbf", "--type", "float32", "--shards", "4", images, labels, shards); code != 0 {
+		t.Fatal(stderr)
+	}
+	out, stderr, code := run(t, "batches", "--workers", "2", "--rank", "1", "--no-randomize", shards)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"10000 samples per sweep over all workers; worker 1 of 2", "first minibatch: ", "empty: no sequence of this worker's), 5000 samples,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "0 rows x 0 steps") {
+		t.Errorf("summary shows an empty minibatch as the first:\n%s", out)
+	}
+}
