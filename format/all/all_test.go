@@ -48,3 +48,38 @@ func TestKeepsShape(t *testing.T) {
 		})
 	}
 }
+
+// Detection tells plain HDF5 data sets (format hdf5) from Binsparse files in HDF5 by their
+// content, whatever their names: both have the HDF5 signature, and only Binsparse files hold
+// a Binsparse descriptor.
+func TestDetectHDF5OrBinsparse(t *testing.T) {
+	dir := t.TempDir()
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 3}}}
+	c := &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{{SeqStart: []int64{0, 1, 2}, Values: mlfeed.NewBuffer(mlfeed.Float32, 6)}}}
+	for _, name := range []string{"hdf5", "binsparse"} {
+		ft, ok := format.Lookup(name)
+		if !ok {
+			t.Fatalf("%s not registered", name)
+		}
+		src, err := mlfeed.NewMemorySource(schema, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name+".data") // no extension that names a format
+		if err := convert.File(context.Background(), src, out, &convert.Options{Format: ft}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := format.Detect(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != name {
+			t.Errorf("a file written as %s is detected as %s", name, got.Name)
+		}
+		back, err := format.Open([]string{out}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back.Close()
+	}
+}
