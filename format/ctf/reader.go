@@ -713,23 +713,23 @@ func (r *Reader) Details() map[string]any {
 		prec = "double"
 	}
 	d := map[string]any{
-		"mode":             mode,
-		"precision":        prec,
-		"chunkSizeInBytes": r.opts.ChunkSize,
-		"maxErrors":        r.opts.MaxErrors,
+		"mode":       mode,
+		"precision":  prec,
+		"chunk_size": r.opts.ChunkSize,
+		"max_errors": r.opts.MaxErrors,
 	}
 	if r.inferred != nil {
-		d["inferredInputs"] = r.inferred
+		d["inferred_inputs"] = r.inferred
 	}
 	if r.inferredDouble {
 		d["precision"] = "double (inferred: values float32 cannot hold)"
 	}
 	if r.fromCache != "" {
-		d["indexCache"] = r.fromCache
+		d["index_cache"] = r.fromCache
 	}
 	for _, s := range r.schema.Streams {
 		if s.DefinesMBSize {
-			d["definesMBSize"] = s.Name
+			d["defines_mb_size"] = s.Name
 		}
 	}
 	return d

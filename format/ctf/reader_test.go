@@ -315,7 +315,7 @@ func TestCacheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Details()["indexCache"] != cache {
+	if r.Details()["index_cache"] != cache {
 		t.Fatalf("cache not used: %v", r.Details())
 	}
 	c, err := r.ReadChunk(context.Background(), 0)
@@ -333,7 +333,7 @@ func TestCacheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Details()["indexCache"] != nil || r.Chunks()[0].Sequences != 3 {
+	if r.Details()["index_cache"] != nil || r.Chunks()[0].Sequences != 3 {
 		t.Fatalf("cache of another file used: %v %+v", r.Details(), r.Chunks())
 	}
 	r.Close()
@@ -348,7 +348,7 @@ func TestCacheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if r.Details()["indexCache"] != nil || r.Chunks()[0].Sequences != 3 {
+	if r.Details()["index_cache"] != nil || r.Chunks()[0].Sequences != 3 {
 		t.Fatalf("stale cache used: %v %+v", r.Details(), r.Chunks())
 	}
 }
@@ -360,13 +360,19 @@ func TestInfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got := r.Details()["inferredInputs"]
+	got := r.Details()["inferred_inputs"]
 	want := []string{"x:dense:3", "y:sparse:8", "z:dense:1"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("inferred %v, want %v", got, want)
 	}
 	if !strings.Contains(log.String(), "--input x:dense:3 --input y:sparse:8 --input z:dense:1") {
 		t.Fatalf("log %q", log.String())
+	}
+	// Details' keys are lower snake_case, as the option keys.
+	for k := range r.Details() {
+		if strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			t.Errorf("details key %q is not snake_case", k)
+		}
 	}
 }
 
