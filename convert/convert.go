@@ -95,7 +95,7 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	if ft == nil {
 		var ok bool
 		if ft, ok = format.ByExtension(out); !ok {
-			return fmt.Errorf("%w: cannot tell the output format from %q; name it with --to", mlfeed.ErrUnknownFormat, out)
+			return fmt.Errorf("%w: cannot tell the output format from %q; name it in Options.Format", mlfeed.ErrUnknownFormat, out)
 		}
 	}
 	schema, err := TargetSchema(src.Schema(), opts)

@@ -148,3 +148,11 @@ func out2cbf(t *testing.T) *format.Format {
 	}
 	return ft
 }
+
+// A library error speaks of the library's options, not of the CLI's flags.
+func TestUnknownOutputFormat(t *testing.T) {
+	err := convert.File(ctx, demo.Source(10, 1), filepath.Join(t.TempDir(), "out.unknownext"), nil)
+	if !errors.Is(err, mlfeed.ErrUnknownFormat) || !strings.Contains(err.Error(), "Options.Format") || strings.Contains(err.Error(), "--") {
+		t.Fatalf("error %v", err)
+	}
+}
