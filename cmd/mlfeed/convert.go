@@ -17,8 +17,7 @@ const maxChunkSize = 1 << 36
 
 func init() {
 	var in inputFlags
-	var to, typ, compress, compat string
-	var chunkSize int64
+	var to, typ, compress, compat, chunkSizeFlag string
 	var densify, quiet bool
 	var wparams, streams []string
 	var sf shardFlags
@@ -46,6 +45,10 @@ A progress bar is shown on a terminal.`,
 			case "", "gzip", "deflate", "none":
 			default:
 				return usageErr("--compress %q: want gzip, deflate or none", compress)
+			}
+			chunkSize, err := parseSize(chunkSizeFlag)
+			if err != nil {
+				return usageErr("--chunk-size %q: %v", chunkSizeFlag, err)
 			}
 			if err := checkRange("--chunk-size", chunkSize, 0, maxChunkSize); err != nil {
 				return err
@@ -104,7 +107,7 @@ A progress bar is shown on a terminal.`,
 	f.StringVar(&typ, "type", "", "convert numeric streams to element `TYPE` (float32, uint8, ...)")
 	f.StringVar(&compress, "compress", "", "compression: gzip, deflate or none (default: the format's, or the name's)")
 	f.StringVar(&compat, "compat", "", "reproduce a reference tool's output byte for byte (ctf2bin)")
-	f.Int64Var(&chunkSize, "chunk-size", 0, "target chunk size in `BYTES` (default: the format's)")
+	f.StringVar(&chunkSizeFlag, "chunk-size", "", "target chunk `SIZE` in bytes, or with a unit: 64MiB, 64M, 1GB (default: the format's)")
 	f.BoolVar(&densify, "densify", false, "store sparse streams densely")
 	f.StringSliceVar(&streams, "streams", nil, "write only these streams, in this order (`NAME,...`)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")

@@ -343,3 +343,21 @@ func TestBatchesWorkerSummary(t *testing.T) {
 		t.Errorf("summary shows an empty minibatch as the first:\n%s", out)
 	}
 }
+
+// --chunk-size takes sizes with units, as --memory and --shard-size do.
+func TestConvertChunkSizeUnits(t *testing.T) {
+	dir := t.TempDir()
+	labels := mnist(t, "t10k-labels-idx1-ubyte.gz")
+	out := filepath.Join(dir, "labels.cbf")
+	if _, stderr, code := run(t, "convert", "-q", "--type", "float32", "--chunk-size", "8KiB", labels, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	stdout, _, _ := run(t, "info", "--json", out)
+	var info struct{ Chunks int }
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil || info.Chunks < 4 {
+		t.Fatalf("10000 float32 labels in chunks of 8KiB: %d chunks (%v)", info.Chunks, err)
+	}
+	if _, stderr, code := run(t, "convert", "-q", "--chunk-size", "1P", labels, out); code != 2 || !strings.Contains(stderr, "--chunk-size") {
+		t.Fatalf("--chunk-size 1P: exit %d: %s", code, stderr)
+	}
+}
