@@ -17,3 +17,11 @@ go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./
 if [ -n "${MLFEED_ORACLE_TAGS:-}" ]; then
   go test -tags "$MLFEED_ORACLE_TAGS" -run Oracle "$@" ./format/binsparse
 fi
+# The Python package: build its shared library, then its tests (pytest's exit status 5 means
+# no tests were collected, which is not a failure here).
+bash scripts/python.sh
+rc=0
+/usr/bin/python3 -m pytest -q python/tests || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then
+  exit "$rc"
+fi

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+)
+
+// A chunk (a read result, or a minibatch's sequences) crosses the ABI in its columnar form, as
+// mlfeed.StreamData holds it. Its sizes are an array of int64:
+//
+//	[0] number of ids (0 when the data set has none)   [1] bytes of the ids, concatenated
+//	then, per stream, sizesPerStream entries:
+//	[0] len(SeqStart)  [1] len(SampleStart)  [2] len(Indices)  [3] bytes of Values
+//	[4] number of strings (String streams)  [5] bytes of the strings, concatenated
+//
+// The caller allocates a buffer for every non-zero size and passes their addresses in the same
+// layout: the ids' offsets (int64, count+1 entries) and bytes, then per stream SeqStart
+// (int64), SampleStart (int64), Indices (int32), Values (raw little-endian elements), the
+// strings' offsets (int64, count+1) and bytes.
+const (
+	sizesHeader    = 2
+	sizesPerStream = 6
+)
+
+// chunkHolder is an object whose current data crosses the ABI: a read result or a minibatch
+// source.
+type chunkHolder interface {
+	current() (*mlfeed.Chunk, error)
+}
+
+// result is a read result.
+type result struct{ c *mlfeed.Chunk }
+
+func (r *result) current() (*mlfeed.Chunk, error) { return r.c, nil }
+func (r *result) close()                          {}
+
+func stringBytes(s []string) int64 {
+	var n int64
+	for _, v := range s {
+		n += int64(len(v))
+	}
+	return n
+}
+
+// chunkSizes writes c's sizes into dst.
+func chunkSizes(c *mlfeed.Chunk, dst []int64) error {
+	if len(dst) != sizesHeader+sizesPerStream*len(c.Streams) {
+		return fmt.Errorf("%w: %d sizes for %d streams", format.ErrUsage, len(dst), len(c.Streams))
+	}
+	dst[0], dst[1] = int64(len(c.IDs)), stringBytes(c.IDs)
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		s := dst[sizesHeader+sizesPerStream*i:]
+		s[0], s[1], s[2] = int64(len(d.SeqStart)), int64(len(d.SampleStart)), int64(len(d.Indices))
+		s[3], s[4], s[5] = int64(len(d.Values.Bytes)), int64(len(d.Values.Strings)), stringBytes(d.Values.Strings)
+	}
+	return nil
+}
+
+// bytesAt returns the n bytes at p, a buffer the caller allocated.
+func bytesAt(p unsafe.Pointer, n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	if p == nil {
+		panic("mlfeed: nil buffer for non-empty data")
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+func int64Bytes(v []int64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8*len(v))
+}
+
+func int32Bytes(v []int32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
+// fillStrings writes strings as offsets (int64, len+1) at offs and bytes at data.
+func fillStrings(s []string, offs, data unsafe.Pointer) {
+	if len(s) == 0 {
+		return
+	}
+	o := unsafe.Slice((*int64)(offs), len(s)+1)
+	b := bytesAt(data, int(stringBytes(s)))
+	var at int64
+	for k, v := range s {
+		o[k] = at
+		at += int64(copy(b[at:], v))
+	}
+	o[len(s)] = at
+}
+
+// fillChunk copies c into the caller's buffers ptrs (see chunkSizes).
+func fillChunk(c *mlfeed.Chunk, ptrs []unsafe.Pointer) error {
+	if len(ptrs) != sizesHeader+sizesPerStream*len(c.Streams) {
+		return fmt.Errorf("%w: %d buffers for %d streams", format.ErrUsage, len(ptrs), len(c.Streams))
+	}
+	fillStrings(c.IDs, ptrs[0], ptrs[1])
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		p := ptrs[sizesHeader+sizesPerStream*i:]
+		copy(bytesAt(p[0], 8*len(d.SeqStart)), int64Bytes(d.SeqStart))
+		copy(bytesAt(p[1], 8*len(d.SampleStart)), int64Bytes(d.SampleStart))
+		copy(bytesAt(p[2], 4*len(d.Indices)), int32Bytes(d.Indices))
+		copy(bytesAt(p[3], len(d.Values.Bytes)), d.Values.Bytes)
+		fillStrings(d.Values.Strings, p[4], p[5])
+	}
+	return nil
+}

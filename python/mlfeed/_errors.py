@@ -1,0 +1,57 @@
+"""mlfeed's exceptions."""
+
+
+class Error(Exception):
+    """Base class of every error mlfeed raises.
+
+    Attributes (None when unknown): ``file``, ``line`` and ``column`` (1-based, text formats),
+    ``offset`` (byte offset, binary formats), ``field`` (what was being read there).
+    """
+
+    def __init__(self, message, file=None, line=None, column=None, offset=None, field=None):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.offset = offset
+        self.field = field
+
+    def __str__(self):
+        return self.message
+
+
+class FormatError(Error, ValueError):
+    """Invalid or unreadable data (the CLI's exit status 1): names the file and the place."""
+
+
+class UsageError(Error, ValueError):
+    """Wrong usage or something unsupported: a bad argument, option, format or state (the
+    CLI's exit status 2)."""
+
+
+class FileNotFound(Error, FileNotFoundError):
+    """A file that does not exist."""
+
+
+class InternalError(Error):
+    """A bug in mlfeed (a recovered panic); please report it with the message."""
+
+
+class ForkError(Error, RuntimeError):
+    """mlfeed used in a process forked after its parent used it."""
+
+
+class _IOError(Error, OSError):
+    pass
+
+
+_KINDS = {1: FormatError, 2: UsageError, 4: InternalError, 5: FileNotFound, 6: _IOError}
+
+
+def _error(kind, message, file, line, column, offset, field):
+    if kind == 3:
+        return KeyboardInterrupt(message)
+    cls = _KINDS.get(kind, Error)
+    return cls(message, file=file, line=line or None, column=column or None,
+               offset=offset if offset >= 0 else None, field=field)

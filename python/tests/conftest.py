@@ -1,0 +1,49 @@
+"""Shared fixtures: the mlfeed CLI (to compare with), the shared test corpus, and the built
+library. Run from the repository root: `bash scripts/python.sh && python3 -m pytest python/tests`."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import mlfeed  # noqa: E402
+
+
+def shared_dir():
+    """The shared corpus: $MLFEED_SHARED, else ../shared beside the repository."""
+    d = os.environ.get("MLFEED_SHARED") or os.path.join(ROOT, "..", "shared")
+    return d if os.path.isdir(os.path.join(d, "testdata")) else None
+
+
+def corpus(*elem):
+    """A path in the shared corpus, or a skip when it is absent."""
+    d = shared_dir()
+    if d is None:
+        pytest.skip("the shared test corpus (../shared/testdata or $MLFEED_SHARED) is absent")
+    p = os.path.join(d, "testdata", *elem)
+    if not os.path.exists(p):
+        pytest.skip("%s is absent" % p)
+    return p
+
+
+@pytest.fixture(scope="session")
+def cli(tmp_path_factory):
+    """The mlfeed command built from this repository ($MLFEED_CLI to use another)."""
+    if os.environ.get("MLFEED_CLI"):
+        return os.environ["MLFEED_CLI"]
+    out = str(tmp_path_factory.mktemp("cli") / "mlfeed")
+    tags = os.environ.get("MLFEED_TAGS", "")
+    subprocess.check_call(["go", "build", "-tags", tags, "-o", out, "./cmd/mlfeed"], cwd=ROOT)
+    return out
+
+
+def run_cli(cli, *args, check=True):
+    p = subprocess.run([cli] + [str(a) for a in args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError("mlfeed %s: exit %d: %s" % (" ".join(map(str, args)), p.returncode, p.stderr))
+    return p

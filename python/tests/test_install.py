@@ -1,0 +1,28 @@
+"""`pip install ./python` builds the library with Go and installs a working package (into a
+virtual environment that sees Debian's numpy, from no package index)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def test_pip_install(tmp_path):
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("pip is not installed (Debian: python3-pip)")
+    env_dir = tmp_path / "env"
+    subprocess.check_call([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)])
+    py = str(env_dir / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MLFEED_LIBRARY")}
+    p = subprocess.run([py, "-m", "pip", "install", "--no-index", os.path.join(ROOT, "python")],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    check = ("import mlfeed, os; import mlfeed.cntk; "
+             "assert mlfeed._lib.library_path().startswith(%r), mlfeed._lib.library_path(); "
+             "print(sorted(mlfeed.formats()))" % str(env_dir))
+    p = subprocess.run([py, "-c", check], capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert "idx" in p.stdout and "ctf" in p.stdout
