@@ -31,7 +31,8 @@ bounded memory. The output format comes from OUTPUT's extension (.idx, .idx.gz, 
 Conversion is lossless or fails: --type refuses values the new type cannot hold exactly, and
 a format that cannot hold the data (sparse streams in IDX without --densify, text in IDX)
 is an error naming what cannot be carried. A sample's multi-axis shape (an image's 28x28)
-that the output format cannot hold (CBF, CTF) is stored flat, with a notice on stderr.
+that the output format cannot hold (CBF, CTF) is stored flat, with a notice on stderr
+(unless -q).
 A progress bar is shown on a terminal.`,
 		Example: `  mlfeed convert t10k-images-idx3-ubyte.gz images-f32.idx --type float32
   mlfeed convert t10k-images-idx3-ubyte images.idx.gz
@@ -53,7 +54,10 @@ A progress bar is shown on a terminal.`,
 			if err := checkRange("--chunk-size", chunkSize, 0, maxChunkSize); err != nil {
 				return err
 			}
-			opts := &convert.Options{Densify: densify, Streams: streams, Log: cmd.ErrOrStderr()}
+			opts := &convert.Options{Densify: densify, Streams: streams}
+			if !quiet {
+				opts.Log = cmd.ErrOrStderr()
+			}
 			if to != "" {
 				ft, ok := format.Lookup(to)
 				if !ok {
@@ -110,7 +114,7 @@ A progress bar is shown on a terminal.`,
 	f.StringVar(&chunkSizeFlag, "chunk-size", "", "target chunk `SIZE` in bytes, or with a unit: 64MiB, 64M, 1GB (default: the format's)")
 	f.BoolVar(&densify, "densify", false, "store sparse streams densely")
 	f.StringSliceVar(&streams, "streams", nil, "write only these streams, in this order (`NAME,...`)")
-	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no notices")
 	f.StringArrayVarP(&wparams, "write-opt", "W", nil, "format-specific writer option `KEY=VALUE` (repeatable)")
 	rootCmd.AddCommand(cmd)
 }

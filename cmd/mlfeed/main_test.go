@@ -306,7 +306,7 @@ func TestConvertFlattenedShapeNotice(t *testing.T) {
 	dir := t.TempDir()
 	images := mnist(t, "t10k-images-idx3-ubyte.gz")
 	out := filepath.Join(dir, "images.cbf")
-	_, stderr, code := run(t, "convert", "-q", "--type", "float32", images, out)
+	_, stderr, code := run(t, "convert", "--type", "float32", images, out)
 	want := "notice: " + out + ": cbf stores no sample shapes: stream \"features\" of shape 28x28 is stored flat, as dim 784\n"
 	if code != 0 || stderr != want {
 		t.Fatalf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
@@ -315,8 +315,11 @@ func TestConvertFlattenedShapeNotice(t *testing.T) {
 	if !strings.Contains(stdout, `"dim":784`) && !strings.Contains(stdout, `"dim": 784`) {
 		t.Errorf("info: %s", stdout)
 	}
-	if _, stderr, code := run(t, "convert", "-q", images, filepath.Join(dir, "images.npy")); code != 0 || stderr != "" {
+	if _, stderr, code := run(t, "convert", images, filepath.Join(dir, "images.npy")); code != 0 || stderr != "" {
 		t.Errorf("npy keeps shapes: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := run(t, "convert", "-q", "--type", "float32", images, out); code != 0 || stderr != "" {
+		t.Errorf("-q: exit %d, stderr %q", code, stderr)
 	}
 }
 
