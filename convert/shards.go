@@ -74,6 +74,7 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	if err != nil {
 		return nil, err
 	}
+	noteFlattened(dir, o.Format, schema, &o.Options)
 	w := &shardWriter{src: src, dir: dir, opts: &o, in: src.Schema(), out: schema, ext: o.Format.Extensions[0]}
 	if remote.IsURL(dir) {
 		// Each shard is written to a local staging directory, read back for its manifest

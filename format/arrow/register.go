@@ -24,6 +24,7 @@ var WriteParams = []format.Param{
 func init() {
 	format.Register(format.Format{
 		Name:        "arrow",
+		KeepsShape:  true,
 		Extensions:  []string{".arrow", ".feather", ".arrows"},
 		Match:       Match,
 		ReadParams:  ReadParams,

@@ -21,6 +21,7 @@ var WriteParams = []format.Param{
 func init() {
 	format.Register(format.Format{
 		Name:        "parquet",
+		KeepsShape:  true,
 		Extensions:  []string{".parquet"},
 		Match:       Match,
 		ReadParams:  ReadParams,
