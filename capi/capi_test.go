@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mlfeed/mlfeed/inspect"
 	"os"
 	"path/filepath"
 	"testing"
@@ -109,7 +110,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc infoDoc
+	var doc inspect.Info
 	if err := json.Unmarshal(out, &doc); err != nil || doc.Sequences != 3 || doc.Format != "ctf" {
 		t.Fatalf("info: %s (%v)", out, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/minibatch"
 	"github.com/mlfeed/mlfeed/shard"
 )
@@ -259,36 +260,13 @@ func joinSources(srcs []mlfeed.Source) (mlfeed.Source, error) {
 
 // formatOf names the format of the inputs, for info.
 func (a *openArgs) formatOf(rc *cntkconfig.Reader) string {
-	if a.Format != "" {
-		return a.Format
-	}
-	var fs []string
 	names := a.Paths
 	if len(names) == 0 && rc != nil {
 		for _, d := range rc.Deserializers {
 			names = append(names, d.Path)
 		}
 	}
-	for _, n := range names {
-		paths, m, _, err := shard.Resolve(n) // a directory, glob or manifest of shards too
-		switch {
-		case err != nil:
-		case m != nil:
-			fs = append(fs, m.Format)
-		case len(paths) > 0:
-			if ft, err := format.Detect(paths[0]); err == nil {
-				fs = append(fs, ft.Name)
-			}
-		}
-	}
-	same := true
-	for _, f := range fs {
-		same = same && f == fs[0]
-	}
-	if len(fs) > 1 && same {
-		return fs[0]
-	}
-	return strings.Join(fs, "+")
+	return inspect.FormatOf(names, a.Format)
 }
 
 // dataset is an open data set (mlfeed.open).
@@ -312,88 +290,8 @@ func opOpen(args []byte) (any, error) {
 		return nil, err
 	}
 	ds := &dataset{src: src, format: a.formatOf(rc)}
-	doc := infoOf(ds.format, src, false)
+	doc := inspect.Describe(ds.format, src, false)
 	return map[string]any{"handle": uint64(cgo.NewHandle(ds)), "info": doc}, nil
-}
-
-type infoStream struct {
-	Name          string         `json:"name"`
-	Alias         string         `json:"alias,omitempty"`
-	Storage       string         `json:"storage"`
-	Type          string         `json:"type"`
-	Dim           int            `json:"dim"`
-	Shape         []int          `json:"shape"`
-	KeyCount      uint64         `json:"key_count,omitempty"`
-	DefinesMBSize bool           `json:"defines_mb_size,omitempty"`
-	Metadata      map[string]any `json:"metadata,omitempty"`
-}
-
-type chunkRow struct {
-	Sequences int   `json:"sequences"`
-	Samples   int64 `json:"samples"`
-}
-
-// infoDoc is `mlfeed info --json`'s document.
-type infoDoc struct {
-	Format    string         `json:"format"`
-	Streams   []infoStream   `json:"streams"`
-	Sequences int64          `json:"sequences"`
-	Samples   int64          `json:"samples"`
-	Chunks    int            `json:"chunks"`
-	HasIDs    bool           `json:"has_ids,omitempty"`
-	ChunkList []chunkRow     `json:"chunk_table,omitempty"`
-	Details   map[string]any `json:"details,omitempty"`
-}
-
-func streamsOf(sc *mlfeed.Schema) []infoStream {
-	out := []infoStream{}
-	for _, st := range sc.Streams {
-		is := infoStream{Name: st.Name, Alias: st.Alias, Storage: st.Storage.String(), Type: st.Type.String(),
-			Dim: st.Dim, Shape: st.SampleShape(), KeyCount: st.KeyCount, DefinesMBSize: st.DefinesMBSize}
-		for _, an := range st.Metadata {
-			if is.Metadata == nil {
-				is.Metadata = map[string]any{}
-			}
-			is.Metadata[an.Name] = annotationValue(&an)
-		}
-		out = append(out, is)
-	}
-	return out
-}
-
-// annotationValue renders an annotation's first sample as cat --json does.
-func annotationValue(a *mlfeed.Annotation) any {
-	d := &a.Data
-	if len(d.SeqStart) < 2 || d.Samples() == 0 {
-		return nil
-	}
-	from, to := d.SampleRange(&a.Desc, 0)
-	if a.Desc.Type == mlfeed.String {
-		return d.Values.Strings[from:to]
-	}
-	var vs []any
-	for k := from; k < to; k++ {
-		if a.Desc.Type.IsNumeric() {
-			vs = append(vs, d.Values.Float64At(k))
-		}
-	}
-	return vs
-}
-
-func infoOf(formatName string, src mlfeed.Source, chunks bool) *infoDoc {
-	sc := src.Schema()
-	table := src.Chunks()
-	doc := &infoDoc{Format: formatName, Chunks: len(table), HasIDs: sc.HasIDs, Streams: streamsOf(&sc)}
-	doc.Sequences, doc.Samples = mlfeed.Totals(table)
-	if chunks {
-		for _, c := range table {
-			doc.ChunkList = append(doc.ChunkList, chunkRow{c.Sequences, c.Samples})
-		}
-	}
-	if d, ok := src.(mlfeed.Detailer); ok {
-		doc.Details = d.Details()
-	}
-	return doc
 }
 
 func opInfo(args []byte) (any, error) {
@@ -416,7 +314,7 @@ func opInfo(args []byte) (any, error) {
 		ds, _ := value[*dataset](uintptr(a.Dataset))
 		name = ds.format
 	}
-	return infoOf(name, src, a.Chunks), nil
+	return inspect.Describe(name, src, a.Chunks), nil
 }
 
 // problem is one validation problem.
@@ -475,64 +373,16 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n := 0
-		add := func(e error) bool {
-			n++
-			if n <= a.Max {
+		_, err := inspect.Validate(ctx, name, a.Format, opts, a.Max, func(e error) {
+			if !format.IsWarning(e) { // a warning leaves the file valid
 				problems = append(problems, problemOf(name, e))
 			}
-			return n < a.Max
-		}
-		if err := validateFile(ctx, name, a.Format, opts, add); err != nil {
-			if kindOf(err) == kindUsage || kindOf(err) == kindCanceled {
-				return nil, err
-			}
-			add(err)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return problems, nil
-}
-
-// validateFile checks one file as `mlfeed validate` does: with the format's own validator
-// when it has one, else by decoding every chunk.
-func validateFile(ctx context.Context, name, formatName string, opts *format.Options, add func(error) bool) error {
-	var ft *format.Format
-	if formatName != "" {
-		var ok bool
-		if ft, ok = format.Lookup(formatName); !ok {
-			return fmt.Errorf("%w: unknown format %q", format.ErrUsage, formatName)
-		}
-	} else {
-		var err error
-		if ft, err = format.Detect(name); err != nil {
-			return err
-		}
-	}
-	if ft.Validate != nil {
-		return ft.Validate(name, opts, add)
-	}
-	src, err := ft.Open(name, opts)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	sc := src.Schema()
-	if err := sc.Validate(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	for i, info := range src.Chunks() {
-		c, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
-		if err := c.Validate(&sc); err != nil {
-			return fmt.Errorf("%s: chunk %d: %w", name, i, err)
-		}
-		if c.Sequences != info.Sequences {
-			return fmt.Errorf("%s: chunk %d: %w: holds %d sequences, the chunk table says %d", name, i, mlfeed.ErrFormat, c.Sequences, info.Sequences)
-		}
-	}
-	return nil
 }
 
 func opConvert(ctx context.Context, args []byte) (any, error) {
@@ -667,7 +517,7 @@ func opRead(ctx context.Context, args []byte) (any, error) {
 		c = emptyChunk(src.Schema())
 	}
 	sc := src.Schema()
-	return map[string]any{"handle": uint64(cgo.NewHandle(&result{c})), "streams": streamsOf(&sc), "sequences": c.Sequences}, nil
+	return map[string]any{"handle": uint64(cgo.NewHandle(&result{c})), "streams": inspect.Streams(&sc), "sequences": c.Sequences}, nil
 }
 
 // emptyChunk returns a chunk of no sequences of schema sc.

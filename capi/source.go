@@ -19,6 +19,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -168,7 +169,7 @@ func opSource(args []byte) (any, error) {
 	if err == nil {
 		var s *source
 		if s, err = newSource(src, own, cfg); err == nil {
-			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": streamsOf(&s.schema),
+			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": inspect.Streams(&s.schema),
 				"sweep_samples": s.r.SweepSamples(), "has_ids": s.schema.HasIDs}, nil
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -351,7 +352,7 @@ func appendBatchJSON(buf []byte, sc *mlfeed.Schema, b *minibatch.Batch) []byte {
 			if q > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendSamples(buf, &sc.Streams[i], &b.Data.Streams[i], q)
+			buf = inspect.AppendSamples(buf, &sc.Streams[i], &b.Data.Streams[i], q)
 		}
 		buf = append(buf, ']')
 	}

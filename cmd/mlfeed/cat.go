@@ -11,6 +11,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
 )
 
 func init() {
@@ -86,7 +87,7 @@ func catJSON(ctx context.Context, w *bufio.Writer, src mlfeed.Source, limit int6
 	sc := src.Schema()
 	var buf []byte
 	return eachSequence(ctx, src, limit, func(c *mlfeed.Chunk, q int) error {
-		buf = appendSequence(buf[:0], &sc, c, q)
+		buf = inspect.AppendSequence(buf[:0], &sc, c, q)
 		buf = append(buf, '\n')
 		_, err := w.Write(buf)
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/inspect"
 )
 
 func init() {
@@ -42,58 +43,9 @@ number of sequences and samples, and chunks. Several files that hold one record 
 	rootCmd.AddCommand(cmd)
 }
 
-type infoStream struct {
-	Name          string         `json:"name"`
-	Alias         string         `json:"alias,omitempty"`
-	Storage       string         `json:"storage"`
-	Type          string         `json:"type"`
-	Dim           int            `json:"dim"`
-	Shape         []int          `json:"shape"`
-	KeyCount      uint64         `json:"key_count,omitempty"`
-	DefinesMBSize bool           `json:"defines_mb_size,omitempty"`
-	Metadata      map[string]any `json:"metadata,omitempty"`
-}
-
-type infoDoc struct {
-	Format    string         `json:"format"`
-	Streams   []infoStream   `json:"streams"`
-	Sequences int64          `json:"sequences"`
-	Samples   int64          `json:"samples"`
-	Chunks    int            `json:"chunks"`
-	HasIDs    bool           `json:"has_ids,omitempty"`
-	ChunkList []chunkRow     `json:"chunk_table,omitempty"`
-	Details   map[string]any `json:"details,omitempty"`
-}
-
-type chunkRow struct {
-	Sequences int   `json:"sequences"`
-	Samples   int64 `json:"samples"`
-}
-
 func writeInfo(w io.Writer, formatName string, src mlfeed.Source, asJSON, listChunks bool) error {
 	sc := src.Schema()
-	table := src.Chunks()
-	doc := infoDoc{Format: formatName, Chunks: len(table), HasIDs: sc.HasIDs}
-	doc.Sequences, doc.Samples = mlfeed.Totals(table)
-	for _, st := range sc.Streams {
-		is := infoStream{Name: st.Name, Alias: st.Alias, Storage: st.Storage.String(), Type: st.Type.String(),
-			Dim: st.Dim, Shape: st.SampleShape(), KeyCount: st.KeyCount, DefinesMBSize: st.DefinesMBSize}
-		for _, a := range st.Metadata {
-			if is.Metadata == nil {
-				is.Metadata = map[string]any{}
-			}
-			is.Metadata[a.Name] = annotationValue(&a)
-		}
-		doc.Streams = append(doc.Streams, is)
-	}
-	if listChunks {
-		for _, c := range table {
-			doc.ChunkList = append(doc.ChunkList, chunkRow{c.Sequences, c.Samples})
-		}
-	}
-	if d, ok := src.(mlfeed.Detailer); ok {
-		doc.Details = d.Details()
-	}
+	doc := inspect.Describe(formatName, src, listChunks)
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -122,14 +74,6 @@ func writeInfo(w io.Writer, formatName string, src mlfeed.Source, asJSON, listCh
 		fmt.Fprintf(w, "chunk %d: %d sequences, %d samples\n", i, c.Sequences, c.Samples)
 	}
 	return nil
-}
-
-// annotationValue renders a metadata item as JSON-ready data: its one sample.
-func annotationValue(a *mlfeed.Annotation) any {
-	if len(a.Data.SeqStart) < 2 || a.Data.Samples() == 0 {
-		return nil
-	}
-	return sampleJSON(&a.Desc, &a.Data, 0)
 }
 
 func sortedKeys(m map[string]any) []string {

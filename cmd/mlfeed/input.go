@@ -11,7 +11,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/shard"
+	"github.com/mlfeed/mlfeed/inspect"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -117,29 +117,8 @@ func (f *inputFlags) open(names []string) (mlfeed.Source, error) {
 	return src, nil
 }
 
-// formatOf names the format of the first input, for reports.
-func (f *inputFlags) formatOf(names []string) string {
-	if f.format != "" {
-		return f.format
-	}
-	var fs []string
-	for _, n := range names {
-		paths, m, _, err := shard.Resolve(n)
-		switch {
-		case err != nil:
-		case m != nil:
-			fs = append(fs, m.Format)
-		default:
-			if ft, err := format.Detect(paths[0]); err == nil {
-				fs = append(fs, ft.Name)
-			}
-		}
-	}
-	if len(fs) > 1 && allSame(fs) {
-		return fs[0]
-	}
-	return strings.Join(fs, "+")
-}
+// formatOf names the format of the inputs, for reports.
+func (f *inputFlags) formatOf(names []string) string { return inspect.FormatOf(names, f.format) }
 
 func allSame(s []string) bool {
 	for _, v := range s {

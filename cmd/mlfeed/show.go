@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/render"
 )
 
@@ -159,9 +160,9 @@ func labelText(sc *mlfeed.Schema, c *mlfeed.Chunk, q, skip int) string {
 			continue
 		}
 		d := &c.Streams[i]
-		v := appendSamples(nil, st, d, q)
+		v := inspect.AppendSamples(nil, st, d, q)
 		if st.Dim == 1 && d.SeqStart[q+1]-d.SeqStart[q] == 1 {
-			v = appendValue(nil, d.Values, int(d.SeqStart[q]))
+			v = inspect.AppendValue(nil, d.Values, int(d.SeqStart[q]))
 		}
 		parts = append(parts, st.Name+" "+string(v))
 	}

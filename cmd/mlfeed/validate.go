@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
 )
 
 func init() {
@@ -71,81 +71,7 @@ for wrong flags.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// validateFile checks one file and returns the number of problems reported. The error is
-// non-nil only when the check could not run (unknown format, bad options).
+// validateFile checks one file (see inspect.Validate).
 func validateFile(ctx context.Context, name, formatName string, opts *format.Options, max int, report func(error)) (int, error) {
-	var ft *format.Format
-	var err error
-	if formatName != "" {
-		var ok bool
-		if ft, ok = format.Lookup(formatName); !ok {
-			return 0, usageErr("unknown format %q", formatName)
-		}
-	} else if ft, err = format.Detect(name); err != nil {
-		return 0, err
-	}
-	n, warnings := 0, 0
-	add := func(e error) bool {
-		if format.IsWarning(e) {
-			// Worth knowing, but the file is valid.
-			warnings++
-			if warnings <= max {
-				report(e)
-			}
-			return true
-		}
-		n++
-		if n <= max {
-			report(e)
-		}
-		return n < max
-	}
-	if ft.Validate != nil {
-		if err := ft.Validate(name, opts, add); err != nil {
-			if isUsage(err) {
-				return n, err
-			}
-			add(err)
-		}
-		return n, nil
-	}
-	if err := readAll(ctx, ft, name, opts); err != nil {
-		if isUsage(err) {
-			return n, err
-		}
-		add(err)
-	}
-	return n, nil
+	return inspect.Validate(ctx, name, formatName, opts, max, report)
 }
-
-// readAll opens a file and decodes and checks every chunk: the strict check of formats whose
-// reader validates everything it reads.
-func readAll(ctx context.Context, ft *format.Format, name string, opts *format.Options) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	src, err := ft.Open(name, opts)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	sc := src.Schema()
-	if err := sc.Validate(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	table := src.Chunks()
-	ra := readAhead(ctx, src, true)
-	defer ra.Close()
-	for ra.Next() {
-		i, info, c := ra.Index(), table[ra.Index()], ra.Chunk()
-		if err := c.Validate(&sc); err != nil {
-			return fmt.Errorf("%s: chunk %d: %w", name, i, err)
-		}
-		if c.Sequences != info.Sequences {
-			return fmt.Errorf("%s: chunk %d: %w: holds %d sequences, the chunk table says %d", name, i, mlfeed.ErrFormat, c.Sequences, info.Sequences)
-		}
-	}
-	return ra.Err()
-}
-
-func isUsage(err error) bool { return exitCode(err) == exitUsage }

@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"encoding/binary"
@@ -9,13 +9,14 @@ import (
 	"github.com/mlfeed/mlfeed"
 )
 
-// This file renders sequences as the JSON of `cat --json` (DESIGN.md): a dense sample is a flat
+// This file renders sequences as the JSON of `cat --json` (DESIGN.md's contract): a dense
+// sample is a flat
 // list of numbers, a sparse sample {"indices": [...], "values": [...]}, text a JSON string.
 // NaN and infinities, which JSON cannot hold, are written as null. Complex values are
 // [re, im] pairs, DateTimeOffset [ticks, offset minutes], RowID [low, high].
 
-// appendSequence appends `{"id": ..., "<stream>": [samples...], ...}` for sequence q of c.
-func appendSequence(buf []byte, sc *mlfeed.Schema, c *mlfeed.Chunk, q int) []byte {
+// AppendSequence appends `{"id": ..., "<stream>": [samples...], ...}` for sequence q of c.
+func AppendSequence(buf []byte, sc *mlfeed.Schema, c *mlfeed.Chunk, q int) []byte {
 	buf = append(buf, '{')
 	first := true
 	if c.IDs != nil {
@@ -30,24 +31,25 @@ func appendSequence(buf []byte, sc *mlfeed.Schema, c *mlfeed.Chunk, q int) []byt
 		first = false
 		buf = strconv.AppendQuote(buf, sc.Streams[i].Name)
 		buf = append(buf, ':')
-		buf = appendSamples(buf, &sc.Streams[i], &c.Streams[i], q)
+		buf = AppendSamples(buf, &sc.Streams[i], &c.Streams[i], q)
 	}
 	return append(buf, '}')
 }
 
-// appendSamples appends the list of samples stream d holds for sequence q.
-func appendSamples(buf []byte, st *mlfeed.Stream, d *mlfeed.StreamData, q int) []byte {
+// AppendSamples appends the list of samples stream d holds for sequence q.
+func AppendSamples(buf []byte, st *mlfeed.Stream, d *mlfeed.StreamData, q int) []byte {
 	buf = append(buf, '[')
 	for s := d.SeqStart[q]; s < d.SeqStart[q+1]; s++ {
 		if s > d.SeqStart[q] {
 			buf = append(buf, ',')
 		}
-		buf = appendSample(buf, st, d, s)
+		buf = AppendSample(buf, st, d, s)
 	}
 	return append(buf, ']')
 }
 
-func appendSample(buf []byte, st *mlfeed.Stream, d *mlfeed.StreamData, s int64) []byte {
+// AppendSample appends sample s of stream d.
+func AppendSample(buf []byte, st *mlfeed.Stream, d *mlfeed.StreamData, s int64) []byte {
 	from, to := d.SampleRange(st, s)
 	if st.Storage == mlfeed.Sparse {
 		buf = append(buf, `{"indices":[`...)
@@ -70,12 +72,13 @@ func appendValues(buf []byte, b mlfeed.Buffer, from, to int) []byte {
 		if k > from {
 			buf = append(buf, ',')
 		}
-		buf = appendValue(buf, b, k)
+		buf = AppendValue(buf, b, k)
 	}
 	return append(buf, ']')
 }
 
-func appendValue(buf []byte, b mlfeed.Buffer, k int) []byte {
+// AppendValue appends value k of b.
+func AppendValue(buf []byte, b mlfeed.Buffer, k int) []byte {
 	le := binary.LittleEndian
 	switch t := b.Type; {
 	case t == mlfeed.String:
@@ -128,7 +131,7 @@ func appendFloat(buf []byte, v float64, bits int) []byte {
 	return strconv.AppendFloat(buf, v, 'g', -1, bits)
 }
 
-// sampleJSON returns sample s of d as a JSON value.
-func sampleJSON(st *mlfeed.Stream, d *mlfeed.StreamData, s int64) json.RawMessage {
-	return json.RawMessage(appendSample(nil, st, d, s))
+// SampleJSON returns sample s of d as a JSON value.
+func SampleJSON(st *mlfeed.Stream, d *mlfeed.StreamData, s int64) json.RawMessage {
+	return json.RawMessage(AppendSample(nil, st, d, s))
 }
