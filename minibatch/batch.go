@@ -103,8 +103,8 @@ func (b *Batch) init(schema *mlfeed.Schema, frame bool) {
 // packers write into buffers it allocated this way). The stream's current data moves into m's
 // SeqStart, SampleStart, Indices and Values.Bytes (those of them the stream uses: SampleStart
 // for sparse and variable-size streams, Indices for sparse ones; Values.Bytes unless it holds
-// strings), whose capacities must hold it; then each time the batch is packed again they are
-// refilled from the start. A minibatch that outgrows one of them gets memory of the Reader's
+// strings), whose capacities must hold it (one of no capacity leaves the batch's own); then
+// each time the batch is packed again they are refilled from the start. A minibatch that outgrows one of them gets memory of the Reader's
 // own for it instead, and the caller's is no longer used: compare unsafe.SliceData of Data's
 // slices with the memory given to know where the data is.
 //
@@ -125,17 +125,27 @@ func (b *Batch) SetMemory(i int, m mlfeed.StreamData) error {
 		values && cap(m.Values.Bytes) < len(d.Values.Bytes):
 		return fmt.Errorf("minibatch: SetMemory: stream %q: the memory given is smaller than the minibatch's data", b.schema.Streams[i].Name)
 	}
-	d.SeqStart = m.SeqStart[:copy(m.SeqStart[:cap(m.SeqStart)], d.SeqStart)]
+	d.SeqStart = moveTo(m.SeqStart, d.SeqStart)
 	if sampleStart {
-		d.SampleStart = m.SampleStart[:copy(m.SampleStart[:cap(m.SampleStart)], d.SampleStart)]
+		d.SampleStart = moveTo(m.SampleStart, d.SampleStart)
 	}
 	if indices {
-		d.Indices = m.Indices[:copy(m.Indices[:cap(m.Indices)], d.Indices)]
+		d.Indices = moveTo(m.Indices, d.Indices)
 	}
 	if values {
-		d.Values.Bytes = m.Values.Bytes[:copy(m.Values.Bytes[:cap(m.Values.Bytes)], d.Values.Bytes)]
+		d.Values.Bytes = moveTo(m.Values.Bytes, d.Values.Bytes)
 	}
 	return nil
+}
+
+// moveTo copies data into the memory of dst (whose capacity holds it) and returns it there,
+// or returns data as it is when dst has no capacity (then data is empty): a slice the batch
+// uses stays non-nil.
+func moveTo[T any](dst, data []T) []T {
+	if cap(dst) == 0 {
+		return data
+	}
+	return dst[:copy(dst[:cap(dst)], data)]
 }
 
 // reset empties the batch's sequences. Sweep, Position, GlobalSamples, EndOfSweep and

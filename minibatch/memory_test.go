@@ -146,3 +146,25 @@ func TestSetMemorySteadyState(t *testing.T) {
 		t.Fatalf("%v allocations per minibatch", allocs)
 	}
 }
+
+// TestSetMemoryNone checks that memory of no capacity leaves the batch's own: the stream
+// keeps packing its indices and values.
+func TestSetMemoryNone(t *testing.T) {
+	src := uniform(10, 1, 10)
+	var b Batch
+	b.init(&src.schema, false)
+	b.reset()
+	m := newCallerMemory(64)
+	if err := b.SetMemory(1, mlfeed.StreamData{SeqStart: m.seq[:0], SampleStart: m.samp[:0]}); err != nil {
+		t.Fatal(err)
+	}
+	b.reset()
+	if err := b.add(src.chunks[0], []bool{false, false}, 0, 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	d := &b.Data.Streams[1]
+	if !reflect.DeepEqual(d.Indices, []int32{3}) || !reflect.DeepEqual(d.Values.Float64s(), []float64{3}) ||
+		&d.SeqStart[0] != &m.seq[0] || &d.SampleStart[0] != &m.samp[0] {
+		t.Fatalf("indices %v, values %v, seqStart %v", d.Indices, d.Values.Float64s(), d.SeqStart)
+	}
+}
