@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -35,6 +37,8 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 		out, err = opRead(ctx, args)
 	case "source":
 		out, err = opSource(args)
+	case "merge":
+		out, err = opMerge(args)
 	case "formats":
 		out = format.Names()
 	default:
@@ -543,6 +547,9 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 		Compat       string            `json:"compat"`
 		ChunkSize    int64             `json:"chunk_size"`
 		WriteOptions map[string]string `json:"write_options"`
+		Shards       int               `json:"shards"`
+		ShardSize    int64             `json:"shard_size"`
+		Task         []int             `json:"task"`
 	}
 	if err := decode(args, &a); err != nil {
 		return nil, err
@@ -556,6 +563,13 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 		opts.Format = ft
 	} else if _, ok := format.ByExtension(a.Output); !ok {
 		return nil, fmt.Errorf("%w: cannot tell the output format from %q; name it with to=", format.ErrUsage, a.Output)
+	}
+	sharded := a.Shards != 0 || a.ShardSize != 0 || a.Task != nil
+	if sharded && opts.Format == nil {
+		return nil, fmt.Errorf("%w: a directory of shards needs its format: give to=", format.ErrUsage)
+	}
+	if a.Task != nil && (len(a.Task) != 2 || a.Task[1] < 1 || a.Task[0] < 0 || a.Task[0] >= a.Task[1]) {
+		return nil, fmt.Errorf("%w: task=%v: want (index, count) with 0 <= index < count", format.ErrUsage, a.Task)
 	}
 	if a.Type != "" {
 		t, err := mlfeed.ParseElemType(a.Type)
@@ -573,10 +587,35 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 	if own {
 		defer src.Close()
 	}
+	if sharded {
+		so := &convert.ShardOptions{Options: *opts, Shards: a.Shards, ShardSize: a.ShardSize}
+		if a.Task != nil {
+			so.Task, so.Tasks = a.Task[0], a.Task[1]
+		}
+		if _, err := convert.Shards(ctx, src, a.Output, so); err != nil {
+			return nil, err
+		}
+		return a.Output, nil
+	}
 	if err := convert.File(ctx, src, a.Output, opts); err != nil {
 		return nil, err
 	}
 	return a.Output, nil
+}
+
+// opMerge joins the partial manifests of a conversion's tasks (mlfeed merge).
+func opMerge(args []byte) (any, error) {
+	var a struct {
+		Dir string `json:"dir"`
+	}
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	m, err := shard.Merge(a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"shards": len(m.Shards), "sequences": m.Sequences, "samples": m.Samples}, nil
 }
 
 func opRead(ctx context.Context, args []byte) (any, error) {

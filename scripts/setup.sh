@@ -58,3 +58,18 @@ if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/versit
   echo "setup: installing versitygw v1.8.0 (go install)" >&2
   GOFLAGS= go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 >&2
 fi
+
+# Arrow/Parquet independent peers (npm apache-arrow and @duckdb/node-api, pinned in
+# internal/arrowcheck/package-lock.json), once; skipped when installed or when node is absent
+# (the peer tests then skip, unless MLFEED_REQUIRE_PEERS is set).
+if [ ! -d internal/arrowcheck/node_modules/@duckdb/node-api ] || [ ! -d internal/arrowcheck/node_modules/apache-arrow ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing the Arrow/Parquet peers (npm ci in internal/arrowcheck)" >&2
+    # npm ci refuses a lock that lacks DuckDB's bindings for other platforms, which registry
+    # mirrors may not carry; npm install --no-save then installs the same pinned versions.
+    (cd internal/arrowcheck && { npm ci --no-audit --no-fund --loglevel=error >&2 2>/dev/null ||
+      npm install --no-save --no-audit --no-fund --loglevel=error >&2; })
+  else
+    echo "setup: npm not found; the Arrow/Parquet peer tests will skip" >&2
+  fi
+fi

@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "github.com/mlfeed/mlfeed/format/arrow"     // Apache Arrow IPC files and streams (Feather v2)
 	_ "github.com/mlfeed/mlfeed/format/binsparse" // Binsparse (.bsp.h5, .bsp.npz)
 	_ "github.com/mlfeed/mlfeed/format/cbf"       // CNTK Binary Format
 	_ "github.com/mlfeed/mlfeed/format/ctf"       // CNTK Text Format
@@ -14,4 +15,5 @@ import (
 	_ "github.com/mlfeed/mlfeed/format/libsvm"    // LIBSVM / svmlight text
 	_ "github.com/mlfeed/mlfeed/format/mtx"       // Matrix Market
 	_ "github.com/mlfeed/mlfeed/format/npy"       // NumPy .npy and .npz
+	_ "github.com/mlfeed/mlfeed/format/parquet"   // Apache Parquet
 )

@@ -22,7 +22,7 @@ from . import _lib, _data
 from ._errors import (Error, FormatError, UsageError, FileNotFound, InternalError,
                       ForkError)
 
-__all__ = ["open", "info", "convert", "validate", "formats", "Dataset", "MinibatchSource",
+__all__ = ["open", "info", "convert", "merge", "validate", "formats", "Dataset", "MinibatchSource",
            "Minibatch", "Error", "FormatError", "UsageError", "FileNotFound",
            "InternalError", "ForkError", "INFINITELY_REPEAT"]
 
@@ -62,7 +62,7 @@ def formats():
 
 def convert(inputs, output, to=None, type=None, densify=False, streams=None, compress=None,
             compat=None, chunk_size=None, write_options=None, input=None, format=None,
-            options=None, config=None, defines=None):
+            options=None, config=None, defines=None, shards=None, shard_size=None, task=None):
     """Convert a data set to another format, as `mlfeed convert` does: lossless or an error,
     streamed chunk by chunk, the output written atomically.
 
@@ -72,6 +72,10 @@ def convert(inputs, output, to=None, type=None, densify=False, streams=None, com
     streams, in this order; compress, compat, chunk_size, write_options: the writer's options
     (--compress, --compat, --chunk-size, --write-opt). input, format, options, config,
     defines: how to read the inputs (open()'s inputs, format, options, config, defines).
+
+    shards, shard_size, task: write output as a directory of shards and a manifest, as
+    `mlfeed convert --shards N / --shard-size SIZE / --task I/N` do (to= names the format);
+    task=(i, n) writes only task i's share and a partial manifest, which merge() joins.
     Returns output.
     """
     args = _lib.open_args(inputs, format=format, inputs=input, options=options, config=config,
@@ -79,10 +83,18 @@ def convert(inputs, output, to=None, type=None, densify=False, streams=None, com
     args.update(_lib.clean({
         "output": os.fsdecode(output), "to": to, "type": type, "densify": bool(densify),
         "streams": list(streams) if streams else None, "compress": compress, "compat": compat,
-        "chunk_size": chunk_size,
+        "chunk_size": chunk_size, "shards": shards, "shard_size": shard_size,
+        "task": [int(task[0]), int(task[1])] if task is not None else None,
         "write_options": {str(k): _lib._param(v) for k, v in write_options.items()} if write_options else None,
     }))
     return _lib.call("convert", args)
+
+
+def merge(directory):
+    """Join the partial manifests that the tasks of a sharded conversion wrote into directory
+    into the data set's manifest, as `mlfeed merge` does. Returns {"shards", "sequences",
+    "samples"}."""
+    return _lib.call("merge", {"dir": os.fsdecode(directory)})
 
 
 def validate(paths=None, max_problems=100, **kw):

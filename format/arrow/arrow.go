@@ -1,0 +1,67 @@
+// Package arrow reads and writes Apache Arrow IPC data: files (.arrow, and Feather v2, which is
+// the same format) and IPC streams (.arrows), through github.com/apache/arrow-go.
+//
+// A column is a stream and a row is a sequence; the mapping of stream types to Arrow types,
+// and the field metadata that makes mlfeed -> Arrow -> mlfeed lossless, is package
+// internal/arrowmap's and is documented in docs/arrow.md. Files from other writers are read by
+// their Arrow types: primitive columns, List, LargeList and FixedSizeList columns of them,
+// dictionary-encoded values (decoded), text; nulls are refused with the column and row.
+//
+// Chunks follow record batches. The chunk table is read from the footer and the batches'
+// message headers without loading any batch. Open maps a file into memory, and record batches
+// of an uncompressed file are handed out without a copy. An IPC stream is indexed by its
+// message framing the same way, and a batch is decoded on request with the schema and
+// dictionaries that precede it.
+//
+// Decoding is synchronous; the reader starts no goroutines.
+package arrow
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
+)
+
+var (
+	// ErrFormat is wrapped by errors for data that is not valid Arrow IPC, or not laid out as
+	// its mlfeed metadata says.
+	ErrFormat = fmt.Errorf("arrow: %w", mlfeed.ErrFormat)
+	// ErrTruncated is wrapped by errors for data that ends early.
+	ErrTruncated = fmt.Errorf("arrow: %w", mlfeed.ErrTruncated)
+	// ErrTooLarge is wrapped by errors for headers that claim more than the data or a limit
+	// allows.
+	ErrTooLarge = fmt.Errorf("arrow: %w", mlfeed.ErrTooLarge)
+	// ErrUnsupported is wrapped by errors for valid Arrow data mlfeed cannot hold (nulls,
+	// decimals, timestamps, unions, Feather v1) and for streams Arrow cannot hold.
+	ErrUnsupported = fmt.Errorf("arrow: %w", mlfeed.ErrUnsupported)
+)
+
+// magic starts and ends an Arrow IPC file.
+const magic = "ARROW1"
+
+// Match reports whether head starts like Arrow IPC data: the file magic "ARROW1", or an IPC
+// stream's first message, a schema.
+func Match(head []byte) bool {
+	return bytes.HasPrefix(head, []byte(magic)) || matchStream(head)
+}
+
+// matchStream reports whether head starts with a framed schema message.
+func matchStream(head []byte) bool {
+	if len(head) < 16 || binary.LittleEndian.Uint32(head) != 0xFFFFFFFF {
+		return false
+	}
+	n := int(int32(binary.LittleEndian.Uint32(head[4:])))
+	if n <= 0 || n%8 != 0 {
+		return false
+	}
+	m, err := parseMessage(head[8:min(len(head), 8+n)])
+	return err == nil && m.kind == headerSchema
+}
+
+// mapErr gives an error of the shared Arrow mapping this package's name and sentinels.
+func mapErr(err error) error {
+	return arrowmap.Wrap(err, "arrow", ErrFormat, ErrUnsupported)
+}

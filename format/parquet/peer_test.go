@@ -1,0 +1,84 @@
+package parquet
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowcheck"
+	"github.com/mlfeed/mlfeed/internal/arrowmap/arrowtest"
+)
+
+// TestPeerReadsMlfeed has DuckDB read Parquet files mlfeed writes, with each compression, and
+// compares every value.
+func TestPeerReadsMlfeed(t *testing.T) {
+	arrowcheck.Require(t)
+	schema := arrowtest.Schema()
+	chunks := []*mlfeed.Chunk{arrowtest.Chunk(7, 1), arrowtest.Chunk(11, 2)}
+	mem, _ := mlfeed.NewMemorySource(schema, chunks...)
+	want, err := arrowcheck.Rows(mem, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []*WriterOptions{nil, {Compression: "snappy"}, {Compression: "gzip"}, {Compression: "none", Sequences: "list"}} {
+		path := filepath.Join(t.TempDir(), "t.parquet")
+		if err := os.WriteFile(path, write(t, schema, opts, chunks...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := arrowcheck.Compare(arrowcheck.Dump(t, path), want); err != nil {
+			t.Errorf("%+v: DuckDB reads: %v", opts, err)
+		}
+	}
+}
+
+// TestMlfeedReadsPeer reads a Parquet file DuckDB writes (two row groups; integers, floats,
+// booleans, text, an enum, a fixed-size array, a list, and a struct in mlfeed's sparse layout)
+// and compares every value with what DuckDB reads.
+func TestMlfeedReadsPeer(t *testing.T) {
+	arrowcheck.Require(t)
+	path := filepath.Join(t.TempDir(), "duck.parquet")
+	want := arrowcheck.Write(t, path)
+	rd, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if n := len(rd.Chunks()); n < 2 {
+		t.Errorf("%d chunks, want one per row group (2 or more)", n)
+	}
+	sc := rd.Schema()
+	if st := sc.Streams[sc.Index("v")]; st.Dim != 3 || st.Type != mlfeed.Float32 {
+		t.Errorf("FLOAT[3] read as %v", st)
+	}
+	if st := sc.Streams[sc.Index("sp")]; st.Storage != mlfeed.Sparse {
+		t.Errorf("sparse struct read as %v", st)
+	}
+	got, err := arrowcheck.Rows(rd, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := arrowcheck.Compare(got, want); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPeerNulls checks that a null from another writer is refused with its column and row.
+func TestPeerNulls(t *testing.T) {
+	arrowcheck.Require(t)
+	path := filepath.Join(t.TempDir(), "null.parquet")
+	if _, err := arrowcheck.Run(t, "write-null", path); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	_, err = arrowcheck.Rows(rd, "id")
+	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), `column "x", row 3: null`) || !strings.Contains(err.Error(), path) {
+		t.Errorf("got %v", err)
+	}
+}

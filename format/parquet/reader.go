@@ -1,0 +1,332 @@
+package parquet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+)
+
+// ReaderOptions control reading. The zero value is the documented default for every field.
+type ReaderOptions struct {
+	// VariableLists reads list columns that carry no mlfeed dimension as variable-size dense
+	// samples. By default such a column is a fixed-size dense stream whose dimension is the
+	// length of the first row's list (read from the first row group), and a row of another
+	// length is an error.
+	VariableLists bool
+}
+
+// Reader reads a Parquet file. It implements mlfeed.Source, mlfeed.ChunkReuser and
+// SequenceLengths; its methods are safe for concurrent use.
+type Reader struct {
+	name    string
+	pf      *file.Reader
+	leaves  []int // every leaf column, for pqarrow
+	plan    *arrowmap.Plan
+	dec     arrowmap.Decoder
+	chunks  []mlfeed.ChunkInfo
+	first   []int64
+	readers sync.Pool // *pqarrow.FileReader over pf
+	closers []func() error
+}
+
+// NewReader returns a reader of the Parquet file in r, which holds size bytes. The footer is
+// read and checked; no data is decoded, except the first row group's list columns that need
+// their dimension (see ReaderOptions.VariableLists).
+func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd *Reader, err error) {
+	if opts == nil {
+		opts = &ReaderOptions{}
+	}
+	defer catch(name, &err)
+	if size < 12 {
+		return nil, mlfeed.OffsetError(name, 0, "magic", fmt.Errorf("%w: %d bytes is too short for Parquet", ErrTruncated, size))
+	}
+	var tail [4]byte
+	if _, err := r.ReadAt(tail[:], size-4); err != nil {
+		return nil, mlfeed.OffsetError(name, size-4, "magic", fmt.Errorf("%w: %v", ErrTruncated, err))
+	}
+	if string(tail[:]) != magic {
+		return nil, mlfeed.OffsetError(name, size-4, "trailing magic", fmt.Errorf("%w: the file does not end with PAR1", ErrTruncated))
+	}
+	props := pq.NewReaderProperties(memory.DefaultAllocator)
+	pf, err := file.NewParquetReader(io.NewSectionReader(r, 0, size), file.WithReadProps(props))
+	if err != nil {
+		return nil, mlfeed.OffsetError(name, size-8, "footer", fmt.Errorf("%w: %v", ErrFormat, err))
+	}
+	rd = &Reader{name: name, pf: pf}
+	rd.closers = append(rd.closers, pf.Close)
+	fail := func(e error) (*Reader, error) {
+		rd.Close()
+		return nil, e
+	}
+	for i := 0; i < pf.MetaData().NumColumns(); i++ {
+		rd.leaves = append(rd.leaves, i)
+	}
+	fr, err := rd.fileReader()
+	if err != nil {
+		return fail(err)
+	}
+	schema, err := fr.Schema()
+	rd.readers.Put(fr)
+	if err != nil {
+		return fail(mlfeed.OffsetError(name, size-8, "schema", fmt.Errorf("%w: %v", ErrUnsupported, err)))
+	}
+	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists); err != nil {
+		return fail(mlfeed.OffsetError(name, size-8, "schema", mapErr(err)))
+	}
+	rd.dec = arrowmap.Decoder{Plan: rd.plan}
+	var row int64
+	md := pf.MetaData()
+	for i := 0; i < md.NumRowGroups(); i++ {
+		n := md.RowGroup(i).NumRows()
+		if n < 0 || n > 1<<31-1 {
+			return fail(mlfeed.OffsetError(name, md.RowGroup(i).FileOffset(), "row group", fmt.Errorf("%w: row group %d claims %d rows", ErrFormat, i, n)))
+		}
+		rd.chunks = append(rd.chunks, mlfeed.ChunkInfo{Sequences: int(n), Samples: n})
+		rd.first = append(rd.first, row)
+		row += n
+	}
+	if len(rd.plan.NeedsDim()) > 0 {
+		if err := rd.learn(); err != nil {
+			return fail(err)
+		}
+	}
+	if rd.hasLists() {
+		rd.sampleCounts(size)
+	}
+	return rd, nil
+}
+
+// sampleCounts sets the chunk table's sample counts from what mlfeed records in the file
+// metadata (samplesKey) for files whose columns hold lists of samples. Without it (another
+// writer's file), a chunk's sample count stays its sequence count until it is read.
+func (rd *Reader) sampleCounts(size int64) {
+	v := rd.pf.MetaData().KeyValueMetadata().FindValue(samplesKey)
+	if v == nil {
+		return
+	}
+	parts := strings.Split(*v, ",")
+	if len(parts) != len(rd.chunks) {
+		return
+	}
+	counts := make([]int64, len(parts))
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 || n > 8*size {
+			return // not what mlfeed writes: ignored
+		}
+		counts[i] = n
+	}
+	for i := range rd.chunks {
+		rd.chunks[i].Samples = counts[i]
+	}
+}
+
+// Open opens the named Parquet file. The file is mapped into memory where the platform
+// allows, else read with ReadAt.
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	f, size, err := mmap.OpenFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var ra io.ReaderAt = f
+	reg, merr := mmap.Map(f, size)
+	if merr == nil {
+		ra = bytes.NewReader(reg.Bytes())
+	}
+	rd, err := NewReader(ra, size, name, opts)
+	if err != nil {
+		if reg != nil {
+			reg.Close()
+		}
+		f.Close()
+		return nil, err
+	}
+	rd.closers = append(rd.closers, f.Close)
+	if reg != nil {
+		rd.closers = append(rd.closers, reg.Close)
+	}
+	return rd, nil
+}
+
+// fileReader returns a pqarrow reader over the file, one per concurrent caller.
+func (rd *Reader) fileReader() (*pqarrow.FileReader, error) {
+	if fr, ok := rd.readers.Get().(*pqarrow.FileReader); ok {
+		return fr, nil
+	}
+	fr, err := pqarrow.NewFileReader(rd.pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 1 << 30}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, mlfeed.OffsetError(rd.name, 0, "schema", fmt.Errorf("%w: %v", ErrUnsupported, err))
+	}
+	return fr, nil
+}
+
+// learn reads the first non-empty row group to learn the dimension of list columns that carry
+// no mlfeed metadata.
+func (rd *Reader) learn() error {
+	for i := range rd.chunks {
+		if rd.chunks[i].Sequences == 0 {
+			continue
+		}
+		rec, err := rd.record(context.Background(), i)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		if err := rd.plan.Learn(rec); err != nil {
+			return mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), "row group", mapErr(err))
+		}
+		return nil
+	}
+	return mlfeed.OffsetError(rd.name, 0, "schema", fmt.Errorf("%w: no rows to learn the length of list column(s) from", ErrFormat))
+}
+
+// record reads row group i as one record batch.
+func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) {
+	fr, err := rd.fileReader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.readers.Put(fr)
+	off := rd.pf.MetaData().RowGroup(i).FileOffset()
+	tbl, err := fr.ReadRowGroups(ctx, rd.leaves, []int{i})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", ErrFormat, err))
+	}
+	defer tbl.Release()
+	cols := make([]arrow.Array, tbl.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for k := range cols {
+		ch := tbl.Column(k).Data().Chunks()
+		switch len(ch) {
+		case 0:
+			cols[k] = array.MakeArrayOfNull(memory.DefaultAllocator, tbl.Column(k).DataType(), 0)
+		case 1:
+			ch[0].Retain()
+			cols[k] = ch[0]
+		default:
+			if cols[k], err = array.Concatenate(ch, memory.DefaultAllocator); err != nil {
+				return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", ErrFormat, err))
+			}
+		}
+	}
+	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows()), nil
+}
+
+func (rd *Reader) hasLists() bool {
+	for _, c := range rd.plan.Columns {
+		if c.Seq {
+			return true
+		}
+	}
+	return false
+}
+
+// Schema returns the streams, one per column (a column of sequence ids is not a stream).
+func (rd *Reader) Schema() mlfeed.Schema { return rd.plan.Schema }
+
+// Chunks returns one chunk per row group.
+func (rd *Reader) Chunks() []mlfeed.ChunkInfo { return rd.chunks }
+
+// ReadChunk decodes row group i.
+func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	return rd.ReadChunkReuse(ctx, i, nil)
+}
+
+// ReadChunkReuse decodes row group i, reusing prev's memory for the offsets, booleans, text
+// and dictionary lookups it computes (values pqarrow decodes are handed out as they are).
+func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (c *mlfeed.Chunk, err error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("parquet: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	defer catch(rd.name, &err)
+	rec, err := rd.record(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	if rec.NumRows() != int64(rd.chunks[i].Sequences) {
+		return nil, mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), fmt.Sprintf("row group %d", i),
+			fmt.Errorf("%w: %d rows decoded, the footer says %d", ErrFormat, rec.NumRows(), rd.chunks[i].Sequences))
+	}
+	c, err = rd.dec.Decode(rec, rd.first[i], prev)
+	if err != nil {
+		return nil, mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), fmt.Sprintf("row group %d", i), mapErr(err))
+	}
+	return c, nil
+}
+
+// SequenceLengths returns the length of each sequence of chunk i: ones, unless a column holds
+// lists of samples, whose lengths need the row group decoded.
+func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
+	if i < 0 || i >= len(rd.chunks) {
+		return nil, fmt.Errorf("parquet: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
+	}
+	if !rd.hasLists() {
+		return mlfeed.Ones(rd.chunks[i].Sequences), nil
+	}
+	c, err := rd.ReadChunk(context.Background(), i)
+	if err != nil {
+		return nil, err
+	}
+	return mlfeed.LengthsOf(c), nil
+}
+
+// Details reports the row groups, the compression of the first column and the writer, for
+// `mlfeed info`.
+func (rd *Reader) Details() map[string]any {
+	md := rd.pf.MetaData()
+	d := map[string]any{"row_groups": md.NumRowGroups(), "created_by": md.GetCreatedBy()}
+	if md.NumRowGroups() > 0 && md.NumColumns() > 0 {
+		if cc, err := md.RowGroup(0).ColumnChunk(0); err == nil {
+			d["compression"] = cc.Compression().String()
+		}
+	}
+	return d
+}
+
+// Close releases the file.
+func (rd *Reader) Close() error {
+	var first error
+	for i := len(rd.closers) - 1; i >= 0; i-- {
+		if err := rd.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	rd.closers = nil
+	return first
+}
+
+// catch turns a panic inside arrow-go, which trusts some lengths of the data it decodes, into
+// an error naming the file.
+func catch(name string, err *error) {
+	if r := recover(); r != nil {
+		*err = mlfeed.OffsetError(name, -1, "", fmt.Errorf("%w: malformed data (%v)", ErrFormat, r))
+	}
+}

@@ -1,0 +1,149 @@
+package parquet
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	pq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
+)
+
+// WriterOptions control writing. The zero value is the documented default for every field.
+type WriterOptions struct {
+	// Compression is the codec of every column: "zstd" (or empty), "snappy", "gzip" or
+	// "none".
+	Compression string
+	// Sequences is "auto" (or empty) to lay out each stream's column from the first chunk:
+	// one sample per row when every sequence of that chunk has exactly one sample of the
+	// stream, else a list of samples per row; a later chunk that does not fit is an error.
+	// "list" makes every column a list of samples per row.
+	Sequences string
+}
+
+// Writer writes chunks as Parquet row groups, one per chunk. It implements mlfeed.Sink.
+type Writer struct {
+	w       io.Writer
+	schema  mlfeed.Schema
+	opts    WriterOptions
+	codec   compress.Compression
+	enc     *arrowmap.Encoder
+	pw      *pqarrow.FileWriter
+	err     error
+	closed  bool
+	samples []string // per row group: its sample count (Chunk.SequenceLength summed)
+}
+
+// samplesKey is the file metadata key under which mlfeed records the sample count of each
+// row group, comma-separated, when some column holds lists of samples: the chunk table then
+// needs no decoding.
+const samplesKey = "mlfeed.samples"
+
+// writeOnly hides any Close method of the underlying writer from arrow-go, which would
+// otherwise close it.
+type writeOnly struct{ io.Writer }
+
+// NewWriter returns a writer of schema's streams to w. The Parquet schema is fixed by the
+// first chunk (see WriterOptions.Sequences) and written with it.
+func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer, error) {
+	if opts == nil {
+		opts = &WriterOptions{}
+	}
+	wr := &Writer{w: writeOnly{w}, schema: schema, opts: *opts}
+	switch opts.Compression {
+	case "", "zstd":
+		wr.codec = compress.Codecs.Zstd
+	case "snappy":
+		wr.codec = compress.Codecs.Snappy
+	case "gzip":
+		wr.codec = compress.Codecs.Gzip
+	case "none":
+		wr.codec = compress.Codecs.Uncompressed
+	default:
+		return nil, fmt.Errorf("%w: compression %q (want zstd, snappy, gzip or none)", ErrUnsupported, opts.Compression)
+	}
+	switch opts.Sequences {
+	case "", "auto", "list":
+	default:
+		return nil, fmt.Errorf("%w: sequences %q (want auto or list)", ErrUnsupported, opts.Sequences)
+	}
+	if _, err := arrowmap.NewEncoder(schema, nil, opts.Sequences == "list"); err != nil {
+		return nil, mapErr(err)
+	}
+	return wr, nil
+}
+
+func (wr *Writer) start(first *mlfeed.Chunk) error {
+	enc, err := arrowmap.NewEncoder(wr.schema, first, wr.opts.Sequences == "list")
+	if err != nil {
+		return mapErr(err)
+	}
+	wr.enc = enc
+	props := pq.NewWriterProperties(pq.WithCompression(wr.codec), pq.WithMaxRowGroupLength(1<<31-1))
+	wr.pw, err = pqarrow.NewFileWriter(enc.Schema(), wr.w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return nil
+}
+
+// WriteChunk writes c as one row group.
+func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
+	if wr.err != nil {
+		return wr.err
+	}
+	if wr.enc == nil {
+		if wr.err = wr.start(c); wr.err != nil {
+			return wr.err
+		}
+	}
+	rec, err := wr.enc.Record(c)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer rec.Release()
+	if err := wr.pw.Write(rec); err != nil {
+		wr.err = fmt.Errorf("parquet: writing a row group: %w", err)
+		return wr.err
+	}
+	var n int64
+	for q := 0; q < c.Sequences; q++ {
+		n += c.SequenceLength(q)
+	}
+	wr.samples = append(wr.samples, strconv.FormatInt(n, 10))
+	return nil
+}
+
+// Close writes the footer. It does not close the underlying writer.
+func (wr *Writer) Close() error {
+	if wr.closed {
+		return nil
+	}
+	if wr.err != nil {
+		return wr.err
+	}
+	if wr.enc == nil {
+		if wr.err = wr.start(nil); wr.err != nil {
+			return wr.err
+		}
+	}
+	if slices.Contains(wr.enc.Lists(), true) {
+		if err := wr.pw.AppendKeyValueMetadata(samplesKey, strings.Join(wr.samples, ",")); err != nil {
+			wr.err = fmt.Errorf("parquet: %w", err)
+			return wr.err
+		}
+	}
+	if err := wr.pw.Close(); err != nil {
+		wr.err = fmt.Errorf("parquet: closing: %w", err)
+		return wr.err
+	}
+	wr.closed = true
+	wr.err = fmt.Errorf("parquet: writer closed")
+	return nil
+}

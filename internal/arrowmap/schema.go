@@ -1,0 +1,495 @@
+package arrowmap
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mlfeed/mlfeed"
+)
+
+// Kind is how one sample of a stream is laid out in its column.
+type Kind uint8
+
+// The sample layouts.
+const (
+	Scalar   Kind = iota // one value per sample: a primitive (or dictionary) column
+	Fixed                // Dim values per sample: FixedSizeList, or List of equal lengths
+	Variable             // any number of values per sample: List or LargeList
+	Sparse               // Struct<indices: List<Int>, values: List<T>>
+)
+
+// Column says how a stream is read from its Arrow column.
+type Column struct {
+	// Field is the index of the column in the Arrow schema.
+	Field int
+	// Seq reports whether the column is a list of samples per row (sequences), rather than
+	// one sample per row.
+	Seq bool
+	// Kind is the sample layout.
+	Kind Kind
+	// Dim is the number of values in a Fixed sample; for a Fixed column of another writer's
+	// List type it is 0 until Learn sets it from the data.
+	Dim int
+	// Type is the element type.
+	Type mlfeed.ElemType
+
+	learn bool // the dimension comes from the first row (Learn)
+}
+
+// Plan maps the columns of an Arrow schema to mlfeed streams.
+type Plan struct {
+	// Schema is the mlfeed schema the columns map to.
+	Schema mlfeed.Schema
+	// Columns is parallel to Schema.Streams.
+	Columns []Column
+	// IDField is the index of the column of sequence ids (KeyRole "id"), or -1.
+	IDField int
+	// Arrow is the Arrow schema the plan was made from.
+	Arrow *arrow.Schema
+}
+
+// NeedsDim returns the streams (indices into Schema.Streams) whose fixed dimension is not
+// in the metadata and must be learned from the first row of data (see Learn).
+func (p *Plan) NeedsDim() []int {
+	var out []int
+	for i, c := range p.Columns {
+		if c.learn {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// listElem returns the element field of a List or LargeList type.
+func listElem(dt arrow.DataType) (arrow.DataType, bool) {
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		return t.Elem(), true
+	case *arrow.LargeListType:
+		return t.Elem(), true
+	}
+	return nil, false
+}
+
+// storageType returns the storage type of an extension type, else dt.
+func storageType(dt arrow.DataType) arrow.DataType {
+	if et, ok := dt.(arrow.ExtensionType); ok {
+		return et.StorageType()
+	}
+	return dt
+}
+
+// NewPlan maps the Arrow schema as to streams. variableLists reads List columns that carry no
+// mlfeed dimension as variable-size dense samples instead of fixed ones of the first row's
+// length.
+func NewPlan(as *arrow.Schema, variableLists bool) (*Plan, error) {
+	p := &Plan{IDField: -1, Arrow: as}
+	for fi, f := range as.Fields() {
+		md := f.Metadata
+		get := func(k string) (string, bool) {
+			i := md.FindKey(k)
+			if i < 0 {
+				return "", false
+			}
+			return md.Values()[i], true
+		}
+		if role, _ := get(KeyRole); role == "id" {
+			if p.IDField >= 0 {
+				return nil, fmt.Errorf("%w: columns %q and %q both hold sequence ids", ErrFormat, as.Field(p.IDField).Name, f.Name)
+			}
+			if elemType(storageType(f.Type)) != mlfeed.String {
+				return nil, fmt.Errorf("%w: id column %q is %s, not text", ErrFormat, f.Name, f.Type)
+			}
+			p.IDField = fi
+			p.Schema.HasIDs = true
+			continue
+		}
+		st, col, err := planField(f, get, variableLists)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", f.Name, err)
+		}
+		col.Field = fi
+		p.Schema.Streams = append(p.Schema.Streams, st)
+		p.Columns = append(p.Columns, col)
+	}
+	if err := p.Schema.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return p, nil
+}
+
+func planField(f arrow.Field, get func(string) (string, bool), variableLists bool) (mlfeed.Stream, Column, error) {
+	st := mlfeed.Stream{Name: f.Name}
+	var col Column
+	dt := storageType(f.Type)
+	seqKey, hasSeq := get(KeySequence)
+	if hasSeq && seqKey != "list" && seqKey != "one" {
+		return st, col, fmt.Errorf("%w: %s=%q, want list or one", ErrFormat, KeySequence, seqKey)
+	}
+	if elem, ok := listElem(dt); ok {
+		inner := storageType(elem)
+		_, innerList := listElem(inner)
+		if seqKey == "list" || !hasSeq && (innerList || inner.ID() == arrow.FIXED_SIZE_LIST || isSparse(inner)) {
+			col.Seq = true
+			dt = inner
+		}
+	} else if seqKey == "list" {
+		return st, col, fmt.Errorf("%w: %s=list on a column of type %s", ErrFormat, KeySequence, f.Type)
+	}
+
+	var leaf arrow.DataType
+	isList := false
+	switch {
+	case isSparse(dt):
+		col.Kind = Sparse
+		st.Storage = mlfeed.Sparse
+		s := dt.(*arrow.StructType)
+		ix, _ := listElem(storageType(s.Field(0).Type))
+		if k := ix.ID(); k != arrow.INT32 && k != arrow.INT64 && k != arrow.UINT32 && k != arrow.UINT16 && k != arrow.UINT8 && k != arrow.INT16 && k != arrow.INT8 {
+			return st, col, fmt.Errorf("%w: sparse indices of type %s; want an integer type", ErrUnsupported, ix)
+		}
+		leaf, _ = listElem(storageType(s.Field(1).Type))
+	case dt.ID() == arrow.FIXED_SIZE_LIST:
+		t := dt.(*arrow.FixedSizeListType)
+		col.Kind, col.Dim = Fixed, int(t.Len())
+		leaf = t.Elem()
+	default:
+		if elem, ok := listElem(dt); ok {
+			col.Kind, isList = Variable, true
+			leaf = elem
+		} else {
+			col.Kind, col.Dim = Scalar, 1
+			leaf = dt
+		}
+	}
+	leaf = storageType(leaf)
+	col.Type = elemType(leaf)
+	if ts, ok := get(KeyType); ok {
+		t, err := mlfeed.ParseElemType(ts)
+		if err != nil {
+			return st, col, fmt.Errorf("%w: %s=%q: %v", ErrFormat, KeyType, ts, err)
+		}
+		if want, _ := arrowType(t); want == nil || !arrow.TypeEqual(want, leaf) {
+			return st, col, fmt.Errorf("%w: %s=%s on values of Arrow type %s", ErrFormat, KeyType, t, leaf)
+		}
+		col.Type = t
+	}
+	if col.Type == mlfeed.Invalid {
+		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans and text)", ErrUnsupported, leaf)
+	}
+	st.Type = col.Type
+
+	// What the metadata says overrides what the types imply.
+	if s, ok := get(KeyStorage); ok && s != st.Storage.String() {
+		return st, col, fmt.Errorf("%w: %s=%q on a column laid out as %s", ErrFormat, KeyStorage, s, st.Storage)
+	}
+	dimKey, hasDim := get(KeyDim)
+	if hasDim {
+		d, err := strconv.Atoi(dimKey)
+		if err != nil || d < 0 || d > 1<<40 {
+			return st, col, fmt.Errorf("%w: %s=%q", ErrFormat, KeyDim, dimKey)
+		}
+		switch col.Kind {
+		case Scalar:
+			if d != 1 {
+				return st, col, fmt.Errorf("%w: %s=%d on a column of one value per sample", ErrFormat, KeyDim, d)
+			}
+		case Fixed:
+			if col.Dim != d {
+				return st, col, fmt.Errorf("%w: %s=%d on a fixed-size list of %d", ErrFormat, KeyDim, d, col.Dim)
+			}
+		case Variable:
+			if d > 0 {
+				col.Kind, col.Dim = Fixed, d
+			}
+		}
+		st.Dim = d
+	} else {
+		st.Dim = col.Dim
+		if isList && !variableLists {
+			col.Kind, col.learn = Fixed, true
+		}
+	}
+	if s, ok := get(KeyShape); ok {
+		shape, err := parseShape(s)
+		if err != nil {
+			return st, col, err
+		}
+		st.Shape = shape
+	} else if name, _ := get(ExtName); name == TensorExt && col.Kind == Fixed {
+		meta, _ := get(ExtMeta)
+		shape, err := tensorShape(meta)
+		if err != nil {
+			return st, col, err
+		}
+		st.Shape = shape
+	}
+	if st.Shape != nil {
+		p := 1
+		for _, d := range st.Shape {
+			if d > 0 && p > 1<<40/d {
+				return st, col, fmt.Errorf("%w: shape %v too large", ErrFormat, st.Shape)
+			}
+			p *= d
+		}
+		if isList && hasDim && col.Kind == Variable {
+			col.Kind = Fixed // a fixed shape with a zero in it
+		}
+		if col.Kind != Fixed || col.learn || p != st.Dim {
+			return st, col, fmt.Errorf("%w: shape %v does not fit a sample of %d values", ErrFormat, st.Shape, st.Dim)
+		}
+	}
+	st.Alias, _ = get(KeyAlias)
+	if s, ok := get(KeyKeyCount); ok {
+		k, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || !st.Type.IsInteger() || st.Type.IsSigned() {
+			return st, col, fmt.Errorf("%w: %s=%q on %s values", ErrFormat, KeyKeyCount, s, st.Type)
+		}
+		st.KeyCount = k
+	}
+	if s, ok := get(KeyDefines); ok {
+		st.DefinesMBSize = s == "true"
+	}
+	if s, ok := get(KeyMetadata); ok {
+		ann, err := decodeAnnotations(s)
+		if err != nil {
+			return st, col, err
+		}
+		st.Metadata = ann
+	}
+	return st, col, nil
+}
+
+// isSparse reports whether dt is mlfeed's sparse struct: two list fields named indices and
+// values.
+func isSparse(dt arrow.DataType) bool {
+	s, ok := dt.(*arrow.StructType)
+	if !ok || s.NumFields() != 2 || s.Field(0).Name != "indices" || s.Field(1).Name != "values" {
+		return false
+	}
+	_, a := listElem(storageType(s.Field(0).Type))
+	_, b := listElem(storageType(s.Field(1).Type))
+	return a && b
+}
+
+func parseShape(s string) ([]int, error) {
+	if s == "" {
+		return []int{}, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 64 {
+		return nil, fmt.Errorf("%w: %s has %d axes", ErrFormat, KeyShape, len(parts))
+	}
+	shape := make([]int, len(parts))
+	for i, p := range parts {
+		d, err := strconv.Atoi(p)
+		if err != nil || d < 0 || d > 1<<40 {
+			return nil, fmt.Errorf("%w: %s=%q", ErrFormat, KeyShape, s)
+		}
+		shape[i] = d
+	}
+	return shape, nil
+}
+
+func formatShape(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.Itoa(d)
+	}
+	return strings.Join(parts, ",")
+}
+
+// tensorShape parses arrow.fixed_shape_tensor's metadata. A permutation other than the
+// identity changes the meaning of the values' order, which mlfeed cannot keep.
+func tensorShape(meta string) ([]int, error) {
+	var m struct {
+		Shape       []int `json:"shape"`
+		Permutation []int `json:"permutation"`
+	}
+	if err := json.Unmarshal([]byte(meta), &m); err != nil || m.Shape == nil || len(m.Shape) > 64 {
+		return nil, fmt.Errorf("%w: %s metadata %q", ErrFormat, TensorExt, meta)
+	}
+	for i, p := range m.Permutation {
+		if p != i {
+			return nil, fmt.Errorf("%w: %s with permutation %v", ErrUnsupported, TensorExt, m.Permutation)
+		}
+	}
+	for _, d := range m.Shape {
+		if d < 0 || d > 1<<40 {
+			return nil, fmt.Errorf("%w: %s shape %v", ErrFormat, TensorExt, m.Shape)
+		}
+	}
+	return m.Shape, nil
+}
+
+// Field returns the Arrow field of stream st: its type (a list of samples when seq) and the
+// metadata that gives the stream back.
+func Field(st *mlfeed.Stream, seq bool) (arrow.Field, error) {
+	leaf, typed := arrowType(st.Type)
+	if leaf == nil {
+		return arrow.Field{}, fmt.Errorf("%w: stream %q has element type %s", ErrUnsupported, st.Name, st.Type)
+	}
+	var keys, vals []string
+	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
+	add(KeyStorage, st.Storage.String())
+	add(KeyDim, strconv.Itoa(st.Dim))
+	if typed {
+		add(KeyType, st.Type.String())
+	}
+	if st.Shape != nil {
+		add(KeyShape, formatShape(st.Shape))
+	}
+	if st.Alias != "" {
+		add(KeyAlias, st.Alias)
+	}
+	if st.KeyCount != 0 {
+		add(KeyKeyCount, strconv.FormatUint(st.KeyCount, 10))
+	}
+	if st.DefinesMBSize {
+		add(KeyDefines, "true")
+	}
+	var dt arrow.DataType
+	switch {
+	case st.Storage == mlfeed.Sparse:
+		dt = sparseType(leaf)
+	case st.Dim == 1 && st.Shape == nil:
+		dt = leaf
+	case st.Dim == 0:
+		// Variable size, or a fixed shape with a zero in it (Arrow has no fixed-size list of
+		// size 0): a list, whose mlfeed.shape tells the two apart.
+		dt = arrow.ListOfNonNullable(leaf)
+	default:
+		if st.Dim > 1<<31-1 {
+			return arrow.Field{}, fmt.Errorf("%w: stream %q has dim %d, above Arrow's fixed-size list limit", ErrUnsupported, st.Name, st.Dim)
+		}
+		dt = arrow.FixedSizeListOfNonNullable(int32(st.Dim), leaf)
+		if len(st.Shape) > 1 && !seq {
+			b, _ := json.Marshal(map[string][]int{"shape": st.Shape})
+			add(ExtName, TensorExt)
+			add(ExtMeta, string(b))
+		}
+	}
+	if seq {
+		dt = arrow.ListOfNonNullable(dt)
+		add(KeySequence, "list")
+	}
+	if len(st.Metadata) > 0 {
+		s, err := encodeAnnotations(st.Metadata)
+		if err != nil {
+			return arrow.Field{}, fmt.Errorf("stream %q: %w", st.Name, err)
+		}
+		add(KeyMetadata, s)
+	}
+	return arrow.Field{Name: st.Name, Type: dt, Metadata: arrow.NewMetadata(keys, vals)}, nil
+}
+
+func sparseType(leaf arrow.DataType) arrow.DataType {
+	return arrow.StructOf(
+		arrow.Field{Name: "indices", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int32)},
+		arrow.Field{Name: "values", Type: arrow.ListOfNonNullable(leaf)},
+	)
+}
+
+// IDFieldName returns the name of the column that holds sequence ids: "id", or with
+// underscores in front until no stream has the name.
+func IDFieldName(s *mlfeed.Schema) string {
+	name := "id"
+	for s.Index(name) >= 0 {
+		name = "_" + name
+	}
+	return name
+}
+
+// annotation is the JSON form of an mlfeed.Annotation.
+type annotation struct {
+	Name        string       `json:"name"`
+	DescName    string       `json:"desc_name,omitempty"`
+	Type        string       `json:"type"`
+	Storage     string       `json:"storage"`
+	Dim         int          `json:"dim"`
+	Shape       []int        `json:"shape,omitempty"`
+	KeyCount    uint64       `json:"key_count,omitempty"`
+	Metadata    []annotation `json:"metadata,omitempty"`
+	SeqStart    []int64      `json:"seq_start"`
+	SampleStart []int64      `json:"sample_start,omitempty"`
+	Indices     []int32      `json:"indices,omitempty"`
+	Bytes       []byte       `json:"bytes,omitempty"`
+	Strings     []string     `json:"strings,omitempty"`
+}
+
+func toJSON(as []mlfeed.Annotation) []annotation {
+	out := make([]annotation, len(as))
+	for i, a := range as {
+		out[i] = annotation{
+			Name: a.Name, DescName: a.Desc.Name, Type: a.Desc.Type.String(), Storage: a.Desc.Storage.String(),
+			Dim: a.Desc.Dim, Shape: a.Desc.Shape, KeyCount: a.Desc.KeyCount,
+			Metadata: toJSON(a.Desc.Metadata), SeqStart: a.Data.SeqStart,
+			SampleStart: a.Data.SampleStart, Indices: a.Data.Indices,
+			Bytes: a.Data.Values.Bytes, Strings: a.Data.Values.Strings,
+		}
+	}
+	return out
+}
+
+func encodeAnnotations(as []mlfeed.Annotation) (string, error) {
+	b, err := json.Marshal(toJSON(as))
+	return string(b), err
+}
+
+func fromJSON(js []annotation, depth int) ([]mlfeed.Annotation, error) {
+	if depth > 8 {
+		return nil, fmt.Errorf("%w: %s nested too deep", ErrFormat, KeyMetadata)
+	}
+	if len(js) == 0 {
+		return nil, nil
+	}
+	out := make([]mlfeed.Annotation, len(js))
+	for i, j := range js {
+		t, err := mlfeed.ParseElemType(j.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s item %q: %v", ErrFormat, KeyMetadata, j.Name, err)
+		}
+		desc := mlfeed.Stream{Name: j.DescName, Type: t, Dim: j.Dim, Shape: j.Shape, KeyCount: j.KeyCount}
+		if j.Storage == "sparse" {
+			desc.Storage = mlfeed.Sparse
+		}
+		if desc.Metadata, err = fromJSON(j.Metadata, depth+1); err != nil {
+			return nil, err
+		}
+		data := mlfeed.StreamData{SeqStart: j.SeqStart, SampleStart: j.SampleStart, Indices: j.Indices,
+			Values: mlfeed.Buffer{Type: t, Bytes: j.Bytes, Strings: j.Strings}}
+		if t != mlfeed.String && data.Values.Bytes == nil {
+			data.Values.Bytes = []byte{}
+		}
+		if t == mlfeed.String && data.Values.Strings == nil {
+			data.Values.Strings = []string{}
+		}
+		if t != mlfeed.String && len(j.Bytes)%t.Size() != 0 {
+			return nil, fmt.Errorf("%w: %s item %q: %d bytes of %s", ErrFormat, KeyMetadata, j.Name, len(j.Bytes), t)
+		}
+		named := desc
+		named.Name = "metadata"
+		sc := mlfeed.Schema{Streams: []mlfeed.Stream{named}}
+		if err := sc.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %s item %q: %v", ErrFormat, KeyMetadata, j.Name, err)
+		}
+		c := mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{data}}
+		if err := c.Validate(&sc); err != nil {
+			return nil, fmt.Errorf("%w: %s item %q: %v", ErrFormat, KeyMetadata, j.Name, err)
+		}
+		out[i] = mlfeed.Annotation{Name: j.Name, Desc: desc, Data: data}
+	}
+	return out, nil
+}
+
+func decodeAnnotations(s string) ([]mlfeed.Annotation, error) {
+	var js []annotation
+	if err := json.Unmarshal([]byte(s), &js); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, KeyMetadata, err)
+	}
+	return fromJSON(js, 0)
+}

@@ -1,0 +1,101 @@
+"""Sharded data sets, conversion as tasks, and object storage from Python."""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+import mlfeed
+from test_dataset import idx_pair, write_idx  # noqa: F401 (fixture)
+
+
+def test_shards_tasks_and_merge(tmp_path, idx_pair):  # noqa: F811
+    paths, x, y = idx_pair
+    one = tmp_path / "one.cbf"
+    mlfeed.convert(paths, one, type="float32")
+    out = tmp_path / "shards"
+    for task in (2, 0, 1):  # tasks run in any order
+        mlfeed.convert(one, out, to="cbf", shards=5, task=(task, 3))
+    with pytest.raises(mlfeed.Error, match="merge"):
+        mlfeed.open(out)
+    assert mlfeed.merge(out) == {"shards": 5, "sequences": 1000, "samples": 1000}
+    with mlfeed.open(out) as ds, mlfeed.open(one) as whole:
+        assert len(ds) == 1000
+        a, b = ds.read(), whole.read()
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+    # A glob of the shards reads the same, in name order; a minibatch sweep over the shards
+    # in file order gives every sequence once.
+    with mlfeed.open(str(out / "part-*.cbf")) as ds:
+        assert len(ds) == 1000
+    src = mlfeed.MinibatchSource(str(out), minibatch_size=128, randomize=False, max_sweeps=1)
+    labels = np.concatenate([mb["labels"].reshape(-1).copy() for mb in src])
+    np.testing.assert_array_equal(labels, y.astype(np.float32))
+    with pytest.raises(mlfeed.UsageError):
+        mlfeed.convert(one, tmp_path / "bad", to="cbf", task=(3, 3))
+
+
+def _versitygw():
+    exe = shutil.which("versitygw")
+    if exe:
+        return exe
+    gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True).stdout.strip()
+    exe = os.path.join(gopath, "bin", "versitygw")
+    return exe if os.path.exists(exe) else None
+
+
+@pytest.fixture
+def s3(tmp_path, monkeypatch):
+    exe = _versitygw()
+    if not exe:
+        pytest.skip("versitygw is not installed (scripts/setup.sh installs it)")
+    root = tmp_path / "s3"
+    (root / "mlfeed-py").mkdir(parents=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([exe, "--access", "pykey", "--secret", "pysecret", "--port", f"127.0.0.1:{port}",
+                             "posix", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    # The shared library keeps the environment the process started with (Go reads it once), so
+    # the test runs in a child process that inherits these.
+    env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="pykey",
+               AWS_SECRET_ACCESS_KEY="pysecret", AWS_REGION="us-east-1", AWS_EC2_METADATA_DISABLED="true")
+    yield env
+    proc.kill()
+    proc.wait()
+
+
+def test_object_storage(tmp_path, idx_pair, s3):  # noqa: F811
+    paths, x, y = idx_pair
+    one = tmp_path / "one.cbf"
+    mlfeed.convert(paths, one, type="float32")
+    script = f"""
+import numpy as np, mlfeed
+mlfeed.convert({str(one)!r}, "s3://mlfeed-py/data/one.cbf")
+with mlfeed.open("s3://mlfeed-py/data/one.cbf") as ds, mlfeed.open({str(one)!r}) as local:
+    a, b = ds.read(), local.read()
+    assert len(ds) == 1000
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+try:
+    mlfeed.open("s3://mlfeed-py/data/missing.cbf")
+except mlfeed.FileNotFound:
+    pass
+else:
+    raise AssertionError("a missing object opened")
+print("ok")
+"""
+    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
+                                                               s3.get("PYTHONPATH")])))
+    r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
