@@ -9,6 +9,7 @@ import (
 	"github.com/mlfeed/mlfeed/inspect"
 	"os"
 	"path/filepath"
+	"runtime/cgo"
 	"testing"
 	"unsafe"
 
@@ -34,7 +35,7 @@ func TestChunkRoundTrip(t *testing.T) {
 	if fmt.Sprint(sizes) != fmt.Sprint(want) {
 		t.Fatalf("sizes %v, want %v", sizes, want)
 	}
-	nb := byteSizes(sizes, 2)
+	nb := byteSizes(nil, sizes, 2)
 	bufs := make([][]byte, len(nb))
 	ptrs := make([]unsafe.Pointer, len(nb))
 	for k, n := range nb {
@@ -132,5 +133,99 @@ func TestRun(t *testing.T) {
 	cancel()
 	if _, err := run(ctx, "convert", args(map[string]any{"paths": []string{in}, "inputs": []string{"x:dense:2"}, "output": filepath.Join(dir, "c.cbf")})); kindOf(err) != kindCanceled {
 		t.Errorf("canceled convert: %v", err)
+	}
+}
+
+// TestSourceZeroCopy drives a minibatch source as the Python package does: it registers a
+// buffer set when a minibatch waits for one, and checks that the minibatches, read from the
+// sets, are the engine's, and that the packers write most of them into the sets themselves.
+func TestSourceZeroCopy(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "a.ctf")
+	var text []byte
+	for q := range 400 {
+		n := 1 + q%3
+		if q%97 == 5 {
+			n = 60 // outgrows the sets registered for shorter minibatches
+		}
+		for k := range n {
+			text = fmt.Appendf(text, "%d |x %d %d %d\n", q, q, k, q+k)
+		}
+	}
+	if err := os.WriteFile(in, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func() mlfeed.Source {
+		src, err := format.Open([]string{in}, "", &format.Options{Inputs: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 3}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	cfg := minibatch.Config{MinibatchSize: 20, MaxSweeps: 2, RandomizationWindow: 2, Threads: 3, Packers: 2}
+	ref, err := minibatch.New(open(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	s, err := newSource(open(), true, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := uintptr(cgo.NewHandle(s))
+	defer func() { cgo.Handle(h).Delete(); s.close() }()
+
+	meta := make([]int64, len(s.meta))
+	var sets [][][]uint64 // per set, per buffer: 8-byte aligned memory
+	var mbs, fills int
+	for {
+		rc, err := sourceNext(h, false, -1, meta)
+		if err != nil || rc == 0 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if !ref.Next() {
+			t.Fatalf("minibatch %d: the engine alone has ended", mbs)
+		}
+		mbs++
+		k := int(meta[7])
+		need := byteSizes(nil, meta[metaLen:], 1)
+		if meta[9] == 0 {
+			fills++
+			for len(sets) <= k {
+				sets = append(sets, nil)
+			}
+			if sets[k] == nil {
+				sets[k] = make([][]uint64, len(need))
+			}
+			set := bufSet{}
+			for j, n := range need {
+				if int64(8*len(sets[k][j])) < n || sets[k][j] == nil {
+					sets[k][j] = make([]uint64, n/8+2) // the old one stays alive until replaced
+				}
+				set.ptrs = append(set.ptrs, unsafe.Pointer(&sets[k][j][0]))
+				set.caps = append(set.caps, int64(8*len(sets[k][j])))
+			}
+			if err := sourceFill(h, k, set); err != nil {
+				t.Fatal(err)
+			}
+			if err := sourceFill(h, k, set); err == nil {
+				t.Fatal("a second fill of the same minibatch: no error")
+			}
+		}
+		want := ref.Batch().Data.Streams[0]
+		buf := sets[k][sizesHeader:]
+		seq := unsafe.Slice((*int64)(unsafe.Pointer(&buf[0][0])), need[sizesHeader]/8)
+		vals := unsafe.Slice((*byte)(unsafe.Pointer(&buf[3][0])), need[sizesHeader+3])
+		if fmt.Sprint(seq) != fmt.Sprint(want.SeqStart) || string(vals) != string(want.Values.Bytes) {
+			t.Fatalf("minibatch %d (set %d, filled %v) differs from the engine's", mbs, k, meta[9] == 0)
+		}
+	}
+	if ref.Next() {
+		t.Fatal("the source ended before the engine alone")
+	}
+	if mbs < 50 || fills > mbs/4 || fills < len(sets)+1 {
+		t.Errorf("%d minibatches, %d sets, %d registered by a fill: want most packed in place, some outgrown", mbs, len(sets), fills)
 	}
 }

@@ -107,7 +107,6 @@ func fillChunk(c *mlfeed.Chunk, ptrs []unsafe.Pointer) error {
 	if len(ptrs) != sizesHeader+sizesPerStream*len(c.Streams) {
 		return fmt.Errorf("%w: %d buffers for %d streams", format.ErrUsage, len(ptrs), len(c.Streams))
 	}
-	fillStrings(c.IDs, ptrs[0], ptrs[1])
 	for i := range c.Streams {
 		d := &c.Streams[i]
 		p := ptrs[sizesHeader+sizesPerStream*i:]
@@ -115,7 +114,17 @@ func fillChunk(c *mlfeed.Chunk, ptrs []unsafe.Pointer) error {
 		copy(bytesAt(p[1], 8*len(d.SampleStart)), int64Bytes(d.SampleStart))
 		copy(bytesAt(p[2], 4*len(d.Indices)), int32Bytes(d.Indices))
 		copy(bytesAt(p[3], len(d.Values.Bytes)), d.Values.Bytes)
-		fillStrings(d.Values.Strings, p[4], p[5])
 	}
+	fillStringsOf(c, ptrs)
 	return nil
+}
+
+// fillStringsOf copies c's ids and string values into the caller's buffers ptrs (see
+// chunkSizes), which hold as many buffers as c needs.
+func fillStringsOf(c *mlfeed.Chunk, ptrs []unsafe.Pointer) {
+	fillStrings(c.IDs, ptrs[0], ptrs[1])
+	for i := range c.Streams {
+		p := ptrs[sizesHeader+sizesPerStream*i:]
+		fillStrings(c.Streams[i].Values.Strings, p[4], p[5])
+	}
 }

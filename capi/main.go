@@ -10,8 +10,9 @@
 //   - Arguments travel as JSON text owned by the caller; results come back as JSON text
 //     copied into a buffer the caller owns (mlfeed_result returns the length it needs, so a
 //     caller with too small a buffer calls again with a bigger one).
-//   - Data (read results and minibatches) is copied by the Go side into buffers the caller
-//     allocated and passes in (mlfeed_fill): no Go memory is ever handed out.
+//   - Data lives in buffers the caller allocated and passes in: a read result is copied into
+//     them (mlfeed_fill), and the minibatch engine's packers write minibatches straight into
+//     them (mlfeed_source_fill, minibatch.Batch.SetMemory). No Go memory is ever handed out.
 //   - Errors fill a caller-owned mlfeed_error: a kind, the message, and the file and position
 //     of a data error (mlfeed.PosError, cntkconfig.Error).
 //   - Every entry point recovers from panics and reports them as errors: nothing the data or
@@ -48,7 +49,7 @@ func main() {}
 
 // abiVersion changes whenever an entry point or a layout changes incompatibly; the Python
 // package refuses a library of another version.
-const abiVersion = 2
+const abiVersion = 3
 
 // Error kinds, as the Python package maps them to exception classes.
 const (

@@ -98,11 +98,12 @@ func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
 // source is a minibatch source: a minibatch.Reader whose Next runs on a goroutine of its own,
 // so that the caller can wait for it with a timeout and handle signals meanwhile.
 //
-// The caller registers two sets of buffers (mlfeed_buffers). As soon as a minibatch has been
-// handed out, the next one is read ahead and copied into the other set, while the caller uses
-// the first: the copy out of the engine's memory overlaps the caller's work. A minibatch that
-// does not fit its set is left in the engine's memory for mlfeed_source_fill, which copies it
-// after the caller has grown the set.
+// Minibatches are packed straight into buffers the caller allocated, with no copy
+// (minibatch.Batch.SetMemory): the caller holds one set of buffers per batch of the engine,
+// and registers set k (mlfeed_source_fill) when the engine's batch k is first handed out, or
+// when a minibatch outgrows it; from then on the engine's packers write batch k's minibatches
+// into set k. The minibatch the caller holds stays where it is until the next mlfeed_next,
+// which releases its batch to be packed again.
 type source struct {
 	mu     sync.Mutex
 	src    mlfeed.Source
@@ -113,11 +114,13 @@ type source struct {
 
 	res      chan nextResult // the result of the Next running, when inFlight
 	inFlight bool            // a Next runs or has finished and its result not yet been taken
-	before   minibatch.State // the state after the minibatch handed out last
-	last     []int64         // the meta of the minibatch handed out last, nil before one
+	before   minibatch.State // the state before the Next in flight
+	meta     []int64         // the meta of the minibatch read last (see metaLen)
+	last     []int64         // meta, once that minibatch has been handed out; nil before one
 	pending  bool            // last was returned and the caller has not confirmed taking it
-	sets     [2]bufSet       // the caller's buffers
-	target   int             // the set the next read-ahead copies into
+	sets     []bufSet        // the caller's buffers, one set per batch of the engine
+	setOf    map[*minibatch.Batch]int
+	need     []int64 // scratch: byte sizes
 }
 
 // bufSet is one set of the caller's buffers, laid out as chunkSizes describes.
@@ -127,7 +130,7 @@ type bufSet struct {
 }
 
 // fits reports whether data of the byte sizes need fits the set.
-func (b bufSet) fits(need []int64) bool {
+func (b *bufSet) fits(need []int64) bool {
 	if len(b.caps) != len(need) {
 		return false
 	}
@@ -139,9 +142,50 @@ func (b bufSet) fits(need []int64) bool {
 	return true
 }
 
-// byteSizes converts chunkSizes' counts into the byte size of each buffer.
-func byteSizes(sizes []int64, nstreams int) []int64 {
-	out := make([]int64, 0, len(sizes))
+// holds reports whether chunk c's numbers are in the set (packed there), so that only its
+// strings are left to copy, and whether the set has room for those (need: the byte sizes).
+func (b *bufSet) holds(c *mlfeed.Chunk, need []int64) bool {
+	if !b.fits(need) {
+		return false
+	}
+	in := func(p, data unsafe.Pointer, n int) bool { return n == 0 || p == data }
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		p := b.ptrs[sizesHeader+sizesPerStream*i:]
+		if !in(p[0], unsafe.Pointer(unsafe.SliceData(d.SeqStart)), len(d.SeqStart)) ||
+			!in(p[1], unsafe.Pointer(unsafe.SliceData(d.SampleStart)), len(d.SampleStart)) ||
+			!in(p[2], unsafe.Pointer(unsafe.SliceData(d.Indices)), len(d.Indices)) ||
+			!in(p[3], unsafe.Pointer(unsafe.SliceData(d.Values.Bytes)), len(d.Values.Bytes)) {
+			return false
+		}
+	}
+	return true
+}
+
+// memory returns stream i's buffers of the set as the memory a batch packs into.
+func (b *bufSet) memory(i int) mlfeed.StreamData {
+	p, c := b.ptrs[sizesHeader+sizesPerStream*i:], b.caps[sizesHeader+sizesPerStream*i:]
+	return mlfeed.StreamData{
+		SeqStart:    view[int64](p[0], c[0]/8),
+		SampleStart: view[int64](p[1], c[1]/8),
+		Indices:     view[int32](p[2], c[2]/4),
+		Values:      mlfeed.Buffer{Bytes: view[byte](p[3], c[3])},
+	}
+}
+
+// view returns the n values of type T at p, the caller's memory, as an empty slice of
+// capacity n.
+func view[T any](p unsafe.Pointer, n int64) []T {
+	if p == nil || n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(p), n)[:0]
+}
+
+// byteSizes converts chunkSizes' counts into the byte size of each buffer, appended to
+// dst[:0].
+func byteSizes(dst, sizes []int64, nstreams int) []int64 {
+	out := dst[:0]
 	strs := func(n int64) int64 {
 		if n == 0 {
 			return 0
@@ -184,15 +228,15 @@ func newSource(src mlfeed.Source, own bool, cfg minibatch.Config) (*source, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
 	}
-	return &source{src: src, own: own, cfg: cfg, r: r, schema: r.Schema(), res: make(chan nextResult, 1)}, nil
+	n := sizesHeader + sizesPerStream*len(r.Schema().Streams)
+	return &source{src: src, own: own, cfg: cfg, r: r, schema: r.Schema(), res: make(chan nextResult, 1),
+		meta: make([]int64, metaLen+n), setOf: map[*minibatch.Batch]int{}, need: make([]int64, 0, n)}, nil
 }
 
 // nextResult is what a Next running on its goroutine returns.
 type nextResult struct {
-	ok     bool
-	err    error   // a recovered panic
-	meta   []int64 // the minibatch's meta, as mlfeed_next returns it
-	filled int     // the set the minibatch was copied into, or -1
+	ok  bool
+	err error // a recovered panic, or an error describing the minibatch
 }
 
 // settle waits for a Next in flight and drops its minibatch.
@@ -204,37 +248,46 @@ func (s *source) settle() {
 	s.last, s.pending = nil, false
 }
 
-// start reads the next minibatch on a goroutine and copies it into set target if it fits.
-func (s *source) start(target int) {
+// start reads the next minibatch on a goroutine and describes it in s.meta. It releases the
+// minibatch handed out last, whose batch the engine then packs again.
+func (s *source) start() {
 	s.before = s.r.State()
 	s.inFlight = true
-	rd, set, nstreams := s.r, s.sets[target], len(s.schema.Streams)
+	s.last, s.pending = nil, false
+	rd := s.r
 	go func() {
-		res := nextResult{filled: -1}
+		var res nextResult
 		defer func() {
 			if v := recover(); v != nil {
-				res = nextResult{err: recovered(v), filled: -1}
+				res = nextResult{err: recovered(v)}
 			}
 			s.res <- res
 		}()
-		if res.ok = rd.Next(); !res.ok {
-			return
+		if res.ok = rd.Next(); res.ok {
+			res.err = s.place(rd.Batch())
 		}
-		b := rd.Batch()
-		res.meta = make([]int64, metaLen+sizesHeader+sizesPerStream*nstreams)
-		if err := fillMeta(b, res.meta); err != nil {
-			res = nextResult{err: err, filled: -1}
-			return
-		}
-		if set.fits(byteSizes(res.meta[metaLen:], nstreams)) {
-			if err := fillChunk(&b.Data, set.ptrs); err != nil {
-				res = nextResult{err: err, filled: -1}
-				return
-			}
-			res.filled = target
-		}
-		res.meta[7] = int64(res.filled)
 	}()
+}
+
+// place describes batch b in s.meta, with its buffer set (assigned now if it has none), and,
+// when the packers wrote it into that set, copies its strings there too.
+func (s *source) place(b *minibatch.Batch) error {
+	m := s.meta
+	if err := fillMeta(b, m); err != nil {
+		return err
+	}
+	k, ok := s.setOf[b]
+	if !ok {
+		k = len(s.setOf)
+		s.setOf[b] = k
+	}
+	m[7], m[9] = int64(k), 0
+	s.need = byteSizes(s.need, m[metaLen:], len(s.schema.Streams))
+	if k < len(s.sets) && s.sets[k].holds(&b.Data, s.need) {
+		fillStringsOf(&b.Data, s.sets[k].ptrs)
+		m[9] = 1
+	}
+	return nil
 }
 
 func (s *source) close() {
@@ -260,17 +313,18 @@ func (s *source) state() minibatch.State {
 }
 
 // metaLen is the number of int64 entries mlfeed_next writes before the chunk sizes: sweep,
-// sequences, samples, global samples, end of sweep, end of epoch, position, and the buffer set
-// the minibatch was copied into (-1: none; call mlfeed_source_fill), and a bit mask of the
-// streams whose every sequence has exactly one sample (bit i for stream i < 63).
-const metaLen = 9
+// sequences, samples, global samples, end of sweep, end of epoch, position, the buffer set k
+// the minibatch belongs to, a bit mask of the streams whose every sequence has exactly one
+// sample (bit i for stream i < 63), and whether the minibatch is in set k (1) or waits for
+// the caller to register a set k that fits it with mlfeed_source_fill (0).
+const metaLen = 10
 
 // mlfeed_next waits up to timeout_ms milliseconds (negative: without limit) for the next
-// minibatch of source h. It returns 1 with meta filled (see metaLen, then the minibatch's
-// sizes as mlfeed_sizes writes them), 0 at the end of the data, 2 when the minibatch is not
-// ready yet (call again; nothing is lost), -1 with e filled on error. again non-zero says
-// that the caller did not get to take the minibatch the previous call returned (it was
-// interrupted): that minibatch is returned again.
+// minibatch of source h, releasing the one returned before. It returns 1 with meta filled
+// (see metaLen, then the minibatch's sizes as mlfeed_sizes writes them), 0 at the end of the
+// data, 2 when the minibatch is not ready yet (call again; nothing is lost), -1 with e filled
+// on error. again non-zero says that the caller did not get to take the minibatch the
+// previous call returned (it was interrupted): that minibatch is returned again.
 //
 //export mlfeed_next
 func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
@@ -280,30 +334,30 @@ func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_
 			r = -1
 		}
 	}()
-	setError(e, nil)
-	s, err := value[*source](uintptr(h))
+	rc, err := sourceNext(uintptr(h), again != 0, int64(timeoutMS), unsafe.Slice((*int64)(unsafe.Pointer(meta)), int(n)))
+	setError(e, err)
+	return C.int(rc)
+}
+
+// sourceNext is mlfeed_next, with meta as m.
+func sourceNext(h uintptr, again bool, timeoutMS int64, m []int64) (int, error) {
+	s, err := value[*source](h)
 	if err != nil {
-		setError(e, err)
-		return -1
+		return -1, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.r == nil {
-		setError(e, fmt.Errorf("%w: the minibatch source is closed", format.ErrUsage))
-		return -1
-	}
-	m := unsafe.Slice((*int64)(unsafe.Pointer(meta)), int(n))
-	if len(m) != metaLen+sizesHeader+sizesPerStream*len(s.schema.Streams) {
-		setError(e, fmt.Errorf("%w: %d meta entries for %d streams", format.ErrUsage, len(m), len(s.schema.Streams)))
-		return -1
-	}
-	if again != 0 && s.pending {
+	switch {
+	case s.r == nil:
+		return -1, fmt.Errorf("%w: the minibatch source is closed", format.ErrUsage)
+	case len(m) != len(s.meta):
+		return -1, fmt.Errorf("%w: %d meta entries for %d streams", format.ErrUsage, len(m), len(s.schema.Streams))
+	case again && s.pending:
 		copy(m, s.last)
-		return 1
+		return 1, nil
 	}
-	s.pending = false
 	if !s.inFlight {
-		s.start(s.target)
+		s.start()
 	}
 	var res nextResult
 	if timeoutMS < 0 {
@@ -314,46 +368,46 @@ func mlfeed_next(h C.uintptr_t, again C.int, timeoutMS C.int64_t, meta *C.int64_
 		case res = <-s.res:
 			t.Stop()
 		case <-t.C:
-			return 2 // the result stays in s.res for the next call
+			return 2, nil // the result stays in s.res for the next call
 		}
 	}
 	s.inFlight = false
-	if !res.ok {
-		s.last = nil
-		if err := res.err; err != nil {
-			setError(e, err)
-			return -1
-		}
-		if err := s.r.Err(); err != nil {
-			setError(e, err)
-			return -1
-		}
-		return 0
+	switch {
+	case res.err != nil:
+		return -1, res.err
+	case !res.ok && s.r.Err() != nil:
+		return -1, s.r.Err()
+	case !res.ok:
+		return 0, nil
 	}
-	s.last, s.pending = res.meta, true
-	copy(m, res.meta)
-	if res.filled >= 0 {
-		// Read the next one ahead, into the other set.
-		s.target = 1 - res.filled
-		s.start(s.target)
-	}
-	return 1
+	s.last, s.pending = s.meta, true
+	copy(m, s.meta)
+	return 1, nil
 }
 
-// mlfeed_source_fill copies the minibatch mlfeed_next returned last, which it could not copy
-// itself (meta's set is -1), into buffer set (0 or 1), which the caller has grown to fit it
-// and registered, and reads the next minibatch ahead into the other set. It returns 0, or -1
-// with e filled.
+// mlfeed_source_fill registers buffer set k of source h (n addresses and their capacities in
+// bytes, laid out as mlfeed_sizes describes) for the minibatch mlfeed_next returned last,
+// which waits for it (its meta names set k and says it is not in it), and moves that
+// minibatch into it: from then on the engine packs the minibatches of its batch into these
+// buffers. The caller keeps them alive, and writes to them never, until it registers others
+// for set k or frees h; buffers of 64-bit and 32-bit values must be 8-byte aligned. It
+// returns 0, or -1 with e filled.
 //
 //export mlfeed_source_fill
-func mlfeed_source_fill(h C.uintptr_t, set C.int, e *C.mlfeed_error) (r C.int) {
+func mlfeed_source_fill(h C.uintptr_t, k C.int, ptrs *unsafe.Pointer, caps *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
 	defer func() {
 		if v := recover(); v != nil {
 			setError(e, recovered(v))
 			r = -1
 		}
 	}()
-	err := sourceFill(uintptr(h), int(set))
+	var b bufSet
+	if n > 0 && n <= 1<<20 {
+		b = bufSet{ptrs: make([]unsafe.Pointer, n), caps: make([]int64, n)}
+		copy(b.ptrs, unsafe.Slice(ptrs, int(n)))
+		copy(b.caps, unsafe.Slice((*int64)(unsafe.Pointer(caps)), int(n)))
+	}
+	err := sourceFill(uintptr(h), int(k), b)
 	setError(e, err)
 	if err != nil {
 		return -1
@@ -361,7 +415,7 @@ func mlfeed_source_fill(h C.uintptr_t, set C.int, e *C.mlfeed_error) (r C.int) {
 	return 0
 }
 
-func sourceFill(h uintptr, set int) error {
+func sourceFill(h uintptr, k int, b bufSet) error {
 	s, err := value[*source](h)
 	if err != nil {
 		return err
@@ -371,62 +425,35 @@ func sourceFill(h uintptr, set int) error {
 	switch {
 	case s.r == nil:
 		return fmt.Errorf("%w: the minibatch source is closed", format.ErrUsage)
-	case set != 0 && set != 1:
-		return fmt.Errorf("%w: buffer set %d", format.ErrUsage, set)
-	case s.last == nil || s.inFlight || s.last[7] >= 0:
-		return fmt.Errorf("%w: no minibatch waits to be copied", format.ErrUsage)
+	case s.last == nil || s.inFlight || s.last[7] != int64(k) || s.last[9] != 0:
+		return fmt.Errorf("%w: no minibatch waits for buffer set %d", format.ErrUsage, k)
+	case len(b.ptrs) != sizesHeader+sizesPerStream*len(s.schema.Streams):
+		return fmt.Errorf("%w: %d buffers for %d streams", format.ErrUsage, len(b.ptrs), len(s.schema.Streams))
 	}
-	b := s.r.Batch()
-	if !s.sets[set].fits(byteSizes(s.last[metaLen:], len(s.schema.Streams))) {
-		return fmt.Errorf("%w: buffer set %d is too small for the minibatch", format.ErrUsage, set)
-	}
-	if err := fillChunk(&b.Data, s.sets[set].ptrs); err != nil {
-		return err
-	}
-	s.last[7] = int64(set) // a caller interrupted now finds the minibatch in set
-	s.target = 1 - set
-	s.start(s.target)
-	return nil
-}
-
-// mlfeed_buffers registers buffer set (0 or 1) of source h: n addresses and their capacities
-// in bytes, laid out as mlfeed_sizes describes. The caller keeps them alive until it registers
-// others or frees h, and changes a set only when mlfeed_next has returned a minibatch that is
-// not in it (meta's set) and none is being read ahead into it: when that minibatch's set is -1.
-// It returns 0, or -1 with e filled.
-//
-//export mlfeed_buffers
-func mlfeed_buffers(h C.uintptr_t, set C.int, ptrs *unsafe.Pointer, caps *C.int64_t, n C.int64_t, e *C.mlfeed_error) (r C.int) {
-	defer func() {
-		if v := recover(); v != nil {
-			setError(e, recovered(v))
-			r = -1
+	for j, p := range b.ptrs {
+		if b.caps[j] < 0 || b.caps[j] > 0 && p == nil {
+			return fmt.Errorf("%w: buffer %d: %d bytes at %p", format.ErrUsage, j, b.caps[j], p)
 		}
-	}()
-	err := func() error {
-		s, err := value[*source](uintptr(h))
-		if err != nil {
+		if j >= sizesHeader && (j-sizesHeader)%sizesPerStream < 3 && uintptr(p)%8 != 0 {
+			return fmt.Errorf("%w: buffer %d is not 8-byte aligned", format.ErrUsage, j)
+		}
+	}
+	if s.need = byteSizes(s.need, s.last[metaLen:], len(s.schema.Streams)); !b.fits(s.need) {
+		return fmt.Errorf("%w: buffer set %d is too small for the minibatch", format.ErrUsage, k)
+	}
+	bt := s.r.Batch()
+	for i := range s.schema.Streams {
+		if err := bt.SetMemory(i, b.memory(i)); err != nil {
 			return err
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if set != 0 && set != 1 || int(n) != sizesHeader+sizesPerStream*len(s.schema.Streams) {
-			return fmt.Errorf("%w: buffer set %d of %d buffers", format.ErrUsage, set, n)
-		}
-		if s.inFlight && s.target == int(set) {
-			return fmt.Errorf("%w: buffer set %d is being filled", format.ErrUsage, set)
-		}
-		b := bufSet{ptrs: make([]unsafe.Pointer, n), caps: make([]int64, n)}
-		copy(b.ptrs, unsafe.Slice(ptrs, int(n)))
-		copy(b.caps, unsafe.Slice((*int64)(unsafe.Pointer(caps)), int(n)))
-		s.sets[set] = b
-		return nil
-	}()
-	setError(e, err)
-	if err != nil {
-		return -1
 	}
-	return 0
+	fillStringsOf(&bt.Data, b.ptrs)
+	for len(s.sets) <= k {
+		s.sets = append(s.sets, bufSet{})
+	}
+	s.sets[k] = b
+	s.last[9] = 1 // a caller interrupted now finds the minibatch in set k
+	return nil
 }
 
 // fillMeta writes batch b's description (see metaLen) and sizes into m.
@@ -565,5 +592,6 @@ func restore(h uintptr, stJSON, cfgJSON *C.char) error {
 	s.settle()
 	s.r.Close()
 	s.r, s.cfg = r, cfg
+	clear(s.setOf) // the new reader's batches take the sets afresh
 	return nil
 }

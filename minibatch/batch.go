@@ -98,6 +98,56 @@ func (b *Batch) init(schema *mlfeed.Schema, frame bool) {
 	}
 }
 
+// SetMemory gives stream i of the batch memory of the caller's to hold its data, so that
+// minibatches are packed where the caller wants them, with no copy (the Python package has the
+// packers write into buffers it allocated this way). The stream's current data moves into m's
+// SeqStart, SampleStart, Indices and Values.Bytes (those of them the stream uses: SampleStart
+// for sparse and variable-size streams, Indices for sparse ones; Values.Bytes unless it holds
+// strings), whose capacities must hold it (one of no capacity leaves the batch's own); then
+// each time the batch is packed again they are refilled from the start. A minibatch that outgrows one of them gets memory of the Reader's
+// own for it instead, and the caller's is no longer used: compare unsafe.SliceData of Data's
+// slices with the memory given to know where the data is.
+//
+// Call it on the batch Reader.Batch returned, before the next call to Next: the batch is
+// packed again, by another goroutine, once it is released. The caller keeps the memory valid,
+// and touches it only while it holds the batch, until the Reader is closed or SetMemory
+// replaces it.
+func (b *Batch) SetMemory(i int, m mlfeed.StreamData) error {
+	if i < 0 || i >= len(b.Data.Streams) {
+		return fmt.Errorf("minibatch: SetMemory: no stream %d", i)
+	}
+	d := &b.Data.Streams[i]
+	sampleStart, indices, values := d.SampleStart != nil, d.Indices != nil, d.Values.Strings == nil
+	switch {
+	case cap(m.SeqStart) < len(d.SeqStart),
+		sampleStart && cap(m.SampleStart) < len(d.SampleStart),
+		indices && cap(m.Indices) < len(d.Indices),
+		values && cap(m.Values.Bytes) < len(d.Values.Bytes):
+		return fmt.Errorf("minibatch: SetMemory: stream %q: the memory given is smaller than the minibatch's data", b.schema.Streams[i].Name)
+	}
+	d.SeqStart = moveTo(m.SeqStart, d.SeqStart)
+	if sampleStart {
+		d.SampleStart = moveTo(m.SampleStart, d.SampleStart)
+	}
+	if indices {
+		d.Indices = moveTo(m.Indices, d.Indices)
+	}
+	if values {
+		d.Values.Bytes = moveTo(m.Values.Bytes, d.Values.Bytes)
+	}
+	return nil
+}
+
+// moveTo copies data into the memory of dst (whose capacity holds it) and returns it there,
+// or returns data as it is when dst has no capacity (then data is empty): a slice the batch
+// uses stays non-nil.
+func moveTo[T any](dst, data []T) []T {
+	if cap(dst) == 0 {
+		return data
+	}
+	return dst[:copy(dst[:cap(dst)], data)]
+}
+
 // reset empties the batch's sequences. Sweep, Position, GlobalSamples, EndOfSweep and
 // EndOfEpoch are the planner's to set.
 func (b *Batch) reset() {

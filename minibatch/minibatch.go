@@ -35,6 +35,8 @@
 // Next reuses the Batch and its buffers: a batch is valid until the following call to Next.
 // A caller that keeps a batch longer calls Batch.Clone. In steady state Next makes no
 // allocations.
+// Batch.SetMemory has a batch packed into memory the caller provides (the Python package's
+// zero-copy path).
 package minibatch
 
 import (

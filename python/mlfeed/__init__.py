@@ -217,7 +217,7 @@ def _size(v):
     return n * mult
 
 
-_META = 9  # entries of mlfeed_next's meta before the sizes (capi/source.go's metaLen)
+_META = 10  # entries of mlfeed_next's meta before the sizes (capi/source.go's metaLen)
 
 
 def _count(v, what):
@@ -409,18 +409,22 @@ class MinibatchSource:
         res = _lib.call("source", args)
         self._h = res["handle"]
         n = _data.HEADER + _data.PER_STREAM * len(res["streams"])
-        # Two sets of buffers: Go copies the next minibatch into one while this holds the
-        # current one in the other (see capi/source.go).
-        self._sets = (_data._Buffers(n), _data._Buffers(n))
+        # One set of buffers per batch of the engine, which its packers write into (see
+        # capi/source.go); the list lives, and grows, until the handle is freed.
+        self._sets = []
         self._finalize = _lib.finalizer(self, self._h, self._sets)
         self._streams = res["streams"]
         self._sweep_samples = res["sweep_samples"]
         self._copy = bool(copy)
+        # Per set, the Chunk of views last built over it, reused while the sizes stay the
+        # same (not for ids and text, which are decoded per minibatch).
+        self._views = []
+        self._reuse = not res["has_ids"] and all(st["type"] != "string" for st in self._streams)
         self._nmeta = _META + n
         self._meta = (ctypes.c_int64 * self._nmeta)()
         self._nbuf = n
-        self._next_set = 0
         self._err = _lib.new_error()
+        self._eref = ctypes.byref(self._err)
         self._gen = 0
         self._taking = False  # a next_minibatch call has not handed its minibatch out
         self._done = False
@@ -442,9 +446,19 @@ class MinibatchSource:
 
     def next_minibatch(self):
         """The next Minibatch, or None at the end."""
+        r = self._next()
+        if r is None:
+            return None
+        m, chunk = r
+        if self._copy:
+            return Minibatch(m[:7], chunk)
+        return Minibatch(m[:7], chunk, self, self._gen)
+
+    def _next(self):
+        """The next minibatch as (meta, Chunk) (meta: mlfeed_next's, a list), or None at the
+        end. Unless copy=True the Chunk is that of the minibatch's buffer set, reused."""
         l = _lib.lib()
         h = self._handle()
-        e = self._err
         meta = self._meta
         # A KeyboardInterrupt can strike as soon as a call into Go returns, before its result
         # is stored: until this call hands a minibatch out, the next one asks Go for the same
@@ -452,7 +466,7 @@ class MinibatchSource:
         again = 1 if self._taking else 0
         self._taking = True
         while True:
-            r = l.mlfeed_next(h, again, _lib._POLL_MS, meta, self._nmeta, ctypes.byref(e))
+            r = l.mlfeed_next(h, again, _lib._POLL_MS, meta, self._nmeta, self._eref)
             if r != 2:
                 break
         if r == 0:
@@ -461,29 +475,38 @@ class MinibatchSource:
             return None
         if r < 0:
             self._taking = False
-            _lib.check(e)
+            _lib.check(self._err)
             raise InternalError("mlfeed: next failed without an error")
         m = meta[:]
         self._gen += 1
-        sizes = m[_META:]
-        k = m[7]
-        if k < 0:
-            # Go could not copy it ahead (the buffers were too small): grow a set and ask.
-            k = self._next_set
-            bs = self._sets[k]
-            if bs.grow(_data.byte_sizes(sizes, len(self._streams))):
-                if l.mlfeed_buffers(h, k, bs.ptrs, bs.caps(), self._nbuf, ctypes.byref(e)) != 0:
-                    _lib.check(e)
-            if l.mlfeed_source_fill(h, k, ctypes.byref(e)) != 0:
-                _lib.check(e)
-        self._next_set = 1 - k
-        chunk = _data.Chunk(self._streams, sizes, self._sets[k].bufs, m[8])
-        if self._copy:
-            mb = Minibatch(m[:7], chunk.copy())
+        k, sizes = m[7], m[_META:]
+        if not m[9]:
+            self._fill(l, h, k, sizes)
+        v = self._views[k]
+        if v is not None and v[0] == m[8] and v[1] == sizes:
+            chunk = v[2]
         else:
-            mb = Minibatch(m[:7], chunk, self, self._gen)
+            chunk = _data.Chunk(self._streams, sizes, self._sets[k].bufs, m[8])
+            if self._reuse:
+                self._views[k] = (m[8], sizes, chunk)
+        if self._copy:
+            chunk = chunk.copy()
         self._taking = False
-        return mb
+        return m, chunk
+
+    def _fill(self, l, h, k, sizes):
+        """Give the engine's batch of the minibatch just returned buffer set k, grown to fit
+        it: Go moves the minibatch there, and packs that batch's later ones there."""
+        while len(self._sets) <= k:
+            self._sets.append(_data._Buffers(self._nbuf))
+            self._views.append(None)
+        bs = self._sets[k]
+        old = list(bs.bufs)  # what the minibatch may be in, alive until Go has moved it
+        bs.grow(_data.byte_sizes(sizes, len(self._streams)))
+        if l.mlfeed_source_fill(h, k, bs.ptrs, bs.caps(), self._nbuf, self._eref) != 0:
+            _lib.check(self._err)
+        self._views[k] = None
+        del old
 
     def __iter__(self):
         return self

@@ -1,10 +1,12 @@
 """Columnar data from Go (a read result or a minibatch) as numpy arrays.
 
-Go copies a chunk's buffers (see capi/data.go) into numpy arrays this module allocates; the
-arrays handed to the user are views of them. _Buffers sets keep the arrays between
-minibatches (a MinibatchSource has two that take turns), so that in steady state a minibatch
-costs no allocation: its arrays are views of an earlier minibatch's memory, refilled. Views keep their memory alive, so an array kept
-past the next minibatch is overwritten but never dangling.
+The data lives in numpy arrays this module allocates (_Buffers): Go copies a read result into
+them (see capi/data.go), and the minibatch engine's packers write minibatches straight into
+them (capi/source.go); the arrays handed to the user are views of them. A MinibatchSource has
+one set of buffers per batch of the engine, reused minibatch after minibatch, so that in steady
+state a minibatch costs no allocation and no copy: its arrays are views of an earlier
+minibatch's memory, refilled. Views keep their memory alive, so an array kept past the next
+minibatch is overwritten but never dangling.
 """
 
 import ctypes
@@ -82,7 +84,7 @@ def _strings(offs, data, n):
 class Chunk:
     """One chunk's streams as views of the buffers Go filled."""
 
-    __slots__ = ("streams", "num_sequences", "ids", "_cols", "_one")
+    __slots__ = ("streams", "num_sequences", "ids", "_cols", "_one", "memo")
 
     def __init__(self, streams, sizes, bufs, unit=None):
         """unit, when known, is a bit mask of the streams whose every sequence has one sample."""
@@ -109,6 +111,7 @@ class Chunk:
         else:
             self._one = [bool(unit >> i & 1) for i in range(n)]
         self.num_sequences = len(cols[0][0]) - 1 if cols else 0
+        self.memo = None  # for users of a chunk that is reused (mlfeed.torch's tensors)
 
     def index(self, name):
         for i, st in enumerate(self.streams):
@@ -190,6 +193,7 @@ class Chunk:
         """A chunk whose buffers are its own."""
         c = Chunk.__new__(Chunk)
         c.streams, c.num_sequences, c.ids, c._one = self.streams, self.num_sequences, self.ids, list(self._one)
+        c.memo = None
         c._cols = [tuple(None if a is None else a.copy() for a in col) for col in self._cols]
         return c
 

@@ -13,7 +13,7 @@ import weakref
 from ._errors import (Error, FormatError, UsageError, InternalError, ForkError,
                       FileNotFound, _error)
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 _POLL_MS = 100  # how long one wait in Go lasts before Python checks for signals
 
 
@@ -75,8 +75,7 @@ def _load():
         "mlfeed_state": ([u, p, i64, err], i64),
         "mlfeed_restore": ([u, c, c, err], ip),
         "mlfeed_goroutines": ([], i64),
-        "mlfeed_source_fill": ([u, ip, err], ip),
-        "mlfeed_buffers": ([u, ip, p, p, i64, err], ip),
+        "mlfeed_source_fill": ([u, ip, p, p, i64, err], ip),
     }
     for name, (args, res) in sigs.items():
         f = getattr(lib, name)

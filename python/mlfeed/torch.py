@@ -10,7 +10,8 @@
 
 The tensors share memory with the minibatch (torch.from_numpy): they are valid until the next
 minibatch unless copy=True (in DataLoader workers, whose queues pickle tensors later, every
-minibatch has memory of its own).
+minibatch has memory of its own). The engine packs minibatches straight into that memory, and
+the tensors over each buffer are made once and handed out again when the buffer comes back.
 """
 
 import os
@@ -39,6 +40,27 @@ def _tensor(a):
     if isinstance(a, list) or a.dtype == object or a.dtype.fields is not None:
         return a
     return torch.from_numpy(a)
+
+
+def _fixed_tensor(c, i):
+    """Stream i of chunk c, dense and one sample per sequence, as a tensor sharing its memory.
+
+    A chunk over a buffer set is reused minibatch after minibatch (MinibatchSource._next), and
+    so is its tensor: torch.from_numpy once per buffer set, not per minibatch. A tensor that
+    the loop changed (its shape or strides in place, requires_grad, its storage) is not handed
+    out again: a fresh view replaces it.
+    """
+    memo = c.memo
+    if memo is None:
+        memo = c.memo = [None] * len(c.streams)
+    t = memo[i]
+    if t is not None:
+        x = t[0]
+        if not x.requires_grad and x.shape == t[1] and x.stride() == t[2] and x.data_ptr() == t[3]:
+            return x
+    x = torch.from_numpy(c._samples(i))
+    memo[i] = (x, x.shape, x.stride(), x.data_ptr())
+    return x
 
 
 class MinibatchDataset(torch.utils.data.IterableDataset):
@@ -103,22 +125,21 @@ class MinibatchDataset(torch.utils.data.IterableDataset):
         names = [st["name"] for st in src.streams]
         fixed = [st["storage"] == "dense" and st["dim"] > 0 and st["type"] in _TORCH_TYPES
                  for st in src.streams]
-        from_numpy = torch.from_numpy
         while True:
-            mb = src.next_minibatch()
-            if mb is None:
+            r = src._next()
+            if r is None:
                 return
-            c = mb._chunk
+            m, c = r
             out = {}
             for i, name in enumerate(names):
                 if fixed[i] and c.one_per_sequence(i):
-                    out[name] = from_numpy(c._samples(i))  # the common case, quickly
+                    out[name] = _fixed_tensor(c, i)  # the common case, quickly
                     continue
                 out[name] = _tensor(c.padded(i))
                 if self._masks and not c.one_per_sequence(i):
-                    out[name + ".mask"] = from_numpy(c.mask(i))
+                    out[name + ".mask"] = torch.from_numpy(c.mask(i))
             yield out
-            if self._per_sweep and mb.end_of_sweep:
+            if self._per_sweep and m[4]:  # the end of a sweep
                 return
 
     def state_dict(self):

@@ -60,19 +60,36 @@ def test_epochs_are_sweeps(data):
 
 
 def test_tensors_share_memory(data):
-    it = iter(MinibatchDataset(data, minibatch_size=100, randomize=False))
+    it = iter(MinibatchDataset(data, minibatch_size=100, randomize=False, threads=3, packers=2))
     a = next(it)["features"]
     first = a.clone()
-    b = next(it)["features"]
-    c = next(it)["features"]
-    # No allocation per minibatch: two sets of memory take turns.
-    assert a.data_ptr() == c.data_ptr() != b.data_ptr()
-    next(it)
+    later = [next(it)["features"] for _ in range(11)]
+    # No allocation or copy per minibatch: the engine's packers write into the buffer sets of
+    # its batches (packers + 2 of them), which take turns, and each set's tensor is made once.
+    ptrs = [t.data_ptr() for t in [a] + later]
+    assert len(set(ptrs)) == 4 and ptrs[4:] == ptrs[:8]
+    assert later[3] is a and later[7] is a
     assert not torch.equal(a, first)
     it2 = iter(MinibatchDataset(data, minibatch_size=100, randomize=False, copy=True))
     a2 = next(it2)["features"]
-    next(it2)
+    for _ in range(5):
+        next(it2)
     assert torch.equal(a2, first)
+
+
+def test_reused_tensor_changed_in_place(data):
+    """A tensor the loop changed in place (shape, requires_grad) is not handed out again."""
+    ds = MinibatchDataset(data, minibatch_size=100, randomize=False, threads=3, packers=2)
+    want = source_batches(data, minibatch_size=100, randomize=False, max_samples=1200)
+    got = []
+    for k, mb in zip(range(12), ds):
+        x = mb["features"]
+        got.append({"features": x.clone(), "labels": mb["labels"].clone()})
+        if k == 1:
+            x.unsqueeze_(0)
+        if k == 2:
+            x.requires_grad_()
+    assert_same(got, want)
 
 
 def test_state_dict(data):
