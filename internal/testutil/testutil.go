@@ -132,3 +132,15 @@ func FirstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// Seed adds the contents of every file matching pattern to f's seed corpus.
+func Seed(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(pattern)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
