@@ -14,6 +14,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -46,7 +47,7 @@ type Reader struct {
 	zero    bool // batches are read from the mapping (no dictionaries)
 	region  *mmap.Region
 	faulted []atomic.Bool // per batch: its pages were mapped in (Populate)
-	closers arrowmap.Closers
+	closers closer.Stack
 }
 
 // NewReader returns a reader of the Arrow IPC file or stream in r, which holds size bytes.

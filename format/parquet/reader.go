@@ -18,6 +18,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -41,7 +42,7 @@ type Reader struct {
 	chunks  []mlfeed.ChunkInfo
 	first   []int64
 	readers sync.Pool // *pqarrow.FileReader over pf
-	closers arrowmap.Closers
+	closers closer.Stack
 }
 
 // NewReader returns a reader of the Parquet file in r, which holds size bytes. The footer is

@@ -13,7 +13,7 @@ import (
 )
 
 // This file holds what the Arrow and Parquet packages share around the mapping: option
-// parsing, the reader's chunk checks and cleanup, and the writer's state.
+// parsing, the reader's chunk checks and panic catching, and the writer's state.
 
 // HasLists reports whether some column holds a list of samples per row, so that sequence
 // lengths need the data decoded.
@@ -48,21 +48,6 @@ func SequenceLengths(prefix, name string, chunks []mlfeed.ChunkInfo, i int, list
 		return nil, err
 	}
 	return mlfeed.LengthsOf(c), nil
-}
-
-// Closers are what a reader releases on Close, in the order they were acquired.
-type Closers []func() error
-
-// Close calls the closers in reverse order and returns the first error.
-func (c *Closers) Close() error {
-	var first error
-	for i := len(*c) - 1; i >= 0; i-- {
-		if err := (*c)[i](); err != nil && first == nil {
-			first = err
-		}
-	}
-	*c = nil
-	return first
 }
 
 // Catch, deferred, turns a panic inside arrow-go, which trusts offsets and lengths of the
