@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
@@ -45,6 +46,32 @@ type Options struct {
 	// carries no scheduler, as the CLI's does: zero means all cores and sched.DefaultMemory.
 	Threads int
 	Memory  int64
+	// Log receives notices about the conversion, a line each: a stream whose multi-axis
+	// Shape the output format cannot hold and stores flat (format.Format.KeepsShape), as
+	// MNIST's 28x28 images become vectors of 784 values in CBF. Nil discards them.
+	Log io.Writer
+}
+
+// noteFlattened writes to opts.Log a line for each stream of schema whose shape ft stores as
+// a flat vector.
+func noteFlattened(out string, ft *format.Format, schema mlfeed.Schema, opts *Options) {
+	if opts.Log == nil || ft.KeepsShape {
+		return
+	}
+	for _, st := range schema.Streams {
+		if len(st.Shape) > 1 {
+			fmt.Fprintf(opts.Log, "notice: %s: %s stores no sample shapes: stream %q of shape %s is stored flat, as dim %d\n",
+				out, ft.Name, st.Name, shapeString(st.Shape), st.Dim)
+		}
+	}
+}
+
+func shapeString(shape []int) string {
+	s := make([]string, len(shape))
+	for i, d := range shape {
+		s[i] = strconv.Itoa(d)
+	}
+	return strings.Join(s, "x")
 }
 
 // File converts src into the file out. The file appears only when the conversion succeeds:
@@ -68,13 +95,14 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	if ft == nil {
 		var ok bool
 		if ft, ok = format.ByExtension(out); !ok {
-			return fmt.Errorf("%w: cannot tell the output format from %q; name it with --to", mlfeed.ErrUnknownFormat, out)
+			return fmt.Errorf("%w: cannot tell the output format from %q; name it in Options.Format", mlfeed.ErrUnknownFormat, out)
 		}
 	}
 	schema, err := TargetSchema(src.Schema(), opts)
 	if err != nil {
 		return err
 	}
+	noteFlattened(out, ft, schema, opts)
 	if out == "-" {
 		if !ft.Streamable {
 			return fmt.Errorf("%w: %s cannot be written to standard output: it %w", format.ErrUsage, ft.Name, format.ErrNeedsSeek)

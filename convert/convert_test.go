@@ -1,16 +1,19 @@
 package convert_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
+	_ "github.com/mlfeed/mlfeed/format/cbf"
 	_ "github.com/mlfeed/mlfeed/format/idx"
 )
 
@@ -104,5 +107,52 @@ func TestDensify(t *testing.T) {
 	}
 	if err := d.Validate(&out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A format that cannot hold a sample's shape stores it flat, and the log says so: once per
+// such stream, naming it, its shape and the dim it is stored as. A format that keeps shapes
+// logs nothing.
+func TestFlattenedShapeNotice(t *testing.T) {
+	dir := t.TempDir()
+	data := demo.Source(20, 1)
+	var log bytes.Buffer
+	out := filepath.Join(dir, "digits.cbf")
+	if err := convert.File(ctx, data, out, &convert.Options{Log: &log, Type: mlfeed.Float32}); err != nil {
+		t.Fatal(err)
+	}
+	want := "notice: " + out + ": cbf stores no sample shapes: stream \"features\" of shape 28x28 is stored flat, as dim 784\n"
+	if log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	log.Reset()
+	if _, err := convert.Shards(ctx, data, filepath.Join(dir, "shards"), &convert.ShardOptions{Options: convert.Options{Log: &log, Type: mlfeed.Float32, Format: out2cbf(t)}, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `stream "features" of shape 28x28 is stored flat, as dim 784`) || strings.Count(log.String(), "\n") != 1 {
+		t.Errorf("sharded conversion logged %q", log.String())
+	}
+	log.Reset()
+	if err := convert.File(ctx, data, filepath.Join(dir, "digits.idx"), &convert.Options{Log: &log, Streams: []string{"features"}}); err != nil {
+		t.Fatal(err)
+	}
+	if log.Len() != 0 {
+		t.Errorf("IDX keeps shapes, but the log says %q", log.String())
+	}
+}
+
+func out2cbf(t *testing.T) *format.Format {
+	ft, ok := format.Lookup("cbf")
+	if !ok {
+		t.Fatal("cbf not registered")
+	}
+	return ft
+}
+
+// A library error speaks of the library's options, not of the CLI's flags.
+func TestUnknownOutputFormat(t *testing.T) {
+	err := convert.File(ctx, demo.Source(10, 1), filepath.Join(t.TempDir(), "out.unknownext"), nil)
+	if !errors.Is(err, mlfeed.ErrUnknownFormat) || !strings.Contains(err.Error(), "Options.Format") || strings.Contains(err.Error(), "--") {
+		t.Fatalf("error %v", err)
 	}
 }

@@ -74,18 +74,26 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	if err != nil {
 		return nil, err
 	}
-	if remote.IsURL(dir) {
-		return nil, fmt.Errorf("%w: %s: shards are written to a local or mounted directory; upload the directory (its manifest last) to object storage", mlfeed.ErrUnsupported, dir)
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, err
-	}
-	if fi, err := os.Stat(dir); err != nil {
-		return nil, err
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s is not a directory", format.ErrUsage, dir)
-	}
+	noteFlattened(dir, o.Format, schema, &o.Options)
 	w := &shardWriter{src: src, dir: dir, opts: &o, in: src.Schema(), out: schema, ext: o.Format.Extensions[0]}
+	if remote.IsURL(dir) {
+		// Each shard is written to a local staging directory, read back for its manifest
+		// entry, then uploaded (appearing whole) and removed; the manifest goes up last.
+		w.url = dir
+		if w.dir, err = os.MkdirTemp("", "mlfeed-shards-*"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(w.dir)
+	} else {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(dir); err != nil {
+			return nil, err
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("%w: %s is not a directory", format.ErrUsage, dir)
+		}
+	}
 	w.starts = chunkStarts(src.Chunks())
 	var entries []shard.Entry
 	if o.ShardSize > 0 {
@@ -96,7 +104,7 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	if err != nil {
 		return nil, err
 	}
-	return w.manifest(entries)
+	return w.manifest(ctx, entries)
 }
 
 // shardWriter holds what writing the shards of one conversion shares.
@@ -108,6 +116,7 @@ type shardWriter struct {
 	out    mlfeed.Schema // the written schema (types, densified streams)
 	ext    string
 	starts []int64 // first sequence of each chunk, then the total
+	url    string  // the output prefix in object storage, or empty (dir is then local staging)
 
 	mu         sync.Mutex
 	schemaRead *mlfeed.Schema // the schema of the first shard read back
@@ -272,6 +281,11 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 		return shard.Entry{}, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	e, err := w.describe(j, name)
+	if err == nil && w.url != "" {
+		if err = remote.Upload(ctx, path, remote.Join(w.url, name)); err == nil {
+			err = os.Remove(path)
+		}
+	}
 	return e, pos, err
 }
 
@@ -325,7 +339,7 @@ func (w *shardWriter) describe(j int, name string) (shard.Entry, error) {
 }
 
 // manifest writes the manifest (or this task's partial manifest) listing entries.
-func (w *shardWriter) manifest(entries []shard.Entry) (*shard.Manifest, error) {
+func (w *shardWriter) manifest(ctx context.Context, entries []shard.Entry) (*shard.Manifest, error) {
 	m := &shard.Manifest{Version: shard.Version, Format: w.opts.Format.Name, Shards: entries}
 	if w.schemaRead == nil {
 		return nil, errors.New("convert: no shard was written")
@@ -340,6 +354,13 @@ func (w *shardWriter) manifest(entries []shard.Entry) (*shard.Manifest, error) {
 	if w.opts.Tasks > 1 {
 		m.Task = &shard.Task{Index: w.opts.Task, Count: w.opts.Tasks}
 		name = shard.TaskManifestName(w.opts.Task, w.opts.Tasks)
+	}
+	if w.url != "" {
+		b, err := m.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		return m, remote.WriteFile(ctx, remote.Join(w.url, name), b)
 	}
 	return m, shard.WriteManifest(filepath.Join(w.dir, name), m)
 }

@@ -108,6 +108,11 @@ type Format struct {
 	// Match reports whether a file starting with head (up to 512 bytes) is in this format.
 	// Nil for formats without magic bytes (CTF).
 	Match func(head []byte) bool
+	// MatchFile, if set, looks deeper into a file whose head Match accepted, for formats that
+	// share their magic bytes with another: Binsparse claims only the HDF5 files that hold a
+	// Binsparse descriptor, and detection goes on to the next format whose Match accepts the
+	// head (hdf5) when MatchFile declines.
+	MatchFile func(r io.ReaderAt, size int64) bool
 	// Open opens a file as a source. name may carry a format-specific suffix
 	// (Binsparse: "file.bsp.h5:/group").
 	Open func(name string, opts *Options) (mlfeed.Source, error)
@@ -121,6 +126,10 @@ type Format struct {
 	// Close), and formats that write through a library may reopen its Name(); SeekableFile
 	// checks this.
 	Create func(w io.Writer, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
+	// KeepsShape reports that Create stores a stream's multi-axis Shape (an image's 28x28),
+	// so that reading the output gives it back. A format without it stores each sample as a
+	// flat vector of Dim values; package convert says so in its log.
+	KeepsShape bool
 	// Streamable reports that Create writes its output front to back, never seeking nor
 	// reopening it, so that it can go to standard output or a pipe.
 	Streamable bool
@@ -195,19 +204,24 @@ func Detect(name string) (*Format, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
-	f.Close()
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return detectHead(head[:n], file)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return detectHead(head[:n], f, fi.Size(), file)
 }
 
-// detectHead returns the format of data that starts with head and is called name.
-func detectHead(head []byte, file string) (*Format, error) {
+// detectHead returns the format of data that starts with head and is called name; r holds
+// its size bytes, for the formats that look deeper (Format.MatchFile).
+func detectHead(head []byte, r io.ReaderAt, size int64, file string) (*Format, error) {
 	for _, ft := range formats {
-		if ft.Match != nil && ft.Match(head) {
+		if ft.Match != nil && ft.Match(head) && (ft.MatchFile == nil || ft.MatchFile(r, size)) {
 			return ft, nil
 		}
 	}

@@ -137,7 +137,7 @@ func objectFormat(obj *remote.Object, formatName string) (*Format, error) {
 		return nil, err
 	}
 	b, _, _ := strings.Cut(obj.Name(), "?")
-	return detectHead(head, b)
+	return detectHead(head, obj, obj.Size(), b)
 }
 
 // renameInError makes an error about the temporary copy tmp name the object instead.

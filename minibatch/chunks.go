@@ -44,7 +44,7 @@ func (r *Reader) request(c int32, p *sweepPlan) *slot {
 		return s
 	}
 	s := &slot{c: c, done: make(chan struct{}), until: until}
-	r.slots[c] = s
+	r.setSlot(c, s)
 	if n := len(r.spare); n > 0 {
 		s.prev = r.spare[n-1]
 		r.spare[n-1] = nil
@@ -155,7 +155,7 @@ func (r *Reader) take(t int, ref seqRef) (*slot, error) {
 	}
 	s.lastJob = r.seq
 	if int(p.lastUse[ref.chunk]) == t && s.until == [2]int64{p.sweep, int64(t)} && !r.cfg.KeepDataInMemory {
-		r.slots[ref.chunk] = nil
+		r.setSlot(ref.chunk, nil)
 		if r.recycling {
 			r.retired = append(r.retired, s)
 		}
@@ -196,13 +196,34 @@ func (r *Reader) pump() error {
 	}
 }
 
+// setSlot sets chunk c's slot to s (nil: lets it go), counting the slots held.
+func (r *Reader) setSlot(c int32, s *slot) {
+	switch {
+	case r.slots[c] == nil && s != nil:
+		r.live++
+		r.maxLive = max(r.maxLive, r.live)
+	case r.slots[c] != nil && s == nil:
+		r.live--
+	}
+	r.slots[c] = s
+}
+
+// clearSlots lets every slot go.
+func (r *Reader) clearSlots() {
+	clear(r.slots)
+	r.live = 0
+}
+
 // recycle keeps, to decode into, the chunks of the retired slots that no job after job seq
-// reads, when every job up to seq has been packed. The spares are never more than the chunks
-// the randomization window held at once, and a few prefetched.
+// reads, when every job up to seq has been packed. Spares and slots held together stay
+// within the most slots held at once (the window and the chunks read ahead) plus the
+// read-ahead's count: a chunk beyond that is let go. So the window's chunks are decoded into
+// again from sweep to sweep, but spares do not pile up on top of a full window.
 func (r *Reader) recycle(seq uint64) {
+	limit := r.maxLive + r.prefetch - r.live
 	k := 0
 	for ; k < len(r.retired) && r.retired[k].lastJob <= seq; k++ {
-		if s := r.retired[k]; s.loaded.Load() && s.err == nil {
+		if s := r.retired[k]; s.loaded.Load() && s.err == nil && len(r.spare) < limit {
 			r.spare = append(r.spare, s.chunk)
 		}
 		r.retired[k] = nil

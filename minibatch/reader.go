@@ -65,6 +65,8 @@ type Reader struct {
 	lengths [][]int32
 	ones    []int32
 	slots   []*slot // per chunk: being read or held, or nil
+	live    int     // slots not nil
+	maxLive int     // the most slots not nil at once
 }
 
 // position is a point of the reader's progress: the sweep, the position of the next sequence
@@ -199,7 +201,7 @@ func (r *Reader) Close() error {
 		close(r.work)
 	}
 	r.bg.Wait()
-	clear(r.slots)
+	r.clearSlots()
 	r.held, r.queue = nil, nil
 	r.done = true
 	return nil
@@ -353,7 +355,7 @@ func (r *Reader) startSweep(s int64) error {
 	}
 	for c, sl := range r.slots {
 		if sl != nil && sl.until[0] < s && !r.cfg.KeepDataInMemory {
-			r.slots[c] = nil
+			r.setSlot(int32(c), nil)
 		}
 	}
 	r.planned = true

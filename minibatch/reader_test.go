@@ -440,6 +440,40 @@ func TestWindowMemory(t *testing.T) {
 	}
 }
 
+// Chunks kept to decode into (spares) do not pile up on top of a full window: the chunks held
+// for the window and the read-ahead, and the spares, stay within the window plus twice the
+// read-ahead at every minibatch (they reached about twice the window), while nearly every
+// chunk read after the first sweep is still decoded into a spare.
+func TestWindowMemorySpares(t *testing.T) {
+	for _, window := range []int64{6, 20} {
+		for _, per := range []int{10, 1000} {
+			mem := uniform(40*per, 1, per) // 40 chunks
+			src := &reusingSource{memSource: mem}
+			r := mustNew(t, src, Config{MinibatchSize: 16, RandomizationWindow: window, MaxSweeps: 3})
+			peak := 0
+			for r.Next() {
+				held := len(r.spare)
+				for _, s := range r.slots {
+					if s != nil {
+						held++
+					}
+				}
+				peak = max(peak, held)
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			// The window (and one chunk it straddles), the chunks read ahead, and as many spares.
+			if bound := int(window) + 1 + 2*r.prefetch; peak > bound {
+				t.Errorf("window %d, %d sequences a chunk: %d chunks held and spare (bound %d)", window, per, peak, bound)
+			}
+			if _, total := mem.readCount(); src.reused.Load() < int64(total)-40-window-int64(r.prefetch) {
+				t.Errorf("window %d, %d sequences a chunk: %d of %d reads decoded into a spare", window, per, src.reused.Load(), total)
+			}
+		}
+	}
+}
+
 func TestPacking(t *testing.T) {
 	src := newMemSource([]int{2, 1, 1, 3}, []int{4})
 	r := mustNew(t, src, Config{NoRandomize: true, MinibatchSize: 4})

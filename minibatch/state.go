@@ -104,7 +104,7 @@ func (r *Reader) reposition(s int64) error {
 	}
 	r.drain()
 	if !r.cfg.KeepDataInMemory {
-		clear(r.slots)
+		r.clearSlots()
 	}
 	r.planned, r.reqNext, r.planEnd = false, false, false
 	if err := r.startSweep(s); err != nil {

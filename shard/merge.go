@@ -1,14 +1,19 @@
 package shard
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/remote"
 )
 
 // WriteManifest writes m to the file name atomically.
@@ -28,23 +33,33 @@ func WriteManifest(name string, m *Manifest) error {
 	return f.Commit()
 }
 
-// Merge joins the partial manifests that the tasks of a conversion wrote into dir into the
-// data set's manifest, checks that every task is there and that they agree on format and
-// schema, writes dir/mlfeed.json and then removes the partial manifests. It returns the
-// merged manifest.
+// Merge joins the partial manifests that the tasks of a conversion wrote into dir (a local
+// directory, or an object-storage prefix such as s3://bucket/out/) into the data set's
+// manifest, checks that every task is there and that they agree on format and schema, writes
+// mlfeed.json and then removes the partial manifests. It returns the merged manifest.
 func Merge(dir string) (*Manifest, error) {
-	ents, err := os.ReadDir(dir)
+	return MergeContext(context.Background(), dir)
+}
+
+// MergeContext is Merge with a context for object storage.
+func MergeContext(ctx context.Context, dir string) (*Manifest, error) {
+	st := store{ctx: ctx, dir: dir, url: remote.IsURL(dir)}
+	names, err := st.list()
 	if err != nil {
 		return nil, err
 	}
 	var parts []*Manifest
-	var names []string
-	for _, e := range ents {
-		if !isTaskManifest(e.Name()) {
+	var paths []string
+	for _, n := range names {
+		if !isTaskManifest(n) {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		m, err := ReadManifest(p)
+		p := st.path(n)
+		b, err := st.read(n)
+		if err != nil {
+			return nil, err
+		}
+		m, err := DecodeManifest(p, bytes.NewReader(b))
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +67,7 @@ func Merge(dir string) (*Manifest, error) {
 			return nil, fmt.Errorf("%s: %w: not a task's manifest", p, ErrManifest)
 		}
 		parts = append(parts, m)
-		names = append(names, p)
+		paths = append(paths, n)
 	}
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%s: %w: no task manifests (mlfeed.task-*.json) to merge", dir, ErrManifest)
@@ -60,15 +75,16 @@ func Merge(dir string) (*Manifest, error) {
 	count := parts[0].Task.Count
 	byIndex := make([]*Manifest, count)
 	for i, m := range parts {
+		p, p0 := st.path(paths[i]), st.path(paths[0])
 		switch {
 		case m.Task.Count != count:
-			return nil, fmt.Errorf("%s: %w: task of %d tasks, %s is of %d", names[i], ErrManifest, m.Task.Count, names[0], count)
+			return nil, fmt.Errorf("%s: %w: task of %d tasks, %s is of %d", p, ErrManifest, m.Task.Count, p0, count)
 		case m.Format != parts[0].Format:
-			return nil, fmt.Errorf("%s: %w: format %s, %s has %s", names[i], ErrManifest, m.Format, names[0], parts[0].Format)
+			return nil, fmt.Errorf("%s: %w: format %s, %s has %s", p, ErrManifest, m.Format, p0, parts[0].Format)
 		case !SameSchema(m.Schema, parts[0].Schema):
-			return nil, fmt.Errorf("%s: %w: its streams differ from %s's", names[i], ErrManifest, names[0])
+			return nil, fmt.Errorf("%s: %w: its streams differ from %s's", p, ErrManifest, p0)
 		case byIndex[m.Task.Index] != nil:
-			return nil, fmt.Errorf("%s: %w: task %d appears twice", names[i], ErrManifest, m.Task.Index)
+			return nil, fmt.Errorf("%s: %w: task %d appears twice", p, ErrManifest, m.Task.Index)
 		}
 		byIndex[m.Task.Index] = m
 	}
@@ -96,13 +112,91 @@ func Merge(dir string) (*Manifest, error) {
 	if err := out.check(); err != nil {
 		return nil, err
 	}
-	if err := WriteManifest(filepath.Join(dir, ManifestName), out); err != nil {
+	b, err := out.Marshal()
+	if err != nil {
 		return nil, err
 	}
-	for _, n := range names {
-		os.Remove(n)
+	if err := st.write(ManifestName, b); err != nil {
+		return nil, err
+	}
+	for _, n := range paths {
+		st.remove(n)
 	}
 	return out, nil
+}
+
+// store is a directory: local, or a prefix in object storage.
+type store struct {
+	ctx context.Context
+	dir string
+	url bool
+}
+
+func (s store) path(name string) string {
+	if s.url {
+		return remote.Join(s.dir, name)
+	}
+	return filepath.Join(s.dir, name)
+}
+
+// list returns the names of the files (objects) directly in the directory.
+func (s store) list() ([]string, error) {
+	if !s.url {
+		ents, err := os.ReadDir(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out, nil
+	}
+	urls, err := remote.List(s.ctx, remote.Join(s.dir, ""))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range urls {
+		b, _, _ := strings.Cut(u, "?")
+		out = append(out, path.Base(b))
+	}
+	return out, nil
+}
+
+func (s store) read(name string) ([]byte, error) {
+	if s.url {
+		return remote.ReadFile(s.ctx, s.path(name), maxManifest)
+	}
+	f, err := os.Open(s.path(name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxManifest+1))
+}
+
+func (s store) write(name string, b []byte) error {
+	if s.url {
+		return remote.WriteFile(s.ctx, s.path(name), b)
+	}
+	f, err := atomicfile.Create(s.path(name))
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("%s: %w", s.path(name), err)
+	}
+	return f.Commit()
+}
+
+func (s store) remove(name string) {
+	if s.url {
+		remote.Delete(s.ctx, s.path(name))
+		return
+	}
+	os.Remove(s.path(name))
 }
 
 // TaskFromEnv returns this process's task index and the number of tasks as a job runner

@@ -259,6 +259,7 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	sc := r.Schema()
 	var (
 		n, samples int64
+		empty      int64 // minibatches with no sequence of this worker's
 		sweeps     = map[int64]bool{}
 		buf        []byte
 		first      *minibatch.Batch
@@ -273,7 +274,11 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		if b.EndOfSweep {
 			sweepEnds = append(sweepEnds, time.Since(start))
 		}
-		if first == nil && !f.dump {
+		if b.Sequences == 0 {
+			// A worker's share of a minibatch is empty when none of its sequences are this
+			// worker's (chunks are shared out whole).
+			empty++
+		} else if first == nil && !f.dump {
 			first = b.Clone()
 		}
 		if f.dump {
@@ -305,7 +310,7 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		}
 	}
 	if !f.dump {
-		writeBatchSummary(w, &sc, cfg, r, first, n, samples, len(sweeps), elapsed, sweepEnds)
+		writeBatchSummary(w, &sc, cfg, r, first, n, empty, samples, len(sweeps), elapsed, sweepEnds)
 	}
 	return w.Flush()
 }
@@ -353,12 +358,21 @@ func appendBatchJSON(buf []byte, sc *mlfeed.Schema, b *minibatch.Batch) []byte {
 	return append(buf, "}\n"...)
 }
 
-func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *minibatch.Reader, first *minibatch.Batch, n, samples int64, sweeps int, elapsed time.Duration, sweepEnds []time.Duration) {
+// writeBatchSummary prints what batches read. With several workers, the minibatch size and
+// the samples per sweep are the data set's, over all workers, and the rest this worker's:
+// its first minibatch with samples, its minibatches (some empty: those whose sequences are all
+// other workers'), its samples.
+func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *minibatch.Reader, first *minibatch.Batch, n, empty, samples int64, sweeps int, elapsed time.Duration, sweepEnds []time.Duration) {
 	order := "randomized"
 	if cfg.NoRandomize {
 		order = "file order"
 	}
-	fmt.Fprintf(w, "minibatch size %d samples, %s, %d samples per sweep\n", cfg.MinibatchSize, order, r.SweepSamples())
+	if cfg.Workers > 1 {
+		fmt.Fprintf(w, "minibatch size %d samples over all workers, %s, %d samples per sweep over all workers; worker %d of %d, whose share follows\n",
+			cfg.MinibatchSize, order, r.SweepSamples(), cfg.Rank, cfg.Workers)
+	} else {
+		fmt.Fprintf(w, "minibatch size %d samples, %s, %d samples per sweep\n", cfg.MinibatchSize, order, r.SweepSamples())
+	}
 	for i := range sc.Streams {
 		st := &sc.Streams[i]
 		fmt.Fprintf(w, "  %-12s %s %s %s", st.Name, st.Storage, st.Type, shapeString(st))
@@ -368,8 +382,13 @@ func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *
 		}
 		fmt.Fprintln(w)
 	}
+	if empty > 0 {
+		fmt.Fprintf(w, "%d minibatches (%d empty: no sequence of this worker's), ", n, empty)
+	} else {
+		fmt.Fprintf(w, "%d minibatches, ", n)
+	}
 	rate := float64(samples) / elapsed.Seconds()
-	fmt.Fprintf(w, "%d minibatches, %d samples, %d sweeps in %.3fs: %.0f samples/s\n", n, samples, sweeps, elapsed.Seconds(), rate)
+	fmt.Fprintf(w, "%d samples, %d sweeps in %.3fs: %.0f samples/s\n", samples, sweeps, elapsed.Seconds(), rate)
 	if len(sweepEnds) >= 2 {
 		// The first sweep read to its end pays for starting up (memory that is new to the
 		// process, files not yet mapped); the sweeps after it show the steady rate.

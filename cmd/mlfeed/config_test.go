@@ -51,3 +51,21 @@ func TestConfigDefines(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
 }
+
+// validate honours --config as the other commands do: the reader section's streams and
+// options (here precision = "double") apply to the files checked.
+func TestValidateConfig(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "p.ctf")
+	os.WriteFile(data, []byte("|x 0.123456789123\n"), 0o644)
+	cfg := `Train = [ reader = [ readerType = "CNTKTextFormatReader" ; file = "p.ctf" %s
+    input = [ x = [ dim = 1 ; format = "dense" ] ] ] ]`
+	for prec, warn := range map[string]bool{`; precision = "double"`: false, "": true} {
+		c := filepath.Join(dir, "r.cntk")
+		os.WriteFile(c, []byte(strings.Replace(cfg, "%s", prec, 1)), 0o644)
+		out, stderr, code := run(t, "validate", "--config", c, data)
+		if code != 0 || !strings.Contains(out, "ok") || strings.Contains(stderr, "warning") != warn {
+			t.Errorf("config %q: exit %d\n%s%s", prec, code, out, stderr)
+		}
+	}
+}

@@ -17,8 +17,7 @@ const maxChunkSize = 1 << 36
 
 func init() {
 	var in inputFlags
-	var to, typ, compress, compat string
-	var chunkSize int64
+	var to, typ, compress, compat, chunkSizeFlag string
 	var densify, quiet bool
 	var wparams, streams []string
 	var sf shardFlags
@@ -31,7 +30,10 @@ bounded memory. The output format comes from OUTPUT's extension (.idx, .idx.gz, 
 
 Conversion is lossless or fails: --type refuses values the new type cannot hold exactly, and
 a format that cannot hold the data (sparse streams in IDX without --densify, text in IDX)
-is an error naming what cannot be carried. A progress bar is shown on a terminal.`,
+is an error naming what cannot be carried. A sample's multi-axis shape (an image's 28x28)
+that the output format cannot hold (CBF, CTF) is stored flat, with a notice on stderr
+(unless -q).
+A progress bar is shown on a terminal.`,
 		Example: `  mlfeed convert t10k-images-idx3-ubyte.gz images-f32.idx --type float32
   mlfeed convert t10k-images-idx3-ubyte images.idx.gz
   mlfeed convert images.idx labels.idx --streams labels only-labels.idx
@@ -45,10 +47,17 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 			default:
 				return usageErr("--compress %q: want gzip, deflate or none", compress)
 			}
+			chunkSize, err := parseSize(chunkSizeFlag)
+			if err != nil {
+				return usageErr("--chunk-size %q: %v", chunkSizeFlag, err)
+			}
 			if err := checkRange("--chunk-size", chunkSize, 0, maxChunkSize); err != nil {
 				return err
 			}
 			opts := &convert.Options{Densify: densify, Streams: streams}
+			if !quiet {
+				opts.Log = cmd.ErrOrStderr()
+			}
 			if to != "" {
 				ft, ok := format.Lookup(to)
 				if !ok {
@@ -102,10 +111,10 @@ is an error naming what cannot be carried. A progress bar is shown on a terminal
 	f.StringVar(&typ, "type", "", "convert numeric streams to element `TYPE` (float32, uint8, ...)")
 	f.StringVar(&compress, "compress", "", "compression: gzip, deflate or none (default: the format's, or the name's)")
 	f.StringVar(&compat, "compat", "", "reproduce a reference tool's output byte for byte (ctf2bin)")
-	f.Int64Var(&chunkSize, "chunk-size", 0, "target chunk size in `BYTES` (default: the format's)")
+	f.StringVar(&chunkSizeFlag, "chunk-size", "", "target chunk `SIZE` in bytes, or with a unit: 64MiB, 64M, 1GB (default: the format's)")
 	f.BoolVar(&densify, "densify", false, "store sparse streams densely")
 	f.StringSliceVar(&streams, "streams", nil, "write only these streams, in this order (`NAME,...`)")
-	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no notices")
 	f.StringArrayVarP(&wparams, "write-opt", "W", nil, "format-specific writer option `KEY=VALUE` (repeatable)")
 	rootCmd.AddCommand(cmd)
 }

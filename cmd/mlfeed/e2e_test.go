@@ -478,6 +478,7 @@ func TestFaultAbsurdFlagValues(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"show", "--png", filepath.Join(dir, "g.png"), "--scale", "100000", images}, 2, "--scale"},
+		{[]string{"show", "--png", filepath.Join(dir, "g.png"), "-n", "0", images}, 2, "-n"},
 		{[]string{"show", "--png", filepath.Join(dir, "g.png"), "--cols", "1000", "--scale", "64", images}, 2, "limit"},
 		{[]string{"demo", "-n", "2000000000"}, 2, "-n"},
 		{[]string{"cat", "-n", "-5", labels}, 2, "-n"},

@@ -61,6 +61,8 @@ func TestExitStatuses(t *testing.T) {
 	os.WriteFile(junk, []byte("no format has these bytes"), 0o644)
 	bad := filepath.Join(dir, "bad-idx1-ubyte")
 	os.WriteFile(bad, []byte{0, 0, 8, 1, 0, 0, 0, 9, 1}, 0o644)
+	ctfFile := filepath.Join(dir, "x.ctf")
+	os.WriteFile(ctfFile, []byte("|x 1 2\n"), 0o644)
 	cases := []struct {
 		args []string
 		code int
@@ -72,6 +74,7 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"info", junk}, 2, "unknown format"},
 		{[]string{"info", "--opt", "nosuch=1", bad}, 2, "nosuch"},
 		{[]string{"info", "--input", "x:dense", bad}, 2, "--input"},
+		{[]string{"info", "--input", "x:dense:1000000000", ctfFile}, 2, "limit of 268435456"},
 		{[]string{"validate", bad}, 1, "bad-idx1-ubyte: byte offset 9 (payload)"},
 		{[]string{"cat", "--json", filepath.Join(dir, "missing")}, 1, "no such file"},
 		{[]string{"convert", bad, filepath.Join(dir, "out.unknownext")}, 2, "--to"},
@@ -294,5 +297,70 @@ func TestBatches(t *testing.T) {
 		if _, stderr, code := run(t, append([]string{"batches"}, args...)...); code != 2 {
 			t.Errorf("batches %v: exit %d (%s), want 2", args, code, strings.TrimSpace(stderr))
 		}
+	}
+}
+
+// Converting images to a format without sample shapes works and says, in one line on stderr,
+// that the shape is stored flat; a format that keeps shapes says nothing.
+func TestConvertFlattenedShapeNotice(t *testing.T) {
+	dir := t.TempDir()
+	images := mnist(t, "t10k-images-idx3-ubyte.gz")
+	out := filepath.Join(dir, "images.cbf")
+	_, stderr, code := run(t, "convert", "--type", "float32", images, out)
+	want := "notice: " + out + ": cbf stores no sample shapes: stream \"features\" of shape 28x28 is stored flat, as dim 784\n"
+	if code != 0 || stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	stdout, _, _ := run(t, "info", "--json", out)
+	if !strings.Contains(stdout, `"dim":784`) && !strings.Contains(stdout, `"dim": 784`) {
+		t.Errorf("info: %s", stdout)
+	}
+	if _, stderr, code := run(t, "convert", images, filepath.Join(dir, "images.npy")); code != 0 || stderr != "" {
+		t.Errorf("npy keeps shapes: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := run(t, "convert", "-q", "--type", "float32", images, out); code != 0 || stderr != "" {
+		t.Errorf("-q: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// With several workers over shards, the summary says which figures are the data set's and
+// which this worker's, and shows this worker's first minibatch that has samples, not an
+// empty one (chunks go to workers whole, so a worker's first minibatches may be empty).
+func TestBatchesWorkerSummary(t *testing.T) {
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	images, labels := mnist(t, "t10k-images-idx3-ubyte.gz"), mnist(t, "t10k-labels-idx1-ubyte.gz")
+	if _, stderr, code := run(t, "convert", "-q", "--to", "cbf", "--type", "float32", "--shards", "4", images, labels, shards); code != 0 {
+		t.Fatal(stderr)
+	}
+	out, stderr, code := run(t, "batches", "--workers", "2", "--rank", "1", "--no-randomize", shards)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"10000 samples per sweep over all workers; worker 1 of 2", "first minibatch: ", "empty: no sequence of this worker's), 5000 samples,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "0 rows x 0 steps") {
+		t.Errorf("summary shows an empty minibatch as the first:\n%s", out)
+	}
+}
+
+// --chunk-size takes sizes with units, as --memory and --shard-size do.
+func TestConvertChunkSizeUnits(t *testing.T) {
+	dir := t.TempDir()
+	labels := mnist(t, "t10k-labels-idx1-ubyte.gz")
+	out := filepath.Join(dir, "labels.cbf")
+	if _, stderr, code := run(t, "convert", "-q", "--type", "float32", "--chunk-size", "8KiB", labels, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	stdout, _, _ := run(t, "info", "--json", out)
+	var info struct{ Chunks int }
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil || info.Chunks < 4 {
+		t.Fatalf("10000 float32 labels in chunks of 8KiB: %d chunks (%v)", info.Chunks, err)
+	}
+	if _, stderr, code := run(t, "convert", "-q", "--chunk-size", "1P", labels, out); code != 2 || !strings.Contains(stderr, "--chunk-size") {
+		t.Fatalf("--chunk-size 1P: exit %d: %s", code, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
@@ -53,11 +53,14 @@ func (f *shardFlags) options(o *convert.Options) (*convert.ShardOptions, error) 
 		return nil, usageErr("--shards %d: want a positive number", f.shards)
 	}
 	if f.shardSize != "" {
-		n, err := humanize.ParseBytes(f.shardSize)
-		if err != nil || n == 0 || n > 1<<50 {
-			return nil, usageErr("--shard-size %q: want a size such as 64MiB or 1GB, at most 1 PiB", f.shardSize)
+		n, err := parseSize(f.shardSize)
+		if err == nil && n == 0 {
+			err = errors.New("want a size above 0")
 		}
-		so.ShardSize = int64(n)
+		if err != nil {
+			return nil, usageErr("--shard-size %q: %v", f.shardSize, err)
+		}
+		so.ShardSize = n
 	}
 	if f.taskCount < 0 {
 		return nil, usageErr("--task-count %d: want a positive number", f.taskCount)

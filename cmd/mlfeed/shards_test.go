@@ -144,4 +144,26 @@ func TestObjectStorageCLI(t *testing.T) {
 	if _, stderr, code := run(t, "info", bucket+"/data/missing.cbf"); code != 1 || !strings.Contains(stderr, "missing.cbf") {
 		t.Fatalf("missing object: exit %d: %s", code, stderr)
 	}
+	// Shards straight to object storage: as one conversion, and as tasks then merge.
+	want, _, _ := run(t, "batches", "--dump", "--no-randomize", "--sweeps", "1", "--mb-size", "64", one)
+	if _, stderr, code := run(t, "convert", "--to", "cbf", "--shards", "3", one, bucket+"/sh1/"); code != 0 {
+		t.Fatal(stderr)
+	}
+	for task := range 2 {
+		if _, stderr, code := run(t, "convert", "--to", "cbf", "--shards", "4", "--task", fmt.Sprintf("%d/2", task), one, bucket+"/sh2/"); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	if _, stderr, code := run(t, "info", bucket+"/sh2/"); code == 0 || !strings.Contains(stderr, "merge") {
+		t.Fatalf("unmerged tasks on s3: exit %d: %s", code, stderr)
+	}
+	if o, stderr, code := run(t, "merge", bucket+"/sh2/"); code != 0 || !strings.Contains(o, "4 shards, 600 sequences") {
+		t.Fatalf("merge on s3: %s %s", o, stderr)
+	}
+	for _, prefix := range []string{"/sh1/", "/sh2/"} {
+		got, stderr, code := run(t, "batches", "--dump", "--no-randomize", "--sweeps", "1", "--mb-size", "64", bucket+prefix)
+		if code != 0 || got != want {
+			t.Fatalf("shards at %s read differently (exit %d): %s", prefix, code, stderr)
+		}
+	}
 }

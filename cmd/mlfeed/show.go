@@ -29,7 +29,11 @@ image instead.`,
 		Args: atLeastArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("lines") {
-				if err := checkRange("-n", int64(limit), 0, math.MaxInt32); err != nil {
+				least := int64(0)
+				if pngOut != "" {
+					least = 1 // a grid of no images is no picture
+				}
+				if err := checkRange("-n", int64(limit), least, math.MaxInt32); err != nil {
 					return err
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -42,29 +43,49 @@ func (f *schedFlags) scheduler() (*sched.Scheduler, error) {
 		return nil, usageErr("--threads %d: want a number of threads from 1 to 65536, or 0 for all cores", f.threads)
 	}
 	mem, err := parseSize(f.memory)
+	if err == nil && mem == 0 && f.memory != "" {
+		err = errors.New("want a size above 0")
+	}
 	if err != nil {
 		return nil, usageErr("--memory %q: %v", f.memory, err)
 	}
 	return sched.New(f.threads, mem), nil
 }
 
-// parseSize parses a size in bytes with an optional binary suffix (K, M, G, T, optionally
-// followed by "iB" or "B"). Empty means 0 (the default).
+// maxSize bounds every size a flag takes (1 PiB).
+const maxSize = 1 << 50
+
+// parseSize parses a size in bytes, as every size flag takes it (--memory, --chunk-size,
+// --shard-size): a whole number with an optional unit, read as GNU coreutils (dd, sort)
+// read them, case aside: K, M, G, T, P and KiB, MiB, GiB, TiB, PiB are powers of 1024, KB,
+// MB, GB, TB, PB powers of 1000, B or nothing bytes. At most 1 PiB. Empty means 0.
 func parseSize(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
 	num, mult := strings.ToUpper(strings.TrimSpace(s)), int64(1)
-	num = strings.TrimSuffix(strings.TrimSuffix(num, "B"), "I")
-	for i, u := range "KMGT" {
-		if strings.HasSuffix(num, string(u)) {
-			num, mult = strings.TrimSuffix(num, string(u)), int64(1)<<(10*(i+1))
-			break
+units:
+	for i, u := range "KMGTP" {
+		for _, suffix := range []string{string(u) + "IB", string(u) + "B", string(u)} {
+			if strings.HasSuffix(num, suffix) {
+				base := int64(1024)
+				if suffix == string(u)+"B" {
+					base = 1000
+				}
+				num = strings.TrimSuffix(num, suffix)
+				for range i + 1 {
+					mult *= base
+				}
+				break units
+			}
 		}
 	}
+	if mult == 1 {
+		num = strings.TrimSuffix(num, "B")
+	}
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, strconv.ErrSyntax
+	if err != nil || n < 0 || n > maxSize/mult {
+		return 0, errors.New("want a size such as 65536, 64MiB, 64M or 1GB, at most 1 PiB")
 	}
 	return n * mult, nil
 }

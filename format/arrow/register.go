@@ -26,6 +26,7 @@ func init() {
 	open, openReader := arrowmap.Openers(readerOptions, Open, NewReader)
 	format.Register(format.Format{
 		Name:        "arrow",
+		KeepsShape:  true,
 		Extensions:  []string{".arrow", ".feather", ".arrows"},
 		Match:       Match,
 		ReadParams:  ReadParams,

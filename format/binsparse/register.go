@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/binsparse/internal/h5"
 )
 
 // hdf5Magic is the HDF5 superblock signature.
@@ -17,8 +18,10 @@ const hdf5Magic = "\x89HDF\r\n\x1a\n"
 func init() {
 	format.Register(format.Format{
 		Name:       "binsparse",
+		KeepsShape: true,
 		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".bsp.npz"},
 		Match:      match,
+		MatchFile:  matchFile,
 		Open:       openFormat,
 		Create:     createFormat,
 		Validate:   validateFormat,
@@ -67,15 +70,6 @@ func sourceOptions(opts *format.Options) (SourceOptions, string, error) {
 }
 
 func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
-	// HDF5 files are detected by their signature, Binsparse or not: those with no Binsparse
-	// descriptor are plain HDF5 data sets, for the "hdf5" format (format/hdf5) when registered.
-	if plain, err := isPlainHDF5(name); err != nil {
-		return nil, err
-	} else if plain {
-		if ft, ok := format.Lookup("hdf5"); ok {
-			return ft.Open(name, opts)
-		}
-	}
 	so, group, err := sourceOptions(opts)
 	if err != nil {
 		return nil, err
@@ -110,20 +104,32 @@ func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
 	return s, nil
 }
 
-// isPlainHDF5 reports whether name is an HDF5 file in which no group holds a Binsparse
-// descriptor.
-func isPlainHDF5(name string) (bool, error) {
-	file, inner := format.SplitPath(name)
-	if inner != "" || isNPZ(file) {
-		return false, nil
+// matchFile looks deeper into a file that match accepted: an NPZ file is Binsparse by its
+// first entry's name, an HDF5 file when one of its groups holds a Binsparse descriptor. Other
+// HDF5 files (and those whose groups cannot be read) are left to the "hdf5" format.
+func matchFile(r io.ReaderAt, size int64) bool {
+	head := make([]byte, 4)
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return false
 	}
-	f, err := OpenFile(file)
+	if string(head) == "PK\x03\x04" {
+		return true
+	}
+	f, err := h5.NewFile(r, size, "")
 	if err != nil {
-		return false, err
+		return false
 	}
 	defer f.Close()
-	gs, err := f.Matrices()
-	return err == nil && len(gs) == 0, nil
+	gs, err := f.Groups()
+	if err != nil {
+		return false
+	}
+	for _, g := range gs {
+		if _, ok, err := f.Attr(g, "binsparse"); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // zipGroups opens a file whose matrices all live in groups (as mlfeed writes several streams)

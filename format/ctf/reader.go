@@ -245,10 +245,10 @@ func checkInputs(in []mlfeed.Stream) ([]mlfeed.Stream, error) {
 			return nil, fmt.Errorf("%w: ctf: input %q needs a positive dimension", format.ErrUsage, s.Name)
 		}
 		if s.Storage == mlfeed.Dense && s.Dim > maxDenseDim {
-			return nil, fmt.Errorf("%w: ctf: dense input %q: dimension %d exceeds %d values per sample", mlfeed.ErrTooLarge, s.Name, s.Dim, maxDenseDim)
+			return nil, fmt.Errorf("%w: %w: ctf: dense input %q: dimension %d exceeds the limit of %d (2^28) values per sample", format.ErrUsage, mlfeed.ErrTooLarge, s.Name, s.Dim, maxDenseDim)
 		}
 		if s.Storage == mlfeed.Sparse && s.Dim > 1<<31-1 {
-			return nil, fmt.Errorf("%w: ctf: sparse input %q: dimension %d exceeds %d", format.ErrUsage, s.Name, s.Dim, 1<<31-1)
+			return nil, fmt.Errorf("%w: ctf: sparse input %q: dimension %d exceeds the limit of %d (2^31-1)", format.ErrUsage, s.Name, s.Dim, 1<<31-1)
 		}
 		switch s.Type {
 		case mlfeed.Invalid, mlfeed.Float32, mlfeed.Float64:
@@ -313,16 +313,18 @@ func (r *Reader) index(main []byte) error {
 	}
 	// Ids used by separate sequences are worth a warning (CNTK reads them silently as
 	// separate sequences); collect them when the warning can be seen.
-	var keys []uint64
-	checkIDs := r.layout.ids && o.Log != nil && o.TraceLevel >= levelWarning
+	var ids *idCheck
+	if r.layout.ids && o.Log != nil && o.TraceLevel >= levelWarning {
+		ids = &idCheck{}
+	}
 	var record func(seqInfo)
-	if rec != nil || checkIDs {
+	if rec != nil || ids != nil {
 		record = func(q seqInfo) {
 			if rec != nil {
 				rec.add(q)
 			}
-			if checkIDs && len(keys) < maxIDCheck {
-				keys = append(keys, q.key)
+			if ids != nil {
+				ids.add(q.key)
 			}
 		}
 	}
@@ -335,24 +337,84 @@ func (r *Reader) index(main []byte) error {
 		rec.abort()
 		return err
 	}
-	if checkIDs {
-		warnRepeatedIDs(o.Log, r.name, keys)
+	if ids != nil {
+		ids.warn(o.Log, r.name)
 	}
 	rec.commit()
 	r.chunks = chunks
 	return nil
 }
 
-// maxIDCheck bounds the ids kept for the repeated-id warning (8 bytes each).
-const maxIDCheck = 1 << 24
+// maxIDCheck bounds the memory idCheck keeps, in bytes.
+const maxIDCheck = 8 << 20
 
-// warnRepeatedIDs logs ids that start more than one sequence.
-func warnRepeatedIDs(log io.Writer, name string, keys []uint64) {
+// idCheck finds sequence ids that start more than one sequence in bounded memory. Sequences
+// whose ids only increase cannot repeat one: while they do, it keeps only runs of consecutive
+// ids (one run for the common ids 0, 1, 2, ...), and it collects the ids that follow the first
+// decrease. Past maxIDCheck bytes it stops collecting and checks the ids it has.
+type idCheck struct {
+	runs       [][2]uint64 // the increasing prefix, as runs first..last of consecutive ids
+	keys       []uint64    // every id after the prefix
+	full       bool        // the memory bound was reached
+	pastPrefix bool        // an id no greater than the one before came
+}
+
+// size is the memory the ids kept take, in bytes (appending may reserve up to twice that).
+func (c *idCheck) size() int { return 16*len(c.runs) + 8*len(c.keys) }
+
+func (c *idCheck) add(key uint64) {
+	if c.full {
+		return
+	}
+	if !c.pastPrefix {
+		n := len(c.runs)
+		if n > 0 && c.runs[n-1][1] < key && key-c.runs[n-1][1] == 1 {
+			c.runs[n-1][1] = key
+			return
+		}
+		if n > 0 && key <= c.runs[n-1][1] {
+			c.pastPrefix = true
+		} else if c.size()+16 > maxIDCheck {
+			c.full = true
+			return
+		} else {
+			c.runs = append(c.runs, [2]uint64{key, key})
+			return
+		}
+	}
+	if c.size()+8 > maxIDCheck {
+		c.full = true
+		return
+	}
+	c.keys = append(c.keys, key)
+}
+
+// inPrefix reports whether key is one of the increasing prefix's ids.
+func (c *idCheck) inPrefix(key uint64) bool {
+	i, _ := slices.BinarySearchFunc(c.runs, key, func(r [2]uint64, k uint64) int {
+		if r[1] < k {
+			return -1
+		}
+		if r[0] > k {
+			return 1
+		}
+		return 0
+	})
+	return i < len(c.runs) && c.runs[i][0] <= key && key <= c.runs[i][1]
+}
+
+// warn logs the ids that start more than one sequence.
+func (c *idCheck) warn(log io.Writer, name string) {
+	keys := c.keys
 	slices.Sort(keys)
 	shown := 0
 	for k := 0; k < len(keys); {
-		n := 1
-		for k+n < len(keys) && keys[k+n] == keys[k] {
+		j := k + 1
+		for j < len(keys) && keys[j] == keys[k] {
+			j++
+		}
+		n := j - k
+		if c.inPrefix(keys[k]) {
 			n++
 		}
 		if n > 1 {
@@ -361,7 +423,7 @@ func warnRepeatedIDs(log io.Writer, name string, keys []uint64) {
 			}
 			shown++
 		}
-		k += n
+		k = j
 	}
 	if shown > 10 {
 		fmt.Fprintf(log, "WARNING: %d more sequence ids start several sequences in the input file (%s).\n", shown-10, name)
@@ -651,23 +713,23 @@ func (r *Reader) Details() map[string]any {
 		prec = "double"
 	}
 	d := map[string]any{
-		"mode":             mode,
-		"precision":        prec,
-		"chunkSizeInBytes": r.opts.ChunkSize,
-		"maxErrors":        r.opts.MaxErrors,
+		"mode":       mode,
+		"precision":  prec,
+		"chunk_size": r.opts.ChunkSize,
+		"max_errors": r.opts.MaxErrors,
 	}
 	if r.inferred != nil {
-		d["inferredInputs"] = r.inferred
+		d["inferred_inputs"] = r.inferred
 	}
 	if r.inferredDouble {
 		d["precision"] = "double (inferred: values float32 cannot hold)"
 	}
 	if r.fromCache != "" {
-		d["indexCache"] = r.fromCache
+		d["index_cache"] = r.fromCache
 	}
 	for _, s := range r.schema.Streams {
 		if s.DefinesMBSize {
-			d["definesMBSize"] = s.Name
+			d["defines_mb_size"] = s.Name
 		}
 	}
 	return d

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,7 +315,7 @@ func TestCacheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Details()["indexCache"] != cache {
+	if r.Details()["index_cache"] != cache {
 		t.Fatalf("cache not used: %v", r.Details())
 	}
 	c, err := r.ReadChunk(context.Background(), 0)
@@ -331,7 +333,7 @@ func TestCacheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Details()["indexCache"] != nil || r.Chunks()[0].Sequences != 3 {
+	if r.Details()["index_cache"] != nil || r.Chunks()[0].Sequences != 3 {
 		t.Fatalf("cache of another file used: %v %+v", r.Details(), r.Chunks())
 	}
 	r.Close()
@@ -346,7 +348,7 @@ func TestCacheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if r.Details()["indexCache"] != nil || r.Chunks()[0].Sequences != 3 {
+	if r.Details()["index_cache"] != nil || r.Chunks()[0].Sequences != 3 {
 		t.Fatalf("stale cache used: %v %+v", r.Details(), r.Chunks())
 	}
 }
@@ -358,13 +360,19 @@ func TestInfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got := r.Details()["inferredInputs"]
+	got := r.Details()["inferred_inputs"]
 	want := []string{"x:dense:3", "y:sparse:8", "z:dense:1"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("inferred %v, want %v", got, want)
 	}
 	if !strings.Contains(log.String(), "--input x:dense:3 --input y:sparse:8 --input z:dense:1") {
 		t.Fatalf("log %q", log.String())
+	}
+	// Details' keys are lower snake_case, as the option keys.
+	for k := range r.Details() {
+		if strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			t.Errorf("details key %q is not snake_case", k)
+		}
 	}
 }
 
@@ -552,6 +560,11 @@ func TestRegistry(t *testing.T) {
 	if _, err := ft.Open(p, &format.Options{Inputs: two}); !errors.Is(err, format.ErrUsage) {
 		t.Fatalf("two definesMBSize: %v", err)
 	}
+	// A declaration out of the supported range is a usage error naming the limit.
+	huge := []mlfeed.Stream{dense("a", 1_000_000_000)}
+	if _, err := ft.Open(p, &format.Options{Inputs: huge}); !errors.Is(err, format.ErrUsage) || !errors.Is(err, mlfeed.ErrTooLarge) || !strings.Contains(err.Error(), "268435456 (2^28)") {
+		t.Fatalf("dense dimension 1e9: %v", err)
+	}
 }
 
 func parseF(t *testing.T, s string) float64 {
@@ -611,5 +624,49 @@ func TestNewReader(t *testing.T) {
 	}
 	if _, err := NewReader(strings.NewReader(text), -1, nil); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a negative size: %v", err)
+	}
+}
+
+// The repeated-id check keeps no memory while ids count up, stays within maxIDCheck bytes
+// whatever the ids, and finds repeats within the increasing prefix and after it.
+func TestRepeatedIDCheckBounded(t *testing.T) {
+	var c idCheck
+	for k := uint64(0); k < 50_000_000; k++ {
+		c.add(k)
+	}
+	if len(c.runs) != 1 || len(c.keys) != 0 || c.full {
+		t.Fatalf("ids 0, 1, 2, ... kept %d runs and %d ids", len(c.runs), len(c.keys))
+	}
+	var gaps idCheck
+	for k := uint64(0); k < 4*maxIDCheck/8; k++ {
+		gaps.add(2 * k) // increasing, never consecutive
+	}
+	if gaps.size() > maxIDCheck || !gaps.full {
+		t.Fatalf("ids with gaps: %d bytes kept, full %v", gaps.size(), gaps.full)
+	}
+	var shuffled idCheck
+	for k := uint64(0); k < 4*maxIDCheck/8; k++ {
+		shuffled.add((k * 7919) % (4 * maxIDCheck / 8))
+	}
+	if shuffled.size() > maxIDCheck || !shuffled.full {
+		t.Fatalf("shuffled ids: %d bytes kept, full %v", shuffled.size(), shuffled.full)
+	}
+
+	var d idCheck
+	for _, k := range []uint64{1, 2, 3, 7, 9, 10, 3, 20, 20, 8, 9, 9, 1<<64 - 1, 0} {
+		d.add(k)
+	}
+	var log bytes.Buffer
+	d.warn(&log, "f.ctf")
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var id, n uint64
+		if _, err := fmt.Sscanf(l, "WARNING: sequence id %d starts %d", &id, &n); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, fmt.Sprint(id, "x", n))
+	}
+	if want := []string{"3x2", "9x3", "20x2"}; !slices.Equal(got, want) {
+		t.Fatalf("repeats %v, want %v\n%s", got, want, log.String())
 	}
 }

@@ -11,15 +11,19 @@ import (
 
 func init() {
 	format.Register(format.Format{
-		Name:       "hdf5",
-		Extensions: []string{".h5", ".hdf5"},
-		Match:      Match,
+		Name:        "hdf5",
+		KeepsShape:  true,
+		Extensions:  []string{".h5", ".hdf5"},
+		Match:       Match,
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
 			var params map[string]string
 			if o != nil {
 				params = o.Params
 			}
-			if err := format.CheckParams("hdf5", params, "datasets", "chunk_rows"); err != nil {
+			params, err := format.NormalizeParams("hdf5", params, ReadParams)
+			if err != nil {
 				return nil, err
 			}
 			opts := &ReaderOptions{}
@@ -39,7 +43,8 @@ func init() {
 			if w == nil {
 				w = &format.WriteOptions{}
 			}
-			if err := format.CheckParams("hdf5", w.Params, "level", "shuffle", "chunk_rows"); err != nil {
+			params, err := format.NormalizeParams("hdf5", w.Params, WriteParams)
+			if err != nil {
 				return nil, err
 			}
 			f, err := format.SeekableFile("hdf5", out)
@@ -47,21 +52,21 @@ func init() {
 				return nil, err
 			}
 			opts := &WriterOptions{Rows: w.Sequences}
-			if v, ok := w.Params["level"]; ok {
+			if v, ok := params["level"]; ok {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 || n > 9 {
 					return nil, format.UsageErrorf("hdf5: level=%s: want 0..9", v)
 				}
 				opts.Level = n
 			}
-			if v, ok := w.Params["shuffle"]; ok {
+			if v, ok := params["shuffle"]; ok {
 				b, err := strconv.ParseBool(v)
 				if err != nil {
 					return nil, format.UsageErrorf("hdf5: shuffle=%s: want true or false", v)
 				}
 				opts.Shuffle = b
 			}
-			if v, ok := w.Params["chunk_rows"]; ok {
+			if v, ok := params["chunk_rows"]; ok {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 1 {
 					return nil, format.UsageErrorf("hdf5: chunk_rows=%s: want a positive integer", v)
@@ -71,4 +76,17 @@ func init() {
 			return NewWriter(f, schema, opts)
 		},
 	})
+}
+
+// ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
+var ReadParams = []format.Param{
+	{Name: "datasets", Doc: "PATH,PATH,...: the datasets to read, in stream order (default: every numeric dataset)"},
+	{Name: "chunk_rows", Doc: "rows per chunk, an integer > 0 (default: about 4 MiB of rows, whole HDF5 chunks)"},
+}
+
+// WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
+var WriteParams = []format.Param{
+	{Name: "level", Doc: "deflate level 0..9 (default 0: chunks stored uncompressed)"},
+	{Name: "shuffle", Doc: "true: the shuffle filter before deflate, with level > 0 (default false)"},
+	{Name: "chunk_rows", Doc: "rows per HDF5 chunk, an integer > 0 (default: about 1 MiB of rows)"},
 }

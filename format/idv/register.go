@@ -16,6 +16,7 @@ import (
 func init() {
 	format.Register(format.Format{
 		Name:        "idv",
+		KeepsShape:  true,
 		Extensions:  []string{".idv"},
 		ReadParams:  ReadParams,
 		WriteParams: WriteParams,

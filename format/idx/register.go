@@ -11,6 +11,7 @@ import (
 func init() {
 	format.Register(format.Format{
 		Name:        "idx",
+		KeepsShape:  true,
 		Extensions:  []string{".idx", ".idx.gz", "-ubyte", "-ubyte.gz"},
 		Match:       Match,
 		ReadParams:  ReadParams,

@@ -18,6 +18,7 @@ func init() {
 	}
 	format.Register(format.Format{
 		Name:       "npy",
+		KeepsShape: true,
 		Extensions: []string{".npy"},
 		Match:      Match,
 		Open:       open,
@@ -31,6 +32,7 @@ func init() {
 	})
 	format.Register(format.Format{
 		Name:       "npz",
+		KeepsShape: true,
 		Extensions: []string{".npz"},
 		Match:      MatchNPZ,
 		Open:       open,

@@ -23,6 +23,7 @@ func init() {
 	open, openReader := arrowmap.Openers(readerOptions, Open, NewReader)
 	format.Register(format.Format{
 		Name:        "parquet",
+		KeepsShape:  true,
 		Extensions:  []string{".parquet"},
 		Match:       Match,
 		ReadParams:  ReadParams,

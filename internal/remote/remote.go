@@ -383,3 +383,77 @@ func (w *Writer) Abort() {
 	w.w.Close()
 	w.b.Close()
 }
+
+// ReadFile returns the bytes of the object name, at most max of them (a larger object is an
+// error wrapping mlfeed.ErrTooLarge).
+func ReadFile(ctx context.Context, name string, max int64) ([]byte, error) {
+	o, err := Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	if o.Size() > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes", name, mlfeed.ErrTooLarge, o.Size())
+	}
+	b := make([]byte, o.Size())
+	if _, err := o.ReadAt(b, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+// WriteFile uploads data as the object name, atomically.
+func WriteFile(ctx context.Context, name string, data []byte) error {
+	w, err := Create(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if _, err := w.Write(data); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// Upload copies the local file path to the object name, atomically.
+func Upload(ctx context.Context, path, name string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w, err := Create(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if _, err := io.CopyBuffer(w, f, make([]byte, 4<<20)); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// Delete removes the object name.
+func Delete(ctx context.Context, name string) error {
+	b, key, err := bucket(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := b.Delete(ctx, key); err != nil {
+		return wrap(name, err)
+	}
+	return nil
+}
+
+// Join returns the URL of the object called base under the prefix URL dir (with dir's query).
+func Join(dir, base string) string {
+	d, q, _ := strings.Cut(dir, "?")
+	if !strings.HasSuffix(d, "/") {
+		d += "/"
+	}
+	if q != "" {
+		return d + base + "?" + q
+	}
+	return d + base
+}

@@ -3,6 +3,7 @@ package h5
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -27,6 +28,15 @@ func Open(name string) (*File, error) {
 		return nil, err
 	}
 	return &File{name: name, r: r, sets: map[string]*hdf5.Dataset{}}, nil
+}
+
+// NewFile reads the HDF5 file of size bytes in r; name is used in error messages only.
+func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
+	hf, err := hdf5.NewFile(r, size, name)
+	if err != nil {
+		return nil, err
+	}
+	return &File{name: name, r: hf, sets: map[string]*hdf5.Dataset{}}, nil
 }
 
 // Create creates (or truncates) an HDF5 file for writing.
