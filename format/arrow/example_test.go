@@ -10,21 +10,23 @@ import (
 	"github.com/mlfeed/mlfeed/format/arrow"
 )
 
-// Write two rows of a 2x2 float32 image and a label as an Arrow IPC file, then read them back.
+// Write three rows of text and a label as an Arrow IPC stream (.arrows, as a pipe would carry
+// it), then read them back.
 func Example() {
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
-		{Name: "image", Type: mlfeed.Float32, Dim: 4, Shape: []int{2, 2}},
+		{Name: "text", Type: mlfeed.String, Dim: 1},
 		{Name: "label", Type: mlfeed.Uint8, Dim: 1},
 	}}
-	img := mlfeed.NewBuffer(mlfeed.Float32, 8)
-	copy(img.Float32s(), []float32{0, 0.5, 1, 0.5, 1, 1, 0, 0})
-	lab := mlfeed.NewBuffer(mlfeed.Uint8, 2)
-	copy(lab.Bytes, []byte{3, 7})
-	seq := []int64{0, 1, 2}
-	chunk := &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: img}, {SeqStart: seq, Values: lab}}}
+	lab := mlfeed.NewBuffer(mlfeed.Uint8, 3)
+	copy(lab.Bytes, []byte{1, 0, 1})
+	seq := []int64{0, 1, 2, 3}
+	chunk := &mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{
+		{SeqStart: seq, Values: mlfeed.Buffer{Type: mlfeed.String, Strings: []string{"good", "bad", "fine"}}},
+		{SeqStart: seq, Values: lab},
+	}}
 
 	var buf bytes.Buffer
-	w, err := arrow.NewWriter(&buf, schema, nil)
+	w, err := arrow.NewWriter(&buf, schema, &arrow.WriterOptions{Stream: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -35,21 +37,18 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	rd, err := arrow.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "example.arrow", nil)
+	rd, err := arrow.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "example.arrows", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer rd.Close()
-	for _, st := range rd.Schema().Streams {
-		fmt.Println(st)
-	}
+	fmt.Println(rd.Details()["ipc"], rd.Schema().Streams)
 	c, err := rd.ReadChunk(context.Background(), 0)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(c.Streams[0].Values.Float32s()[4:], c.Streams[1].Values.Uint8s())
+	fmt.Println(c.Streams[0].Values.Strings, c.Streams[1].Values.Uint8s())
 	// Output:
-	// image dense float32 2x2
-	// label dense uint8 1
-	// [1 1 0 0] [3 7]
+	// stream [text dense string 1 label dense uint8 1]
+	// [good bad fine] [1 0 1]
 }

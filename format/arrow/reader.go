@@ -14,6 +14,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -46,7 +47,7 @@ type Reader struct {
 	zero    bool // batches are read from the mapping (no dictionaries)
 	region  *mmap.Region
 	faulted []atomic.Bool // per batch: its pages were mapped in (Populate)
-	closers []func() error
+	closers closer.Stack
 }
 
 // NewReader returns a reader of the Arrow IPC file or stream in r, which holds size bytes.
@@ -106,7 +107,7 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 	if opts == nil {
 		opts = &ReaderOptions{}
 	}
-	defer catch(name, &err)
+	defer arrowmap.Catch(name, ErrFormat, &err)
 	head := make([]byte, min(size, 512))
 	if _, err := r.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, mlfeed.OffsetError(name, 0, "magic", fmt.Errorf("%w: %v", ErrTruncated, err))
@@ -178,7 +179,7 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 			return nil, err
 		}
 	}
-	if rd.hasLists() {
+	if rd.plan.HasLists() {
 		// The sample counts of columns of lists of samples are in their offsets: each batch is
 		// loaded (from the mapping, without a copy, when uncompressed) and only the offsets
 		// of those columns are read.
@@ -199,15 +200,6 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		}
 	}
 	return rd, nil
-}
-
-func (rd *Reader) hasLists() bool {
-	for _, c := range rd.plan.Columns {
-		if c.Seq {
-			return true
-		}
-	}
-	return false
 }
 
 // learn reads the first non-empty batch to learn the dimension of list columns without
@@ -303,13 +295,13 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 // ReadChunkReuse decodes record batch i, reusing prev's memory for what is not handed out
 // from the file without a copy.
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (c *mlfeed.Chunk, err error) {
-	if i < 0 || i >= len(rd.chunks) {
-		return nil, fmt.Errorf("arrow: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
+	if err := arrowmap.CheckChunk("arrow", rd.name, i, len(rd.chunks)); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	defer catch(rd.name, &err)
+	defer arrowmap.Catch(rd.name, ErrFormat, &err)
 	rd.populate(i)
 	rec, err := rd.record(i)
 	if err != nil {
@@ -330,17 +322,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 // SequenceLengths returns the length of each sequence of chunk i: ones, unless a column holds
 // lists of samples, whose lengths need the chunk decoded.
 func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
-	if i < 0 || i >= len(rd.chunks) {
-		return nil, fmt.Errorf("arrow: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
-	}
-	if !rd.hasLists() {
-		return mlfeed.Ones(rd.chunks[i].Sequences), nil
-	}
-	c, err := rd.ReadChunk(context.Background(), i)
-	if err != nil {
-		return nil, err
-	}
-	return mlfeed.LengthsOf(c), nil
+	return arrowmap.SequenceLengths("arrow", rd.name, rd.chunks, i, rd.plan.HasLists(), rd.ReadChunk)
 }
 
 // Details reports the IPC flavour, the number of record batches and whether batches are
@@ -358,24 +340,11 @@ func (rd *Reader) Details() map[string]any {
 func (rd *Reader) Close() error {
 	var first error
 	if rd.file != nil {
-		if err := rd.file.Close(); err != nil {
-			first = err
-		}
+		first = rd.file.Close()
 		rd.file = nil
 	}
-	for i := len(rd.closers) - 1; i >= 0; i-- {
-		if err := rd.closers[i](); err != nil && first == nil {
-			first = err
-		}
+	if err := rd.closers.Close(); first == nil {
+		first = err
 	}
-	rd.closers = nil
 	return first
-}
-
-// catch turns a panic inside arrow-go, which trusts the offsets and lengths of the data it
-// loads, into an error naming the file.
-func catch(name string, err *error) {
-	if r := recover(); r != nil {
-		*err = mlfeed.OffsetError(name, -1, "", fmt.Errorf("%w: malformed data (%v)", ErrFormat, r))
-	}
 }

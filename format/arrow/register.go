@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
 )
 
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
@@ -22,6 +23,7 @@ var WriteParams = []format.Param{
 }
 
 func init() {
+	open, openReader := arrowmap.Openers(readerOptions, Open, NewReader)
 	format.Register(format.Format{
 		Name:        "arrow",
 		KeepsShape:  true,
@@ -29,53 +31,28 @@ func init() {
 		Match:       Match,
 		ReadParams:  ReadParams,
 		WriteParams: WriteParams,
-		Open:        openFormat,
+		Open:        open,
 		OpenReader:  openReader,
 		Streamable:  true,
 		Create:      createFormat,
 	})
 }
 
-func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
-	ro, err := readerOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	return Open(name, ro)
-}
-
-// openReader reads the ranges it needs of r (an object in object storage).
-func openReader(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
-	ro, err := readerOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	return NewReader(r, size, name, ro)
-}
-
 func readerOptions(o *format.Options) (*ReaderOptions, error) {
 	ro := &ReaderOptions{}
-	if o != nil {
-		params, err := format.NormalizeParams("arrow", o.Params, ReadParams)
-		if err != nil {
-			return nil, err
-		}
-		switch v := params["lists"]; v {
-		case "", "fixed":
-		case "variable":
-			ro.VariableLists = true
-		default:
-			return nil, format.UsageErrorf("arrow: option lists=%q: want fixed or variable", v)
-		}
-		switch v := params["mmap"]; v {
-		case "", "true":
-		case "false":
-			ro.NoMmap = true
-		default:
-			return nil, format.UsageErrorf("arrow: option mmap=%q: want true or false", v)
-		}
+	if o == nil {
+		return ro, nil
 	}
-	return ro, nil
+	params, err := format.NormalizeParams("arrow", o.Params, ReadParams)
+	if err != nil {
+		return nil, err
+	}
+	if ro.VariableLists, err = arrowmap.ParseLists("arrow", params); err != nil {
+		return nil, err
+	}
+	mmap, err := arrowmap.ParseBool("arrow", params, "mmap", true)
+	ro.NoMmap = !mmap
+	return ro, err
 }
 
 func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
@@ -85,31 +62,21 @@ func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (ml
 		if err != nil {
 			return nil, err
 		}
-		if o.Compat != "" {
-			return nil, format.UsageErrorf("arrow: no compatibility modes (compat %q)", o.Compat)
+		if err := arrowmap.CheckCompat("arrow", o); err != nil {
+			return nil, err
 		}
 		wo.Stream = strings.HasSuffix(strings.ToLower(o.Name), ".arrows")
-		switch v := params["format"]; v {
-		case "":
-		case "file":
-			wo.Stream = false
-		case "stream":
-			wo.Stream = true
-		default:
-			return nil, format.UsageErrorf("arrow: option format=%q: want file or stream", v)
+		switch v, err := arrowmap.Choice("arrow", params, "format", "file", "stream"); {
+		case err != nil:
+			return nil, err
+		case v != "":
+			wo.Stream = v == "stream"
 		}
-		wo.Sequences = params["sequences"]
-		if wo.Sequences != "" && wo.Sequences != "auto" && wo.Sequences != "list" {
-			return nil, format.UsageErrorf("arrow: option sequences=%q: want auto or list", wo.Sequences)
+		if wo.Sequences, err = arrowmap.ParseSequences("arrow", params); err != nil {
+			return nil, err
 		}
-		wo.Compression = o.Compress
-		if v, ok := params["compression"]; ok {
-			wo.Compression = v
-		}
-		switch wo.Compression {
-		case "", "none", "lz4", "zstd":
-		default:
-			return nil, format.UsageErrorf("arrow: compression %q: want none, lz4 or zstd", wo.Compression)
+		if wo.Compression, err = arrowmap.ParseCompression("arrow", o, params, "none", "lz4", "zstd"); err != nil {
+			return nil, err
 		}
 	}
 	return NewWriter(w, schema, wo)

@@ -1,18 +1,12 @@
 package arrow
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/internal/arrowcheck"
+	"github.com/mlfeed/mlfeed/internal/arrowmap/arrowtest"
 )
 
 // TestTestdata reads the files of testdata/ (written by apache-arrow and by mlfeed) and checks
@@ -71,50 +65,19 @@ func TestTestdata(t *testing.T) {
 		t.Errorf("stream and file differ: %v", err)
 	}
 
-	nulls, err := Open("testdata/apache-arrow-js-null.arrow", nil)
+	nulls, err := openFile("testdata/apache-arrow-js-null.arrow")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nulls.Close()
-	_, err = nulls.ReadChunk(context.Background(), 0)
-	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), `column "x", row 3: null`) {
-		t.Errorf("got %v", err)
-	}
+	arrowtest.CheckNull(t, nulls, ErrUnsupported)
 
 	// mlfeed's own files: every chunk decodes, and the sequences file keeps its lists.
-	files, _ := filepath.Glob("testdata/mlfeed-*")
-	for _, f := range files {
-		rd, err := Open(f, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range rd.Chunks() {
-			if _, err := rd.ReadChunk(context.Background(), i); err != nil {
-				t.Errorf("%s: %v", f, err)
-			}
-		}
-		rd.Close()
-	}
+	arrowtest.ReadAll(t, "testdata/mlfeed-*", openFile)
 }
 
 // TestOpenReader opens a file through the registry's OpenReader, as objects in object
 // storage are: from an io.ReaderAt, reading only the ranges needed.
 func TestOpenReader(t *testing.T) {
-	data, err := os.ReadFile("testdata/apache-arrow-js.arrows")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft, ok := format.Lookup("arrow")
-	if !ok || ft.OpenReader == nil {
-		t.Fatal("no OpenReader registered")
-	}
-	src, err := ft.OpenReader(bytes.NewReader(data), int64(len(data)), "object", &format.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	rows, err := arrowcheck.Rows(src, "id")
-	if err != nil || len(rows) != 12 {
-		t.Errorf("%d rows, %v", len(rows), err)
-	}
+	arrowtest.CheckOpenReader(t, "arrow", "testdata/apache-arrow-js.arrows", 12)
 }

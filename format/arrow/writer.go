@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/mlfeed/mlfeed"
@@ -28,13 +29,10 @@ type WriterOptions struct {
 // Writer writes chunks as Arrow record batches, one per chunk. It implements mlfeed.Sink.
 type Writer struct {
 	w      io.Writer
-	schema mlfeed.Schema
 	opts   WriterOptions
-	enc    *arrowmap.Encoder
+	sink   *arrowmap.Sink
 	file   *ipc.FileWriter
 	stream *ipc.Writer
-	err    error
-	closed bool
 }
 
 // writeOnly hides any Close method of the underlying writer from arrow-go, which would
@@ -57,19 +55,14 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	default:
 		return nil, fmt.Errorf("%w: compression %q (want none, lz4 or zstd)", ErrUnsupported, opts.Compression)
 	}
-	// Check the schema now: a stream Arrow cannot hold fails before any data is written.
-	if _, err := arrowmap.NewEncoder(schema, nil, opts.Sequences == "list"); err != nil {
-		return nil, mapErr(err)
+	sink, err := arrowmap.NewSink("arrow", schema, opts.Sequences == "list", mapErr)
+	if err != nil {
+		return nil, err
 	}
-	return &Writer{w: writeOnly{w}, schema: schema, opts: *opts}, nil
+	return &Writer{w: writeOnly{w}, opts: *opts, sink: sink}, nil
 }
 
-func (wr *Writer) start(first *mlfeed.Chunk) error {
-	enc, err := arrowmap.NewEncoder(wr.schema, first, wr.opts.Sequences == "list")
-	if err != nil {
-		return mapErr(err)
-	}
-	wr.enc = enc
+func (wr *Writer) start(enc *arrowmap.Encoder) error {
 	o := []ipc.Option{ipc.WithSchema(enc.Schema())}
 	switch wr.opts.Compression {
 	case "lz4":
@@ -81,61 +74,40 @@ func (wr *Writer) start(first *mlfeed.Chunk) error {
 		wr.stream = ipc.NewWriter(wr.w, o...)
 		return nil
 	}
+	var err error
 	wr.file, err = ipc.NewFileWriter(wr.w, o...)
 	return err
 }
 
 // WriteChunk writes c as one record batch.
 func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
-	if wr.err != nil {
-		return wr.err
-	}
-	if wr.enc == nil {
-		if wr.err = wr.start(c); wr.err != nil {
-			return wr.err
+	return wr.sink.WriteChunk(c, wr.start, func(rec arrow.RecordBatch) error {
+		var err error
+		if wr.stream != nil {
+			err = wr.stream.Write(rec)
+		} else {
+			err = wr.file.Write(rec)
 		}
-	}
-	rec, err := wr.enc.Record(c)
-	if err != nil {
-		return mapErr(err)
-	}
-	defer rec.Release()
-	if wr.stream != nil {
-		err = wr.stream.Write(rec)
-	} else {
-		err = wr.file.Write(rec)
-	}
-	if err != nil {
-		wr.err = fmt.Errorf("arrow: writing a record batch: %w", err)
-	}
-	return wr.err
+		if err != nil {
+			return fmt.Errorf("arrow: writing a record batch: %w", err)
+		}
+		return nil
+	})
 }
 
 // Close writes the end of the stream or the file's footer. It does not close the underlying
 // writer.
 func (wr *Writer) Close() error {
-	if wr.closed {
-		return nil
-	}
-	if wr.err != nil {
-		return wr.err
-	}
-	if wr.enc == nil {
-		if wr.err = wr.start(nil); wr.err != nil {
-			return wr.err
+	return wr.sink.Close(wr.start, func() error {
+		var err error
+		if wr.stream != nil {
+			err = wr.stream.Close()
+		} else {
+			err = wr.file.Close()
 		}
-	}
-	var err error
-	if wr.stream != nil {
-		err = wr.stream.Close()
-	} else {
-		err = wr.file.Close()
-	}
-	if err != nil {
-		wr.err = fmt.Errorf("arrow: closing: %w", err)
-		return wr.err
-	}
-	wr.closed = true
-	wr.err = fmt.Errorf("arrow: writer closed")
-	return nil
+		if err != nil {
+			return fmt.Errorf("arrow: closing: %w", err)
+		}
+		return nil
+	})
 }

@@ -4,25 +4,18 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // FuzzReader reads arbitrary text as LIBSVM: an error naming a line, or records that write
 // back and read again (with the same base, label kind and dimension) to the same values.
 func FuzzReader(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.svm"))
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	testutil.Seed(f, filepath.Join("testdata", "*.svm"))
 	f.Add([]byte("1 qid:3 1:0.5 7:nan # c\n\n-2 2:1e308 3:-0\n"))
 	f.Add([]byte("1,3 0:1\n 2:5\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/fastfloat"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -69,7 +70,7 @@ type Reader struct {
 	labelDim  int
 	identity  []int64
 	mapped    bool
-	closers   []func() error
+	closers   closer.Stack
 }
 
 // Open opens the named file, mapping it into memory unless opts.NoMmap is set, and scans it.
@@ -764,10 +765,5 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 
 // Close releases the mapping and the file.
 func (rd *Reader) Close() error {
-	var errs []error
-	for i := len(rd.closers) - 1; i >= 0; i-- {
-		errs = append(errs, rd.closers[i]())
-	}
-	rd.closers = nil
-	return errors.Join(errs...)
+	return rd.closers.Close()
 }

@@ -1,20 +1,17 @@
 package libsvm_test
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // sample is a small LIBSVM file as mlfeed writes it: one-based, with a label on every line.
@@ -77,44 +74,6 @@ func TestRoundTrips(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	bin       string
-	buildErr  error
-)
-
-// runCLI builds the command once and runs it, returning stdout and the error.
-func runCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mlfeed-libsvm-cli-*")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bin = filepath.Join(dir, "mlfeed")
-		if runtime.GOOS == "windows" {
-			bin += ".exe"
-		}
-		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mlfeed").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Log(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building mlfeed: %v", buildErr)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
-		return stdout.String() + stderr.String(), err
-	}
-	return stdout.String(), nil
-}
-
 // TestCLI runs info, cat, convert, validate and batches on a LIBSVM file.
 func TestCLI(t *testing.T) {
 	if testing.Short() {
@@ -123,42 +82,42 @@ func TestCLI(t *testing.T) {
 	d := t.TempDir()
 	in := filepath.Join(d, "in.svm")
 	os.WriteFile(in, []byte(sample), 0o644)
-	out, err := runCLI(t, "info", "--json", in)
+	out, err := testutil.CLI(t, "info", "--json", in)
 	if err != nil || !strings.Contains(out, `"format": "libsvm"`) || !strings.Contains(out, `"sequences": 4`) || !strings.Contains(out, `"dim": 7`) {
 		t.Fatalf("info: %v\n%s", err, out)
 	}
-	out, err = runCLI(t, "cat", "--json", "-n", "1", in)
+	out, err = testutil.CLI(t, "cat", "--json", "-n", "1", in)
 	if err != nil || strings.TrimSpace(out) != `{"labels":[[1]],"features":[{"indices":[0,2,6],"values":[0.5,-2,1e-300]}]}` {
 		t.Fatalf("cat: %v\n%s", err, out)
 	}
-	out, err = runCLI(t, "cat", "--json", "-n", "1", "--opt", "zero_based=true", "--opt", "dim=20", in)
+	out, err = testutil.CLI(t, "cat", "--json", "-n", "1", "--opt", "zero_based=true", "--opt", "dim=20", in)
 	if err != nil || !strings.Contains(out, `"indices":[1,3,7]`) {
 		t.Fatalf("cat zero_based: %v\n%s", err, out)
 	}
-	if out, err = runCLI(t, "validate", in); err != nil || !strings.Contains(out, "ok") {
+	if out, err = testutil.CLI(t, "validate", in); err != nil || !strings.Contains(out, "ok") {
 		t.Fatalf("validate: %v\n%s", err, out)
 	}
 	bad := filepath.Join(d, "bad.svm")
 	os.WriteFile(bad, []byte("1 1:2\n1 1:zz\n"), 0o644)
-	if out, err = runCLI(t, "validate", bad); err == nil || !strings.Contains(out, "bad.svm:2:5") {
+	if out, err = testutil.CLI(t, "validate", bad); err == nil || !strings.Contains(out, "bad.svm:2:5") {
 		t.Fatalf("validate bad: %v\n%s", err, out)
 	}
-	if out, err = runCLI(t, "batches", "--dump", "--mb-size", "2", "--no-randomize", in); err != nil || strings.Count(out, "\n") != 2 ||
+	if out, err = testutil.CLI(t, "batches", "--dump", "--mb-size", "2", "--no-randomize", in); err != nil || strings.Count(out, "\n") != 2 ||
 		!strings.Contains(out, `"labels":[[[1]],[[-1]]],"features":[[{"indices":[0,2,6],"values":[0.5,-2,1e-300]}],[{"indices":[1,4]`) {
 		t.Fatalf("batches: %v\n%s", err, out)
 	}
 	npz := filepath.Join(d, "out.npz")
-	if out, err = runCLI(t, "convert", in, npz); err == nil {
+	if out, err = testutil.CLI(t, "convert", in, npz); err == nil {
 		t.Fatalf("sparse features into .npz without --densify succeeded:\n%s", out)
 	}
-	if out, err = runCLI(t, "convert", "--densify", in, npz); err != nil {
+	if out, err = testutil.CLI(t, "convert", "--densify", in, npz); err != nil {
 		t.Fatalf("convert --densify: %v\n%s", err, out)
 	}
 	back := filepath.Join(d, "back.svm")
-	if out, err = runCLI(t, "convert", npz, back); err == nil || !strings.Contains(out, "dense_features=true") {
+	if out, err = testutil.CLI(t, "convert", npz, back); err == nil || !strings.Contains(out, "dense_features=true") {
 		t.Fatalf("dense features into LIBSVM without dense_features: %v\n%s", err, out)
 	}
-	if out, err = runCLI(t, "convert", "--write-opt", "dense_features=true", npz, back); err != nil {
+	if out, err = testutil.CLI(t, "convert", "--write-opt", "dense_features=true", npz, back); err != nil {
 		t.Fatalf("convert back: %v\n%s", err, out)
 	}
 	if got, _ := os.ReadFile(back); string(got) != sample {

@@ -202,15 +202,7 @@ func TestSklearn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range rd.Chunks() {
-				c, _ := rd.ReadChunk(context.Background(), i)
-				if err := wr.WriteChunk(c); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := wr.Close(); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteAll(t, rd, wr)
 			f.Close()
 			rd.Close()
 			written[path] = got

@@ -3,24 +3,17 @@ package npy
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // FuzzReader reads arbitrary bytes as a .npy or .npz file: an error, or data that writes back
 // (as the same kind of file) and reads again to the same values, never a panic.
 func FuzzReader(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.np[yz]"))
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	testutil.Seed(f, filepath.Join("testdata", "*.np[yz]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := NewReader(bytes.NewReader(data), int64(len(data)), nil)
 		if err != nil {
@@ -35,18 +28,7 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			t.Fatalf("writer refuses what the reader read: %v", err)
 		}
-		for i := range rd.Chunks() {
-			c, err := rd.ReadChunk(context.Background(), i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.WriteChunk(c); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteAll(t, rd, w)
 		again, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), nil)
 		if err != nil {
 			t.Fatalf("reading back: %v", err)

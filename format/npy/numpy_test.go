@@ -150,18 +150,7 @@ func TestNumpyFiles(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for i := range rd.Chunks() {
-						c, err := rd.ReadChunk(context.Background(), i)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if err := w.WriteChunk(c); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := w.Close(); err != nil {
-						t.Fatal(err)
-					}
+					testutil.WriteAll(t, rd, w)
 					if !bytes.Equal(buf.Bytes(), ref) {
 						t.Fatalf("records %d: written bytes differ from numpy.save's at byte %d:\n%q\n%q", records,
 							testutil.FirstDiff(buf.Bytes(), ref), head(buf.Bytes()), head(ref))
@@ -219,15 +208,7 @@ func TestNumpyArchives(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range rd.Chunks() {
-			c, _ := rd.ReadChunk(context.Background(), i)
-			if err := w.WriteChunk(c); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteAll(t, rd, w)
 		f.Close()
 		rd.Close()
 		mine, _ := os.ReadFile(out)

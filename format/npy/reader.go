@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -97,7 +97,7 @@ type Reader struct {
 	perChunk int
 	identity []int64
 	mapped   bool
-	closers  []func() error
+	closers  closer.Stack
 }
 
 // NewReader returns a reader of the .npy or .npz data in r, which holds size bytes. Headers are
@@ -577,10 +577,5 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 
 // Close releases the mapping and the file.
 func (rd *Reader) Close() error {
-	var errs []error
-	for i := len(rd.closers) - 1; i >= 0; i-- {
-		errs = append(errs, rd.closers[i]())
-	}
-	rd.closers = nil
-	return errors.Join(errs...)
+	return rd.closers.Close()
 }

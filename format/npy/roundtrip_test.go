@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mlfeed/mlfeed/convert"
@@ -57,39 +55,6 @@ func TestRoundTrips(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	bin       string
-	buildErr  error
-)
-
-// runCLI builds the command once and runs it, returning its output.
-func runCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mlfeed-npy-cli-*")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bin = filepath.Join(dir, "mlfeed")
-		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mlfeed").CombinedOutput(); err != nil {
-			buildErr = err
-			t.Log(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building mlfeed: %v", buildErr)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String() + stderr.String(), err
-	}
-	return stdout.String(), nil
-}
-
 // TestCLI runs info, cat, convert, validate and batches on numpy's files.
 func TestCLI(t *testing.T) {
 	if testing.Short() {
@@ -97,39 +62,39 @@ func TestCLI(t *testing.T) {
 	}
 	d, _ := numpyDir(t)
 	npyFile := filepath.Join(d, "be_f8.npy")
-	out, err := runCLI(t, "info", "--json", npyFile)
+	out, err := testutil.CLI(t, "info", "--json", npyFile)
 	if err != nil || !strings.Contains(out, `"format": "npy"`) || !strings.Contains(out, `"sequences": 3`) || !strings.Contains(out, `">f8"`) && !strings.Contains(out, `\u003ef8`) {
 		t.Fatalf("info: %v\n%s", err, out)
 	}
-	out, err = runCLI(t, "cat", "--json", "-n", "1", npyFile)
+	out, err = testutil.CLI(t, "cat", "--json", "-n", "1", npyFile)
 	if err != nil || strings.TrimSpace(out) != `{"features":[[-7,-4,-1,2]]}` {
 		t.Fatalf("cat: %v\n%s", err, out)
 	}
 	npz := filepath.Join(d, "stored.npz")
-	if out, err = runCLI(t, "info", npz); err != nil || !strings.Contains(out, "npz") || !strings.Contains(out, "m dense bool 2x2") {
+	if out, err = testutil.CLI(t, "info", npz); err != nil || !strings.Contains(out, "npz") || !strings.Contains(out, "m dense bool 2x2") {
 		t.Fatalf("info npz: %v\n%s", err, out)
 	}
 	for _, f := range []string{npyFile, npz, filepath.Join(d, "deflated.npz"), filepath.Join(d, "fortran_i2_2x3x4.npy")} {
-		if out, err = runCLI(t, "validate", f); err != nil || !strings.Contains(out, ": ok") {
+		if out, err = testutil.CLI(t, "validate", f); err != nil || !strings.Contains(out, ": ok") {
 			t.Fatalf("validate %s: %v\n%s", f, err, out)
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.npy")
 	data, _ := os.ReadFile(npyFile)
 	os.WriteFile(bad, data[:len(data)-3], 0o644)
-	if out, err = runCLI(t, "validate", bad); err == nil || !strings.Contains(out, "byte offset") {
+	if out, err = testutil.CLI(t, "validate", bad); err == nil || !strings.Contains(out, "byte offset") {
 		t.Fatalf("validate truncated: %v\n%s", err, out)
 	}
-	if out, err = runCLI(t, "batches", "--dump", "--mb-size", "2", "--no-randomize", npz); err != nil || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"s":[[["a"]],[["bb"]]]`) {
+	if out, err = testutil.CLI(t, "batches", "--dump", "--mb-size", "2", "--no-randomize", npz); err != nil || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"s":[[["a"]],[["bb"]]]`) {
 		t.Fatalf("batches: %v\n%s", err, out)
 	}
 	// A Fortran-order array through IDX and back comes out as numpy writes it in C order.
 	idx := filepath.Join(t.TempDir(), "x.idx")
-	if out, err = runCLI(t, "convert", filepath.Join(d, "fortran_f4_3x4.npy"), idx); err != nil {
+	if out, err = testutil.CLI(t, "convert", filepath.Join(d, "fortran_f4_3x4.npy"), idx); err != nil {
 		t.Fatalf("convert to idx: %v\n%s", err, out)
 	}
 	back := filepath.Join(t.TempDir(), "x.npy")
-	if out, err = runCLI(t, "convert", idx, back); err != nil {
+	if out, err = testutil.CLI(t, "convert", idx, back); err != nil {
 		t.Fatalf("convert back: %v\n%s", err, out)
 	}
 	want, _ := os.ReadFile(filepath.Join(d, "fortran_f4_3x4.ref.npy"))

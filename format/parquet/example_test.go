@@ -10,7 +10,8 @@ import (
 	"github.com/mlfeed/mlfeed/format/parquet"
 )
 
-// Write two rows of a 2x2 float32 image and a label as a Parquet file (zstd), then read them back.
+// Write two rows of a 2x2 float32 image and a label as a Parquet file compressed
+// with snappy, then read them back.
 func Example() {
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
 		{Name: "image", Type: mlfeed.Float32, Dim: 4, Shape: []int{2, 2}},
@@ -24,7 +25,7 @@ func Example() {
 	chunk := &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: img}, {SeqStart: seq, Values: lab}}}
 
 	var buf bytes.Buffer
-	w, err := parquet.NewWriter(&buf, schema, nil)
+	w, err := parquet.NewWriter(&buf, schema, &parquet.WriterOptions{Compression: "snappy"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,16 +41,13 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer rd.Close()
-	for _, st := range rd.Schema().Streams {
-		fmt.Println(st)
-	}
+	fmt.Println(rd.Details()["compression"], rd.Schema().Streams)
 	c, err := rd.ReadChunk(context.Background(), 0)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(c.Streams[0].Values.Float32s()[4:], c.Streams[1].Values.Uint8s())
 	// Output:
-	// image dense float32 2x2
-	// label dense uint8 1
+	// SNAPPY [image dense float32 2x2 label dense uint8 1]
 	// [1 1 0 0] [3 7]
 }

@@ -1,10 +1,8 @@
 package parquet
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -15,14 +13,7 @@ import (
 // TestPeerReadsMlfeed has DuckDB read Parquet files mlfeed writes, with each compression, and
 // compares every value.
 func TestPeerReadsMlfeed(t *testing.T) {
-	arrowcheck.Require(t)
-	schema := arrowtest.Schema()
-	chunks := []*mlfeed.Chunk{arrowtest.Chunk(7, 1), arrowtest.Chunk(11, 2)}
-	mem, _ := mlfeed.NewMemorySource(schema, chunks...)
-	want, err := arrowcheck.Rows(mem, "id")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema, chunks, want := arrowtest.PeerData(t)
 	for _, opts := range []*WriterOptions{nil, {Compression: "snappy"}, {Compression: "gzip"}, {Compression: "none", Sequences: "list"}} {
 		path := filepath.Join(t.TempDir(), "t.parquet")
 		if err := os.WriteFile(path, write(t, schema, opts, chunks...), 0o644); err != nil {
@@ -67,18 +58,5 @@ func TestMlfeedReadsPeer(t *testing.T) {
 
 // TestPeerNulls checks that a null from another writer is refused with its column and row.
 func TestPeerNulls(t *testing.T) {
-	arrowcheck.Require(t)
-	path := filepath.Join(t.TempDir(), "null.parquet")
-	if _, err := arrowcheck.Run(t, "write-null", path); err != nil {
-		t.Fatal(err)
-	}
-	rd, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	_, err = arrowcheck.Rows(rd, "id")
-	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), `column "x", row 3: null`) || !strings.Contains(err.Error(), path) {
-		t.Errorf("got %v", err)
-	}
+	arrowtest.CheckPeerNull(t, filepath.Join(t.TempDir(), "null.parquet"), openFile)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -41,7 +42,7 @@ type Reader struct {
 	chunks  []mlfeed.ChunkInfo
 	first   []int64
 	readers sync.Pool // *pqarrow.FileReader over pf
-	closers []func() error
+	closers closer.Stack
 }
 
 // NewReader returns a reader of the Parquet file in r, which holds size bytes. The footer is
@@ -51,7 +52,7 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	if opts == nil {
 		opts = &ReaderOptions{}
 	}
-	defer catch(name, &err)
+	defer arrowmap.Catch(name, ErrFormat, &err)
 	if size < 12 {
 		return nil, mlfeed.OffsetError(name, 0, "magic", fmt.Errorf("%w: %d bytes is too short for Parquet", ErrTruncated, size))
 	}
@@ -105,7 +106,7 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 			return fail(err)
 		}
 	}
-	if rd.hasLists() {
+	if rd.plan.HasLists() {
 		rd.sampleCounts(size)
 	}
 	return rd, nil
@@ -236,15 +237,6 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows()), nil
 }
 
-func (rd *Reader) hasLists() bool {
-	for _, c := range rd.plan.Columns {
-		if c.Seq {
-			return true
-		}
-	}
-	return false
-}
-
 // Schema returns the streams, one per column (a column of sequence ids is not a stream).
 func (rd *Reader) Schema() mlfeed.Schema { return rd.plan.Schema }
 
@@ -259,13 +251,13 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 // ReadChunkReuse decodes row group i, reusing prev's memory for the offsets, booleans, text
 // and dictionary lookups it computes (values pqarrow decodes are handed out as they are).
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (c *mlfeed.Chunk, err error) {
-	if i < 0 || i >= len(rd.chunks) {
-		return nil, fmt.Errorf("parquet: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
+	if err := arrowmap.CheckChunk("parquet", rd.name, i, len(rd.chunks)); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	defer catch(rd.name, &err)
+	defer arrowmap.Catch(rd.name, ErrFormat, &err)
 	rec, err := rd.record(ctx, i)
 	if err != nil {
 		return nil, err
@@ -285,17 +277,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 // SequenceLengths returns the length of each sequence of chunk i: ones, unless a column holds
 // lists of samples, whose lengths need the row group decoded.
 func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
-	if i < 0 || i >= len(rd.chunks) {
-		return nil, fmt.Errorf("parquet: %s: chunk %d out of range [0, %d)", rd.name, i, len(rd.chunks))
-	}
-	if !rd.hasLists() {
-		return mlfeed.Ones(rd.chunks[i].Sequences), nil
-	}
-	c, err := rd.ReadChunk(context.Background(), i)
-	if err != nil {
-		return nil, err
-	}
-	return mlfeed.LengthsOf(c), nil
+	return arrowmap.SequenceLengths("parquet", rd.name, rd.chunks, i, rd.plan.HasLists(), rd.ReadChunk)
 }
 
 // Details reports the row groups, the compression of the first column and the writer, for
@@ -313,20 +295,5 @@ func (rd *Reader) Details() map[string]any {
 
 // Close releases the file.
 func (rd *Reader) Close() error {
-	var first error
-	for i := len(rd.closers) - 1; i >= 0; i-- {
-		if err := rd.closers[i](); err != nil && first == nil {
-			first = err
-		}
-	}
-	rd.closers = nil
-	return first
-}
-
-// catch turns a panic inside arrow-go, which trusts some lengths of the data it decodes, into
-// an error naming the file.
-func catch(name string, err *error) {
-	if r := recover(); r != nil {
-		*err = mlfeed.OffsetError(name, -1, "", fmt.Errorf("%w: malformed data (%v)", ErrFormat, r))
-	}
+	return rd.closers.Close()
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
 )
 
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
@@ -19,6 +20,7 @@ var WriteParams = []format.Param{
 }
 
 func init() {
+	open, openReader := arrowmap.Openers(readerOptions, Open, NewReader)
 	format.Register(format.Format{
 		Name:        "parquet",
 		KeepsShape:  true,
@@ -26,46 +28,24 @@ func init() {
 		Match:       Match,
 		ReadParams:  ReadParams,
 		WriteParams: WriteParams,
-		Open:        openFormat,
+		Open:        open,
 		OpenReader:  openReader,
 		Streamable:  true,
 		Create:      createFormat,
 	})
 }
 
-func openFormat(name string, o *format.Options) (mlfeed.Source, error) {
-	ro, err := readerOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	return Open(name, ro)
-}
-
-// openReader reads the ranges it needs of r (an object in object storage).
-func openReader(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
-	ro, err := readerOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	return NewReader(r, size, name, ro)
-}
-
 func readerOptions(o *format.Options) (*ReaderOptions, error) {
 	ro := &ReaderOptions{}
-	if o != nil {
-		params, err := format.NormalizeParams("parquet", o.Params, ReadParams)
-		if err != nil {
-			return nil, err
-		}
-		switch v := params["lists"]; v {
-		case "", "fixed":
-		case "variable":
-			ro.VariableLists = true
-		default:
-			return nil, format.UsageErrorf("parquet: option lists=%q: want fixed or variable", v)
-		}
+	if o == nil {
+		return ro, nil
 	}
-	return ro, nil
+	params, err := format.NormalizeParams("parquet", o.Params, ReadParams)
+	if err != nil {
+		return nil, err
+	}
+	ro.VariableLists, err = arrowmap.ParseLists("parquet", params)
+	return ro, err
 }
 
 func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
@@ -75,21 +55,14 @@ func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (ml
 		if err != nil {
 			return nil, err
 		}
-		if o.Compat != "" {
-			return nil, format.UsageErrorf("parquet: no compatibility modes (compat %q)", o.Compat)
+		if err := arrowmap.CheckCompat("parquet", o); err != nil {
+			return nil, err
 		}
-		wo.Compression = o.Compress
-		if v, ok := params["compression"]; ok {
-			wo.Compression = v
+		if wo.Compression, err = arrowmap.ParseCompression("parquet", o, params, "zstd", "snappy", "gzip", "none"); err != nil {
+			return nil, err
 		}
-		switch wo.Compression {
-		case "", "zstd", "snappy", "gzip", "none":
-		default:
-			return nil, format.UsageErrorf("parquet: compression %q: want zstd, snappy, gzip or none", wo.Compression)
-		}
-		wo.Sequences = params["sequences"]
-		if wo.Sequences != "" && wo.Sequences != "auto" && wo.Sequences != "list" {
-			return nil, format.UsageErrorf("parquet: option sequences=%q: want auto or list", wo.Sequences)
+		if wo.Sequences, err = arrowmap.ParseSequences("parquet", params); err != nil {
+			return nil, err
 		}
 	}
 	return NewWriter(w, schema, wo)

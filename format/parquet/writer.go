@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -30,13 +31,10 @@ type WriterOptions struct {
 // Writer writes chunks as Parquet row groups, one per chunk. It implements mlfeed.Sink.
 type Writer struct {
 	w       io.Writer
-	schema  mlfeed.Schema
 	opts    WriterOptions
 	codec   compress.Compression
-	enc     *arrowmap.Encoder
+	sink    *arrowmap.Sink
 	pw      *pqarrow.FileWriter
-	err     error
-	closed  bool
 	samples []string // per row group: its sample count (Chunk.SequenceLength summed)
 }
 
@@ -55,7 +53,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	if opts == nil {
 		opts = &WriterOptions{}
 	}
-	wr := &Writer{w: writeOnly{w}, schema: schema, opts: *opts}
+	wr := &Writer{w: writeOnly{w}, opts: *opts}
 	switch opts.Compression {
 	case "", "zstd":
 		wr.codec = compress.Codecs.Zstd
@@ -73,19 +71,16 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	default:
 		return nil, fmt.Errorf("%w: sequences %q (want auto or list)", ErrUnsupported, opts.Sequences)
 	}
-	if _, err := arrowmap.NewEncoder(schema, nil, opts.Sequences == "list"); err != nil {
-		return nil, mapErr(err)
+	var err error
+	if wr.sink, err = arrowmap.NewSink("parquet", schema, opts.Sequences == "list", mapErr); err != nil {
+		return nil, err
 	}
 	return wr, nil
 }
 
-func (wr *Writer) start(first *mlfeed.Chunk) error {
-	enc, err := arrowmap.NewEncoder(wr.schema, first, wr.opts.Sequences == "list")
-	if err != nil {
-		return mapErr(err)
-	}
-	wr.enc = enc
+func (wr *Writer) start(enc *arrowmap.Encoder) error {
 	props := pq.NewWriterProperties(pq.WithCompression(wr.codec), pq.WithMaxRowGroupLength(1<<31-1))
+	var err error
 	wr.pw, err = pqarrow.NewFileWriter(enc.Schema(), wr.w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnsupported, err)
@@ -95,55 +90,30 @@ func (wr *Writer) start(first *mlfeed.Chunk) error {
 
 // WriteChunk writes c as one row group.
 func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
-	if wr.err != nil {
-		return wr.err
-	}
-	if wr.enc == nil {
-		if wr.err = wr.start(c); wr.err != nil {
-			return wr.err
+	return wr.sink.WriteChunk(c, wr.start, func(rec arrow.RecordBatch) error {
+		if err := wr.pw.Write(rec); err != nil {
+			return fmt.Errorf("parquet: writing a row group: %w", err)
 		}
-	}
-	rec, err := wr.enc.Record(c)
-	if err != nil {
-		return mapErr(err)
-	}
-	defer rec.Release()
-	if err := wr.pw.Write(rec); err != nil {
-		wr.err = fmt.Errorf("parquet: writing a row group: %w", err)
-		return wr.err
-	}
-	var n int64
-	for q := 0; q < c.Sequences; q++ {
-		n += c.SequenceLength(q)
-	}
-	wr.samples = append(wr.samples, strconv.FormatInt(n, 10))
-	return nil
+		var n int64
+		for q := 0; q < c.Sequences; q++ {
+			n += c.SequenceLength(q)
+		}
+		wr.samples = append(wr.samples, strconv.FormatInt(n, 10))
+		return nil
+	})
 }
 
 // Close writes the footer. It does not close the underlying writer.
 func (wr *Writer) Close() error {
-	if wr.closed {
+	return wr.sink.Close(wr.start, func() error {
+		if slices.Contains(wr.sink.Encoder().Lists(), true) {
+			if err := wr.pw.AppendKeyValueMetadata(samplesKey, strings.Join(wr.samples, ",")); err != nil {
+				return fmt.Errorf("parquet: %w", err)
+			}
+		}
+		if err := wr.pw.Close(); err != nil {
+			return fmt.Errorf("parquet: closing: %w", err)
+		}
 		return nil
-	}
-	if wr.err != nil {
-		return wr.err
-	}
-	if wr.enc == nil {
-		if wr.err = wr.start(nil); wr.err != nil {
-			return wr.err
-		}
-	}
-	if slices.Contains(wr.enc.Lists(), true) {
-		if err := wr.pw.AppendKeyValueMetadata(samplesKey, strings.Join(wr.samples, ",")); err != nil {
-			wr.err = fmt.Errorf("parquet: %w", err)
-			return wr.err
-		}
-	}
-	if err := wr.pw.Close(); err != nil {
-		wr.err = fmt.Errorf("parquet: closing: %w", err)
-		return wr.err
-	}
-	wr.closed = true
-	wr.err = fmt.Errorf("parquet: writer closed")
-	return nil
+	})
 }

@@ -94,17 +94,10 @@ func (f *File) readHeaderV1(o *object) error {
 	seen := map[uint64]bool{}
 	total := uint64(0)
 	for i := 0; i < len(blocks); i++ {
-		if total += blocks[i].size; total > uint64(f.size) {
-			return f.errAt(o.addr, "object header", ErrFormat, "header blocks larger than the file")
-		}
-		if i > maxHeaderBlocks {
-			return f.errAt(o.addr, "object header", ErrFormat, "too many continuation blocks")
+		if err := f.checkBlock(o.addr, blocks, i, seen, &total); err != nil {
+			return err
 		}
 		bl := blocks[i]
-		if seen[bl.addr] {
-			return f.errAt(bl.addr, "object header", ErrFormat, "continuation blocks form a loop")
-		}
-		seen[bl.addr] = true
 		data, err := f.read(bl.addr, bl.size, "object header messages")
 		if err != nil {
 			return err
@@ -156,17 +149,10 @@ func (f *File) readHeaderV2(o *object) error {
 	seen := map[uint64]bool{}
 	total := uint64(0)
 	for i := 0; i < len(blocks); i++ {
-		if total += blocks[i].size; total > uint64(f.size) {
-			return f.errAt(o.addr, "object header", ErrFormat, "header blocks larger than the file")
-		}
-		if i > maxHeaderBlocks {
-			return f.errAt(o.addr, "object header", ErrFormat, "too many continuation blocks")
+		if err := f.checkBlock(o.addr, blocks, i, seen, &total); err != nil {
+			return err
 		}
 		bl := blocks[i]
-		if seen[bl.addr] {
-			return f.errAt(bl.addr, "object header", ErrFormat, "continuation blocks form a loop")
-		}
-		seen[bl.addr] = true
 		if bl.size < 8 {
 			return f.errAt(bl.addr, "object header", ErrFormat, "continuation block of %d bytes", bl.size)
 		}
@@ -265,4 +251,20 @@ func (o *object) isGroup() bool {
 func (o *object) isDataset() bool {
 	_, ok := o.find(msgLayout)
 	return ok
+}
+
+// checkBlock checks header block i of the object at addr before it is read: the blocks'
+// total size against the file, their count, and loops among continuation blocks.
+func (f *File) checkBlock(addr uint64, blocks []block, i int, seen map[uint64]bool, total *uint64) error {
+	if *total += blocks[i].size; *total > uint64(f.size) {
+		return f.errAt(addr, "object header", ErrFormat, "header blocks larger than the file")
+	}
+	if i > maxHeaderBlocks {
+		return f.errAt(addr, "object header", ErrFormat, "too many continuation blocks")
+	}
+	if seen[blocks[i].addr] {
+		return f.errAt(blocks[i].addr, "object header", ErrFormat, "continuation blocks form a loop")
+	}
+	seen[blocks[i].addr] = true
+	return nil
 }

@@ -5,12 +5,17 @@
 package testutil
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 // SharedDir returns the directory of the shared corpus: $MLFEED_SHARED if set, else the
@@ -131,4 +136,68 @@ func FirstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// Seed adds the contents of every file matching pattern to f's seed corpus.
+func Seed(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(pattern)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
+// WriteAll writes every chunk of src to w and closes w, failing tb on any error.
+func WriteAll(tb testing.TB, src mlfeed.Source, w mlfeed.Sink) {
+	tb.Helper()
+	for i := range src.Chunks() {
+		c, err := src.ReadChunk(context.Background(), i)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := w.WriteChunk(c); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+var cli struct {
+	once sync.Once
+	bin  string
+	err  error
+	out  []byte
+}
+
+// CLI builds the mlfeed command once per test binary and runs it with args. It returns
+// stdout, or stdout and stderr together with the error where the command fails.
+func CLI(tb testing.TB, args ...string) (string, error) {
+	tb.Helper()
+	cli.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mlfeed-cli-*")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		cli.bin = filepath.Join(dir, "mlfeed")
+		if runtime.GOOS == "windows" {
+			cli.bin += ".exe"
+		}
+		cli.out, cli.err = exec.Command("go", "build", "-o", cli.bin, filepath.Join(repoRoot(), "cmd", "mlfeed")).CombinedOutput()
+	})
+	if cli.err != nil {
+		tb.Fatalf("building mlfeed: %v\n%s", cli.err, cli.out)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(cli.bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
 }
