@@ -126,12 +126,29 @@ func Open(ctx context.Context, name string) (*Object, error) {
 		b.Close()
 		return nil, fmt.Errorf("%s: names a prefix, not an object", name)
 	}
-	a, err := b.Attributes(ctx, key)
-	if err != nil {
-		b.Close()
-		return nil, wrap(name, err)
+	o := &Object{name: name, ctx: ctx, b: b, key: key, blocks: map[int64][]byte{}}
+	// One request learns the size and fetches the first block, which every format reads
+	// first (its magic, its header); an empty object cannot be read by range: ask its size.
+	r, err := b.NewRangeReader(ctx, key, 0, BlockSize, nil)
+	if err == nil {
+		o.size = r.Size()
+		first := make([]byte, min(BlockSize, o.size))
+		var n int
+		n, err = io.ReadFull(r, first)
+		r.Close()
+		o.fetched.Add(int64(n))
+		if err == nil {
+			o.blocks[0], o.order = first, []int64{0}
+			return o, nil
+		}
 	}
-	return &Object{name: name, ctx: ctx, b: b, key: key, size: a.Size, blocks: map[int64][]byte{}}, nil
+	a, aerr := b.Attributes(ctx, key)
+	if aerr != nil {
+		b.Close()
+		return nil, wrap(name, aerr)
+	}
+	o.size = a.Size
+	return o, nil
 }
 
 // Name returns the object's URL.
