@@ -1,0 +1,64 @@
+"""The interchange formats (NumPy, LIBSVM, Arrow, Parquet) through the Python package, with
+numpy and scikit-learn as the independent writers and readers."""
+
+import numpy as np
+import pytest
+
+import mlfeed
+
+
+def test_npy_and_npz(tmp_path):
+    x = np.arange(60, dtype=np.float32).reshape(5, 3, 4)
+    y = np.array([1, 0, 3, 2, 4], dtype=np.int64)
+    np.save(tmp_path / "x.npy", x)
+    np.savez(tmp_path / "xy.npz", images=x, labels=y)
+    with mlfeed.open(str(tmp_path / "x.npy")) as ds:
+        assert len(ds) == 5
+        (arr,) = ds.read().values()
+        np.testing.assert_array_equal(arr, x)
+    with mlfeed.open(str(tmp_path / "xy.npz")) as ds:
+        got = ds.read()
+        np.testing.assert_array_equal(got["images"], x)
+        np.testing.assert_array_equal(got["labels"].reshape(-1), y)
+    # Written by mlfeed, read by numpy: the same bytes numpy.save writes.
+    mlfeed.convert(str(tmp_path / "xy.npz"), tmp_path / "back.npz")
+    with np.load(tmp_path / "back.npz") as z:
+        np.testing.assert_array_equal(z["images"], x)
+    mlfeed.convert(str(tmp_path / "x.npy"), tmp_path / "back.npy")
+    assert (tmp_path / "back.npy").read_bytes() == (tmp_path / "x.npy").read_bytes()
+
+
+def test_libsvm_with_sklearn(tmp_path):
+    datasets = pytest.importorskip("sklearn.datasets")
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(1)
+    dense = rng.random((40, 12)) * (rng.random((40, 12)) < 0.3)
+    X = scipy_sparse.csr_matrix(dense)
+    y = rng.integers(0, 3, size=40).astype(np.float64)
+    datasets.dump_svmlight_file(X, y, tmp_path / "a.svm", zero_based=False)
+    # sklearn writes 16 significant digits: compare with what its own reader makes of the file.
+    Xa, ya = datasets.load_svmlight_file(str(tmp_path / "a.svm"), n_features=12)
+    with mlfeed.open(str(tmp_path / "a.svm"), options={"dim": 12}) as ds:
+        got = ds.read()
+        np.testing.assert_array_equal(got["features"].toarray(), Xa.toarray())
+        np.testing.assert_array_equal(got["labels"].reshape(-1), ya)
+    mlfeed.convert(str(tmp_path / "a.svm"), tmp_path / "b.svm", options={"dim": 12})
+    Xb, yb = datasets.load_svmlight_file(str(tmp_path / "b.svm"), n_features=12)
+    np.testing.assert_array_equal(Xb.toarray(), Xa.toarray())
+    np.testing.assert_array_equal(yb, ya)
+
+
+@pytest.mark.parametrize("ext", [".arrow", ".parquet"])
+def test_arrow_and_parquet_round_trip(tmp_path, ext):
+    x = np.arange(24, dtype=np.float32).reshape(6, 2, 2)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / ("x" + ext)
+    mlfeed.convert(str(tmp_path / "x.npy"), out)
+    with mlfeed.open(str(out)) as ds:
+        (arr,) = ds.read().values()
+        np.testing.assert_array_equal(arr, x)
+    with mlfeed.open(str(out)) as ds:
+        name = ds.schema[0]["name"]
+    src = mlfeed.MinibatchSource(str(out), minibatch_size=4, randomize=False, max_sweeps=1)
+    seen = np.concatenate([mb[name].copy() for mb in src])
+    np.testing.assert_array_equal(seen, x)
