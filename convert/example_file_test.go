@@ -58,5 +58,5 @@ func ExampleFile() {
 	// |labels 7
 	// |labels 2
 	// |labels 1
-	// 10000 sequences of labels dense 1 float32
+	// 2000 sequences of labels dense 1 float32
 }

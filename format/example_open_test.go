@@ -35,6 +35,6 @@ func ExampleOpen() {
 	// Output:
 	// features dense uint8 784 [28 28]
 	// labels dense uint8 1 []
-	// 10000 sequences, 10000 samples, 2 chunks
+	// 2000 sequences, 2000 samples, 1 chunks
 	// first labels: [7 2 1 0 4 1 4 9 5 9]
 }

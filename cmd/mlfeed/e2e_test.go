@@ -63,8 +63,9 @@ func leftovers(t *testing.T, dir string, keep ...string) []string {
 }
 
 // mnist returns a file of the shared MNIST test set, skipping without it.
+// mnist returns a file of the whole MNIST set: the tests' sizes and counts are its own.
 func mnist(t *testing.T, name string) string {
-	return testutil.Testdata(t, "mnist", name)
+	return testutil.Shared(t, "mnist", name)
 }
 
 func TestFaultOutputToDevicesAndStdout(t *testing.T) {

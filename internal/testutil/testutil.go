@@ -54,6 +54,22 @@ func Testdata(tb testing.TB, elem ...string) string {
 	return p
 }
 
+// Shared returns the path of a file of the shared corpus, with no fallback to the
+// repository's cut-down copies: for tests whose figures (sizes, counts, checksums) are those of
+// the whole file. It skips the test when the corpus or the file is absent.
+func Shared(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	d := SharedDir()
+	if d == "" {
+		tb.Skip("skipped: the shared test corpus (../shared/testdata beside the repository, or $MLFEED_SHARED) is absent")
+	}
+	p := filepath.Join(append([]string{d, "testdata"}, elem...)...)
+	if !isFile(p) {
+		tb.Skipf("skipped: %s is absent from the shared test corpus", p)
+	}
+	return p
+}
+
 // Dir returns a directory of test files: the shared corpus's, or without it the repository's
 // copy, for tests that are content with the files the copy holds. It skips the test when
 // neither is there.
