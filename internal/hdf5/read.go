@@ -2,9 +2,12 @@ package hdf5
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mlfeed/mlfeed/internal/sched"
 
 	"github.com/klauspost/compress/zlib"
 )
@@ -31,6 +34,13 @@ func (d *Dataset) Rows() uint64 {
 // n*RowLen() elements of Type.Size bytes. Numbers are converted to little-endian; strings
 // (fixed-length) are copied as stored.
 func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
+	return d.ReadRowsContext(context.Background(), dst, row, n)
+}
+
+// ReadRowsContext is ReadRows with its work spread over the threads of the scheduler ctx
+// carries (internal/sched), if any: chunks are decoded in parallel, contiguous data is read in
+// pieces in parallel. No goroutine is started beyond the scheduler's helpers.
+func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64) error {
 	es := uint64(d.Type.Size)
 	rl := d.RowLen()
 	if d.Type.Class == VarString {
@@ -46,33 +56,50 @@ func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
 		return nil
 	}
 	start := row * rl * es
+	swapped := d.Type.BigEndian && d.Type.Class != String
 	switch d.layout {
 	case layoutCompact:
 		copy(dst, d.compact[start:])
 	case layoutContiguous:
 		if d.addr == undef {
 			d.fillBytes(dst)
-		} else if err := d.f.readInto(dst, d.addr+start, "data of "+d.obj.path); err != nil {
-			return err
+			break
 		}
+		// pieces of a whole number of elements, read (and swapped) in parallel
+		piece := max(readPiece/es, 1) * es
+		pieces := (uint64(len(dst)) + piece - 1) / piece
+		return sched.Parallel(ctx, int(pieces), func(_ context.Context, i int) error {
+			lo := uint64(i) * piece
+			b := dst[lo:min(lo+piece, uint64(len(dst)))]
+			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.obj.path); err != nil {
+				return err
+			}
+			if swapped {
+				swap(b, int(es))
+			}
+			return nil
+		})
 	case layoutChunked:
-		if err := d.readChunked(dst, row, n); err != nil {
-			return err
-		}
+		return d.readChunked(ctx, dst, row, n)
 	}
-	if d.Type.BigEndian && d.Type.Class != String {
+	if swapped {
 		swap(dst, int(es))
 	}
 	return nil
 }
+
+// readPiece is the size of the pieces contiguous data is read in.
+const readPiece = 8 << 20
 
 func (d *Dataset) fillBytes(dst []byte) {
 	if d.fill == nil {
 		clear(dst)
 		return
 	}
-	for i := 0; i < len(dst); i += len(d.fill) {
-		copy(dst[i:], d.fill)
+	// one element, then doubling copies
+	n := copy(dst, d.fill)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
 	}
 }
 
@@ -97,6 +124,7 @@ func swap(b []byte, size int) {
 // scratch holds the buffers of one chunk decode.
 type scratch struct {
 	raw, a, b []byte
+	reg       []uint64
 	zr        io.ReadCloser
 	br        bytes.Reader
 }
@@ -110,53 +138,76 @@ func grow(b []byte, n uint64) []byte {
 	return b[:n]
 }
 
-// region is the scratch state of one ReadRows over chunks.
+// region is the scratch state of one chunk's copy.
 type region struct {
-	sc, lo, hi, idx, cstride, dstride []uint64
+	sc, lo, hi, idx []uint64
 }
 
-func (d *Dataset) readChunked(dst []byte, row, n uint64) error {
+// readChunked reads rows [row, row+n) of a chunked dataset, decoding its chunks in parallel
+// and converting big-endian elements to little-endian (each chunk's part as it lands).
+func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) error {
 	if err := d.loadIndex(); err != nil {
 		return err
 	}
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
 	rank := len(d.chunk)
-	g := &region{}
-	all := make([]uint64, 6*rank)
-	g.sc, g.lo, g.hi, g.idx, g.cstride, g.dstride = all[:rank], all[rank:2*rank], all[2*rank:3*rank], all[3*rank:4*rank], all[4*rank:5*rank], all[5*rank:]
-	g.cstride[rank-1], g.dstride[rank-1] = 1, 1
+	strides := make([]uint64, 2*rank)
+	cstride, dstride := strides[:rank], strides[rank:]
+	cstride[rank-1], dstride[rank-1] = 1, 1
 	for i := rank - 2; i >= 0; i-- {
-		g.cstride[i] = g.cstride[i+1] * d.chunk[i+1]
-		g.dstride[i] = g.dstride[i+1] * d.Dims[i+1]
+		cstride[i] = cstride[i+1] * d.chunk[i+1]
+		dstride[i] = dstride[i+1] * d.Dims[i+1]
 	}
 	first, last := row/d.chunk[0], (row+n-1)/d.chunk[0]
-	sc := g.sc
-	sc[0] = first
-	for {
-		if err := d.copyChunk(s, g, dst, row, n); err != nil {
-			return err
-		}
-		// next chunk: odometer over dims 1.., then dim 0
-		for i := rank - 1; ; i-- {
-			sc[i]++
-			lim := d.grid[i]
-			if i == 0 {
-				lim = last + 1
-			}
-			if sc[i] < lim {
-				break
-			}
-			if i == 0 {
-				return nil
-			}
-			sc[i] = 0
-		}
+	// the chunks the rows cross: (last-first+1) slabs of every chunk of dims 1..
+	per := uint64(1)
+	for _, g := range d.grid[1:] {
+		per *= g
 	}
+	count := (last - first + 1) * per
+	// Chunks never written stand for fill values. When they are most of the region (a forged
+	// grid of tiny chunks, or a sparse dataset), dst is filled at once and only the chunks
+	// stored are visited, so that the work follows the chunks the file holds.
+	var keys []uint64
+	if present := uint64(len(d.chunks)); count > 4*present+64 {
+		keys = make([]uint64, 0, min(present, count))
+		for k := range d.chunks {
+			if s0 := k / per; s0 >= first && s0 <= last {
+				keys = append(keys, k)
+			}
+		}
+		d.f.work.Add(present)
+		d.fillBytes(dst)
+		if d.Type.BigEndian && d.Type.Class != String {
+			swap(dst, d.Type.Size)
+		}
+		count = uint64(len(keys))
+	}
+	d.f.work.Add(count)
+	return sched.Parallel(ctx, int(count), func(_ context.Context, t int) error {
+		s := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(s)
+		if cap(s.reg) < 4*rank {
+			s.reg = make([]uint64, 4*rank)
+		}
+		all := s.reg[:4*rank]
+		g := &region{sc: all[:rank], lo: all[rank : 2*rank], hi: all[2*rank : 3*rank], idx: all[3*rank:]}
+		// chunk t in row-major order over the slabs, or the t-th stored chunk
+		rem := uint64(t) + first*per
+		if keys != nil {
+			rem = keys[t]
+		}
+		for i := rank - 1; i > 0; i-- {
+			g.sc[i] = rem % d.grid[i]
+			rem /= d.grid[i]
+		}
+		g.sc[0] = rem
+		return d.copyChunk(s, g, cstride, dstride, dst, row, n)
+	})
 }
 
-// copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst.
-func (d *Dataset) copyChunk(s *scratch, g *region, dst []byte, row, n uint64) error {
+// copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst, swapping big-endian
+// elements to little-endian.
+func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, dst []byte, row, n uint64) error {
 	rank := len(d.chunk)
 	es := uint64(d.Type.Size)
 	sc, lo, hi := g.sc, g.lo, g.hi
@@ -181,16 +232,24 @@ func (d *Dataset) copyChunk(s *scratch, g *region, dst []byte, row, n uint64) er
 		s.raw = grow(s.raw, d.chunkBytes)
 		out = s.raw
 	}
+	swapped := d.Type.BigEndian && d.Type.Class != String
 	if !ok {
 		if !direct {
 			// fill only the part of dst this chunk covers
 			out = nil
 		} else {
 			d.fillBytes(out)
+			if swapped {
+				swap(out, int(es))
+			}
 			return nil
 		}
 	} else if err := d.decodeChunk(s, out, loc, edge); err != nil {
 		return err
+	}
+	if swapped && out != nil {
+		// the whole chunk when it went to scratch: a partial chunk's copies are then in order
+		swap(out, int(es))
 	}
 	if direct {
 		return nil
@@ -203,15 +262,18 @@ func (d *Dataset) copyChunk(s *scratch, g *region, dst []byte, row, n uint64) er
 	for {
 		var co, do uint64
 		for i := 0; i < rank; i++ {
-			co += (idx[i] - sc[i]*d.chunk[i]) * g.cstride[i]
+			co += (idx[i] - sc[i]*d.chunk[i]) * cstride[i]
 			if i == 0 {
-				do += (idx[i] - row) * g.dstride[i]
+				do += (idx[i] - row) * dstride[i]
 			} else {
-				do += idx[i] * g.dstride[i]
+				do += idx[i] * dstride[i]
 			}
 		}
 		if out == nil {
 			d.fillBytes(dst[do*es : do*es+run])
+			if swapped {
+				swap(dst[do*es:do*es+run], int(es))
+			}
 		} else {
 			copy(dst[do*es:do*es+run], out[co*es:co*es+run])
 		}
