@@ -382,12 +382,11 @@ func (s *Source) prepareStreaming() error {
 		if err != nil {
 			return err
 		}
-		_, per := storage(d.DataTypes[n].Type)
-		in.Len /= int64(per)
-		s.infos[n] = in
+		s.infos[n] = in // Len counts stored elements: two floats per complex value
 	}
 	rows := d.Rows()
-	nvals := s.infos["values"].Len
+	_, per := storage(d.ValueType().Type)
+	nvals := s.infos["values"].Len / int64(per)
 	aerr := func(array string, index int64, format string, args ...any) error {
 		e := arrayErr(array, index, format, args...)
 		e.File = s.where
