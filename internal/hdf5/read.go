@@ -3,12 +3,14 @@ package hdf5
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
 
 	"github.com/mlfeed/mlfeed/internal/sched"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
 )
 
@@ -382,30 +384,93 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 }
 
 // inflate decompresses the zlib stream src into dst, which must be exactly filled; it returns
-// the number of bytes the stream held (up to len(dst)+1, to detect overruns).
+// the number of bytes the stream held (up to len(dst)+1, to detect overruns). The zlib header
+// and the Adler-32 checksum of the data are checked here (the checksum with a faster loop
+// than hash/adler32's); the deflate stream itself is klauspost/compress's.
 func (s *scratch) inflate(dst, src []byte) (int, error) {
-	s.br.Reset(src)
-	var err error
-	if s.zr == nil {
-		s.zr, err = zlib.NewReader(&s.br)
-	} else {
-		err = s.zr.(zlib.Resetter).Reset(&s.br, nil)
+	if len(src) < 2+4 {
+		return 0, io.ErrUnexpectedEOF
 	}
-	if err != nil {
+	h := uint16(src[0])<<8 | uint16(src[1])
+	if src[0]&0x0f != 8 || src[0]>>4 > 7 || h%31 != 0 {
+		return 0, zlib.ErrHeader
+	}
+	if src[1]&0x20 != 0 {
+		return 0, zlib.ErrDictionary
+	}
+	s.br.Reset(src[2:])
+	if s.zr == nil {
+		s.zr = flate.NewReader(&s.br)
+	} else if err := s.zr.(flate.Resetter).Reset(&s.br, nil); err != nil {
 		return 0, err
 	}
 	k, err := io.ReadFull(s.zr, dst)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return k, nil
-	}
-	if err != nil {
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+	case err != nil:
 		return k, err
+	default: // dst is full: the stream must end here
+		var one [1]byte
+		for tries := 0; ; tries++ {
+			m, err := s.zr.Read(one[:])
+			if m > 0 {
+				return k + 1, nil
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return k, err
+			}
+			if tries > 16 {
+				return k, io.ErrNoProgress
+			}
+		}
 	}
-	var one [1]byte
-	if m, _ := s.zr.Read(one[:]); m > 0 {
-		return k + 1, nil
+	// the deflate stream has ended where the bytes reader stands: the checksum follows
+	var sum [4]byte
+	if _, err := io.ReadFull(&s.br, sum[:]); err != nil {
+		return k, io.ErrUnexpectedEOF
+	}
+	if uint32(sum[0])<<24|uint32(sum[1])<<16|uint32(sum[2])<<8|uint32(sum[3]) != adler32(dst[:k]) {
+		return k, zlib.ErrChecksum
 	}
 	return k, nil
+}
+
+// adler32 returns the Adler-32 checksum of b (RFC 1950), eight bytes a step: for bytes
+// x0..x7, s1 gains their sum and s2 gains 8*s1 plus the sum of (8-i)*xi, which is what eight
+// byte steps add. Both sums come from multiplications of the word's even and odd bytes, spread
+// into 16-bit lanes, by constants whose lanes are the weights: the top lane of the product
+// collects the weighted sum (at most 255*20, no carry out of it). Sums are reduced modulo 65521
+// every 5552 bytes, as zlib does.
+func adler32(b []byte) uint32 {
+	const (
+		mod, nmax = 65521, 5552 &^ 7
+		lanes     = 0x00ff00ff00ff00ff
+		ones      = 0x0001000100010001
+		evenW     = 8<<48 | 6<<32 | 4<<16 | 2 // bytes 0, 2, 4, 6 weigh 8, 6, 4, 2
+		oddW      = 7<<48 | 5<<32 | 3<<16 | 1 // bytes 1, 3, 5, 7 weigh 7, 5, 3, 1
+	)
+	s1, s2 := uint32(1), uint32(0)
+	for len(b) > 0 {
+		p := b[:min(len(b), nmax)]
+		b = b[len(p):]
+		for len(p) >= 8 {
+			x := binary.LittleEndian.Uint64(p)
+			e, o := x&lanes, (x>>8)&lanes
+			s2 += 8*s1 + uint32((e*evenW)>>48) + uint32((o*oddW)>>48)
+			s1 += uint32(((e + o) * ones) >> 48)
+			p = p[8:]
+		}
+		for _, c := range p {
+			s1 += uint32(c)
+			s2 += s1
+		}
+		s1 %= mod
+		s2 %= mod
+	}
+	return s2<<16 | s1
 }
 
 // unshuffle reverses HDF5's shuffle filter: all first bytes, then all second bytes, ...
