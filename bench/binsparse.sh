@@ -37,15 +37,18 @@ fi
 
 # secs NAME: the ns/op of the first benchmark line whose name contains NAME, in seconds.
 secs() { awk -v name="$1" 'index($1, name) { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.3f", $i / 1e9; exit } }'; }
+# cpu NAME: its CPU seconds (user + system, all threads) per op.
+cpu() { awk -v name="$1" 'index($1, name) { for (i = 2; i <= NF; i++) if ($(i+1) == "cpu-s/op") { printf "%.3f", $i; exit } }'; }
 
 echo "== Binsparse HDF5: CSR matrix of $NNZ stored values (mean of $REPS)"
 export MLFEED_BENCH_DIR="$work" MLFEED_BENCH_NNZ="$NNZ"
 go test -run '^$' -bench '^BenchmarkScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
 	>"$work/go-write.txt" 2>&1 || { cat "$work/go-write.txt" >&2; exit 1; }
 go_write=$(secs 'BenchmarkScript/write' <"$work/go-write.txt")
+go_write_cpu=$(cpu 'BenchmarkScript/write' <"$work/go-write.txt")
 
 $PY - "$work" "$REPS" >"$work/py-bsp.txt" <<'PYEOF'
-import json, sys, time
+import json, resource, sys, time
 import h5py, numpy as np
 d, reps = sys.argv[1], int(sys.argv[2])
 names = ('pointers_to_1', 'indices_1', 'values')
@@ -67,12 +70,19 @@ def write(path, desc, arrays, gzip):
                 f.create_dataset(k, data=v)
         f.attrs['binsparse'] = json.dumps(desc)
 
+def cputime():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+cpus = []
 def mean(fn):
     ts = []
+    c = cputime()
     for _ in range(reps):
         t = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
+    cpus.append((cputime() - c) / reps)
     return sum(ts) / reps
 
 desc, arrays = read(d + '/mlfeed.bsp.h5')
@@ -83,22 +93,28 @@ for k, v in read(d + '/gzip.bsp.h5')[1].items():
     assert np.array_equal(v, arrays[k])
 tc = mean(lambda: read(d + '/contiguous.bsp.h5'))
 tg = mean(lambda: read(d + '/gzip.bsp.h5'))
-print('%.3f %.3f %.3f' % (tw, tc, tg))
+print('%.3f %.3f %.3f %.3f %.3f %.3f' % (tw, tc, tg, cpus[0], cpus[1], cpus[2]))
 PYEOF
-read py_write py_contig py_gzip <"$work/py-bsp.txt"
+read py_write py_contig py_gzip py_write_cpu py_contig_cpu py_gzip_cpu <"$work/py-bsp.txt"
 
 export MLFEED_BENCH_FILES="$work/contiguous.bsp.h5,$work/gzip.bsp.h5"
 go test -run '^$' -bench '^BenchmarkScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
 	>"$work/go-read.txt" 2>&1 || { cat "$work/go-read.txt" >&2; exit 1; }
 go_contig=$(secs 'read/contiguous' <"$work/go-read.txt")
 go_gzip=$(secs 'read/gzip' <"$work/go-read.txt")
+go_contig_cpu=$(cpu 'read/contiguous' <"$work/go-read.txt")
+go_gzip_cpu=$(cpu 'read/gzip' <"$work/go-read.txt")
 c_contig=0
 c_gzip=0
+c_contig_cpu=0
+c_gzip_cpu=0
 if [ -e /usr/include/hdf5/serial/hdf5.h ] || [ -e /usr/include/hdf5.h ]; then
 	if go test -tags hdf5 -run '^$' -bench '^BenchmarkOracleScript$' -benchtime "${REPS}x" -count 1 ./format/binsparse/ \
 		>"$work/cgo-read.txt" 2>&1; then
 		c_contig=$(secs 'read/contiguous' <"$work/cgo-read.txt")
 		c_gzip=$(secs 'read/gzip' <"$work/cgo-read.txt")
+		c_contig_cpu=$(cpu 'read/contiguous' <"$work/cgo-read.txt")
+		c_gzip_cpu=$(cpu 'read/gzip' <"$work/cgo-read.txt")
 	else
 		cat "$work/cgo-read.txt" >&2
 	fi
@@ -109,6 +125,15 @@ awk -v gw="$go_write" -v pw="$py_write" -v gc="$go_contig" -v pc="$py_contig" -v
 	-v gg="$go_gzip" -v pg="$py_gzip" -v cg="$c_gzip" -v mb="$mb" -v hb="$hb" 'BEGIN {
 	printf "  %-16s %8s %8s %8s   %-12s %s\n", "", "mlfeed", "h5py", "libhdf5", "mlfeed/h5py", "mlfeed/libhdf5"
 	printf "  %-16s %7.3fs %7.3fs %8s   %-12s %-14s (files: %d MB vs %d MB)\n", "write gzip", gw, pw, "-", sprintf("%.2fx", gw / pw), "-", mb, hb
+	printf "  %-16s %7.3fs %7.3fs %7.3fs   %-12s %s\n", "read contiguous", gc, pc, cc, sprintf("%.2fx", gc / pc), (cc > 0 ? sprintf("%.2fx", gc / cc) : "-")
+	printf "  %-16s %7.3fs %7.3fs %7.3fs   %-12s %s\n", "read gzip", gg, pg, cg, sprintf("%.2fx", gg / pg), (cg > 0 ? sprintf("%.2fx", gg / cg) : "-")
+}'
+# The same operations in CPU seconds (user + system, every thread): steadier than wall-clock
+# time on a busy machine, and blind to parallelism (mlfeed's threads add up).
+awk -v gw="$go_write_cpu" -v pw="$py_write_cpu" -v gc="$go_contig_cpu" -v pc="$py_contig_cpu" -v cc="$c_contig_cpu" \
+	-v gg="$go_gzip_cpu" -v pg="$py_gzip_cpu" -v cg="$c_gzip_cpu" 'BEGIN {
+	printf "  CPU time:\n"
+	printf "  %-16s %7.3fs %7.3fs %8s   %-12s %s\n", "write gzip", gw, pw, "-", sprintf("%.2fx", gw / pw), "-"
 	printf "  %-16s %7.3fs %7.3fs %7.3fs   %-12s %s\n", "read contiguous", gc, pc, cc, sprintf("%.2fx", gc / pc), (cc > 0 ? sprintf("%.2fx", gc / cc) : "-")
 	printf "  %-16s %7.3fs %7.3fs %7.3fs   %-12s %s\n", "read gzip", gg, pg, cg, sprintf("%.2fx", gg / pg), (cg > 0 ? sprintf("%.2fx", gg / cg) : "-")
 }'

@@ -123,11 +123,13 @@ func BenchmarkScript(b *testing.B) {
 	if files := os.Getenv("MLFEED_BENCH_FILES"); files != "" {
 		for _, p := range strings.Split(files, ",") {
 			b.Run("read/"+filepath.Base(p), func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					if _, err := binsparse.ReadFileContext(ctx, p); err != nil {
-						b.Fatal(err)
+				binsparse.ReportCPU(b, func() {
+					for i := 0; i < b.N; i++ {
+						if _, err := binsparse.ReadFileContext(ctx, p); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
+				})
 			})
 		}
 		return
@@ -139,10 +141,12 @@ func BenchmarkScript(b *testing.B) {
 	m := bigCSR(b, nnz)
 	b.Run("write", func(b *testing.B) {
 		b.SetBytes(matrixBytes(m))
-		for i := 0; i < b.N; i++ {
-			if err := binsparse.WriteFileContext(ctx, filepath.Join(dir, "mlfeed.bsp.h5"), m, &binsparse.WriteOptions{Level: 1}); err != nil {
-				b.Fatal(err)
+		binsparse.ReportCPU(b, func() {
+			for i := 0; i < b.N; i++ {
+				if err := binsparse.WriteFileContext(ctx, filepath.Join(dir, "mlfeed.bsp.h5"), m, &binsparse.WriteOptions{Level: 1}); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
+		})
 	})
 }
