@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/cgo"
 	"syscall"
 	"testing"
@@ -69,6 +70,8 @@ func BenchmarkNext(b *testing.B) {
 		})
 	})
 	b.Run("abi", func(b *testing.B) {
+		runtime.LockOSThread() // as a caller from C is
+		defer runtime.UnlockOSThread()
 		s, err := newSource(src, false, cfg)
 		if err != nil {
 			b.Fatal(err)
