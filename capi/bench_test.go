@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os"
 	"runtime"
 	"runtime/cgo"
 	"syscall"
@@ -17,25 +16,25 @@ import (
 
 // mnistLike is an in-memory source shaped as MNIST's training set as bench/python.sh reads
 // it: 60000 sequences of 784 float32 features and one uint8 label, in 45 chunks.
-func mnistLike(b *testing.B, chunks int) mlfeed.Source {
-	const n, dim = 60000, 784
+func mnistLike(b *testing.B) mlfeed.Source {
+	const n, dim, chunks = 60000, 784, 45
 	sc := mlfeed.Schema{Streams: []mlfeed.Stream{
 		{Name: "features", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: dim, Shape: []int{28, 28}},
 		{Name: "labels", Storage: mlfeed.Dense, Type: mlfeed.Uint8, Dim: 1},
 	}}
 	var cs []*mlfeed.Chunk
 	for c := range chunks {
-		m := n/chunks + min(1, n%chunks-c) // the first n%chunks chunks hold one more
-		if c >= n%chunks {
-			m = n / chunks
+		m := n / chunks
+		if c < n%chunks {
+			m++
 		}
 		seq := make([]int64, m+1)
 		for q := range seq {
 			seq[q] = int64(q)
 		}
 		x := mlfeed.NewBuffer(mlfeed.Float32, m*dim)
-		for i, v := range x.Float32s() {
-			x.Float32s()[i] = float32(i%251) + v
+		for i, xs := 0, x.Float32s(); i < len(xs); i++ {
+			xs[i] = float32(i % 251)
 		}
 		y := mlfeed.NewBuffer(mlfeed.Uint8, m)
 		cs = append(cs, &mlfeed.Chunk{Sequences: m, Streams: []mlfeed.StreamData{
@@ -52,10 +51,7 @@ func mnistLike(b *testing.B, chunks int) mlfeed.Source {
 // caller does (engine) and through the ABI with buffer sets the caller registered (abi), and
 // reports the CPU time per minibatch and the cores used.
 func BenchmarkNext(b *testing.B) {
-	src := mnistLike(b, 45)
-	if os.Getenv("CHUNKS10") != "" {
-		src = mnistLike(b, 10)
-	}
+	src := mnistLike(b)
 	cfg := minibatch.Config{MinibatchSize: 256, KeepDataInMemory: true, MaxSweeps: 1 << 40}
 	const perSweep = 235
 	b.Run("engine", func(b *testing.B) {
@@ -91,7 +87,7 @@ func BenchmarkNext(b *testing.B) {
 				}
 				if meta[9] == 0 {
 					var set bufSet
-					for _, n := range byteSizes(nil, meta[metaLen:], 2) {
+					for _, n := range byteSizes(nil, meta[metaLen:], len(s.schema.Streams)) {
 						m := make([]uint64, n/8+2)
 						keep = append(keep, m)
 						set.ptrs = append(set.ptrs, unsafe.Pointer(&m[0]))
