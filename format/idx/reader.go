@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -87,6 +88,9 @@ type Reader struct {
 	closers   []func() error
 	mapped    bool
 	maxMemory int64
+
+	region    *mmap.Region  // the mapping of a plain file, when mapped
+	populated []atomic.Bool // per chunk, when mapped: its pages are mapped in
 }
 
 // NewReader returns a reader of the IDX data in r, which holds size bytes. The header is
@@ -198,6 +202,8 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		if reg, err := mmap.Map(f, size); err == nil {
 			rd.mem = reg.Bytes()[rd.base:]
 			rd.mapped = true
+			rd.region = reg
+			rd.populated = make([]atomic.Bool, len(rd.chunks))
 			rd.closers = append(rd.closers, reg.Close)
 		}
 	}
@@ -446,6 +452,39 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	c.Sequences, c.IDs = n, nil
 	c.Streams[0] = mlfeed.StreamData{SeqStart: seq, Values: values}
 	return c, nil
+}
+
+// RawSamples reports where chunk i's records lie in the memory the reader holds (the mapped
+// file, or a gzip file's decompressed payload), for the minibatch engine to pack them from
+// there without decoding the chunk (minibatch.RawSampler): record q's elements are
+// b[q*stride:], big-endian (swap is the element size when above 1). ok is false for stream
+// indices other than 0, for files read with ReadAt (ReaderOptions.NoMmap), and when a gzip
+// payload fails to decompress (ReadChunk reports why). For a mapped file it first maps the
+// chunk's pages in, once per chunk, on the caller's goroutine (one system call instead of a
+// page fault per page); the bytes may fault if the file shrinks, so read them under
+// internal/mmap's guard, as the engine does.
+func (rd *Reader) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if stream != 0 || i < 0 || i >= len(rd.chunks) {
+		return nil, 0, 0, 0, false
+	}
+	if rd.load != nil {
+		rd.loadOnce.Do(func() { rd.loadErr = rd.load() })
+		if rd.loadErr != nil {
+			return nil, 0, 0, 0, false
+		}
+	}
+	rb := rd.header.RecordBytes()
+	if rd.mem == nil || rb <= 0 {
+		return nil, 0, 0, 0, false
+	}
+	from, n := i*rd.perChk, rd.chunks[i].Sequences
+	if rd.region != nil && !rd.populated[i].Swap(true) {
+		rd.region.Populate(rd.base+int64(from*rb), rd.base+int64((from+n)*rb))
+	}
+	if sz := rd.header.Type.Size(); sz > 1 {
+		swap = sz
+	}
+	return rd.mem[from*rb : (from+n)*rb], 0, rb, swap, true
 }
 
 // SequenceLengths returns chunk i's sequence lengths: an IDX file is a table, one sample per
