@@ -7,10 +7,12 @@ import (
 	"math/bits"
 )
 
-// Into copies src to dst reversing the byte order of each sz-byte element (2, 4 or 8).
-// It works on 64-bit words, four at a time, whatever the alignment: the loads and stores of
-// encoding/binary compile to single instructions, and reversing a word's bytes then rotating
-// (or masking) puts each element's bytes back in place.
+// Into copies src to dst reversing the byte order of each sz-byte element (2, 4 or 8); dst
+// must hold len(src) bytes and may be src itself. On amd64 with AVX2 it shuffles 128 bytes
+// at a time (VPSHUFB); elsewhere, and for the rest, it works on 64-bit words, four at a
+// time, whatever the alignment: the loads and stores of encoding/binary compile to single
+// instructions, and reversing a word's bytes then rotating (or masking) puts each element's
+// bytes back in place.
 func Into(dst, src []byte, sz int) {
 	dst = dst[:len(src)]
 	var rev func(uint64) uint64
@@ -24,7 +26,7 @@ func Into(dst, src []byte, sz int) {
 	default:
 		return
 	}
-	k := 0
+	k := vector(dst, src, sz)
 	for ; k+32 <= len(src); k += 32 {
 		s, d := src[k:k+32:k+32], dst[k:k+32:k+32]
 		switch sz {

@@ -19,13 +19,13 @@ func word(o binary.ByteOrder, b []byte, sz int) uint64 {
 // TestInto checks the word-at-a-time byte swap against encoding/binary for every element
 // size, lengths around the four-word blocks, and misaligned buffers.
 func TestInto(t *testing.T) {
-	src := make([]byte, 200)
+	src := make([]byte, 800)
 	for i := range src {
 		src[i] = byte(i*7 + 3)
 	}
 	for _, sz := range []int{2, 4, 8} {
 		for off := range 3 {
-			for n := 0; n*sz+off <= 100; n++ {
+			for n := 0; n*sz+off <= 700; n++ {
 				s := src[off : off+n*sz]
 				got := make([]byte, len(s)+1)[1:]
 				Into(got, s, sz)
