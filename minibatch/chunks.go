@@ -297,5 +297,8 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 		}
 	}
 	r.lengths[c] = l
+	if l != nil {
+		r.known++
+	}
 	return l, nil
 }

@@ -64,6 +64,7 @@ type Reader struct {
 	empty Batch // what Batch returns before the first minibatch
 
 	lengths [][]int32
+	known   int // chunks whose entry of lengths is set
 	ones    []int32
 	slots   []*slot // per chunk: being read or held, or nil
 	live    int     // slots not nil
