@@ -3,8 +3,9 @@
 # `mlfeed batches`, from IDX and from CBF, in one run:
 #   - the time of a sweep, as `batches` reports it (median of 3 runs of $SWEEPS sweeps each):
 #     the first sweep of a run, which also pays for memory new to the process and for mapping
-#     the file, and the steady sweeps after it; with chunks re-read and decoded every sweep
-#     (the default) and with --keep-in-memory;
+#     the file, and the steady sweeps after it; with chunks re-read every sweep (the default;
+#     single IDX and CBF files are packed straight from the mapped file, minibatch.RawSampler)
+#     and with --keep-in-memory;
 #   - the same bytes copied once plainly (cat from the page cache), and each sweep's time over
 #     it (the goal: the first sweep in at most 3x the copy);
 #   - the CPU time (user + system) of $CPU_SWEEPS randomized sweeps against as many in file

@@ -224,7 +224,7 @@ func (w *Writer) sparse(b []byte, k int, st *mlfeed.Stream, d *mlfeed.StreamData
 			for j := d.SampleStart[s]; j < d.SampleStart[s+1]; j++ {
 				order = append(order, int(j))
 			}
-			slices.SortStableFunc(order[from:], func(x, y int) int { return int(d.Indices[x]) - int(d.Indices[y]) })
+			sortByIndex(order[from:], d.Indices)
 		}
 		for _, j := range order {
 			b = append(b, d.Values.Bytes[j*sz:(j+1)*sz]...)
@@ -284,4 +284,22 @@ func (w *Writer) Close() error {
 		w.err = w.w.Flush()
 	}
 	return w.err
+}
+
+// sortByIndex sorts the value positions of one sample by their indices, stably: by insertion
+// for the few entries a sample usually has, else with slices.SortStableFunc.
+func sortByIndex(order []int, indices []int32) {
+	if len(order) > 32 {
+		slices.SortStableFunc(order, func(x, y int) int { return int(indices[x]) - int(indices[y]) })
+		return
+	}
+	for i := 1; i < len(order); i++ {
+		x := order[i]
+		v := indices[x]
+		j := i
+		for ; j > 0 && indices[order[j-1]] > v; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = x
+	}
 }
