@@ -128,3 +128,13 @@ func (s selectSource) SequenceLengths(i int) ([]int64, error) {
 	}
 	return LengthsOf(c), nil
 }
+
+// RawSamples passes on where the source describes its samples of the selected stream
+// (RawSampler).
+func (s selectSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	rs, is := s.Source.(RawSampler)
+	if !is || stream < 0 || stream >= len(s.idx) {
+		return nil, 0, 0, 0, false
+	}
+	return rs.RawSamples(i, s.idx[stream])
+}

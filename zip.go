@@ -227,3 +227,35 @@ func ConcatChunks(parts []*Chunk) *Chunk {
 	}
 	return out
 }
+
+// RawSamples passes on where a source describes its samples of stream (RawSampler), for chunk
+// i of the combination: the part of the source's chunk that holds chunk i's sequences. ok is
+// false when the source does not describe them or chunk i spans several of its chunks.
+func (z *zipSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if i < 0 || i >= len(z.chunks) || stream < 0 {
+		return nil, 0, 0, 0, false
+	}
+	from, to := z.starts[z.bound][i], z.starts[z.bound][i+1]
+	for k, s := range z.srcs {
+		n := len(s.Schema().Streams)
+		if stream >= n {
+			stream -= n
+			continue
+		}
+		rs, is := s.(RawSampler)
+		if !is {
+			return nil, 0, 0, 0, false
+		}
+		starts := z.starts[k]
+		j := sort.Search(len(starts), func(j int) bool { return starts[j] > from }) - 1
+		if j < 0 || j >= len(starts)-1 || starts[j+1] < to {
+			return nil, 0, 0, 0, false
+		}
+		b, off, stride, swap, ok = rs.RawSamples(j, stream)
+		if !ok {
+			return nil, 0, 0, 0, false
+		}
+		return b, off + int(from-starts[j])*stride, stride, swap, true
+	}
+	return nil, 0, 0, 0, false
+}

@@ -339,6 +339,14 @@ type renamedSource struct {
 
 func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
 
+// RawSamples passes on where the source describes its samples (mlfeed.RawSampler).
+func (r renamedSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if rs, is := r.Source.(mlfeed.RawSampler); is {
+		return rs.RawSamples(i, stream)
+	}
+	return nil, 0, 0, 0, false
+}
+
 // ParseInput parses a stream declaration NAME:dense|sparse:DIM[:ALIAS[:TYPE]] as given to
 // --input, for example "features:dense:784" or "labels:sparse:10:L". TYPE is an element type
 // name (default float32).

@@ -17,11 +17,12 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/cbf"
 	"github.com/mlfeed/mlfeed/format/idx"
+	"github.com/mlfeed/mlfeed/shard"
 )
 
 var (
-	_ RawSampler = (*idx.Reader)(nil)
-	_ RawSampler = (*cbf.Reader)(nil)
+	_ mlfeed.RawSampler = (*idx.Reader)(nil)
+	_ mlfeed.RawSampler = (*cbf.Reader)(nil)
 )
 
 // writeIDX writes n records of 5x7 elements of an IDX type code (size bytes each, random
@@ -267,5 +268,102 @@ func TestRawSamplesTruncated(t *testing.T) {
 		if !errors.Is(err, mlfeed.ErrTruncated) || !errors.As(err, &pe) || pe.File != name {
 			t.Fatalf("threads %d: error %v, want a truncation of %s", threads, err, name)
 		}
+	}
+}
+
+// readStreams returns every minibatch's origins and the values of every stream.
+func readStreams(t *testing.T, src mlfeed.Source, cfg Config) (origins [][]Origin, values [][]byte) {
+	t.Helper()
+	r, err := New(src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+		b := r.Batch()
+		origins = append(origins, append([]Origin(nil), b.Origins...))
+		for k := range src.Schema().Streams {
+			values = append(values, append([]byte(nil), b.Dense(k).Bytes...))
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return origins, values
+}
+
+// TestRawSamplesThroughWrappers packs minibatches straight from the files behind the
+// wrappers: images and labels zipped (the labels' one chunk sliced to the images' chunks),
+// streams selected and reordered, and a data set of two shards. The minibatches are those of
+// the decoded chunks, and every chunk is packed raw.
+func TestRawSamplesThroughWrappers(t *testing.T) {
+	dir := t.TempDir()
+	images, err := idx.Open(writeIDX(t, dir, 0x0D, 4, 1000, false), &idx.ReaderOptions{ChunkSize: 35 * 4 * 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelBytes := []byte{0, 0, 0x08, 1, 0, 0, 1000 >> 8, 1000 & 0xff}
+	for i := range 1000 {
+		labelBytes = append(labelBytes, byte(i*7))
+	}
+	labelName := filepath.Join(dir, "labels.idx")
+	if err := os.WriteFile(labelName, labelBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	labels, err := idx.Open(labelName, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipped, err := mlfeed.Zip(images, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zipped.Close()
+	if len(labels.Chunks()) != 1 || len(zipped.Chunks()) < 10 {
+		t.Fatalf("want one chunk of labels and many of images, got %d and %d", len(labels.Chunks()), len(zipped.Chunks()))
+	}
+	selected, err := mlfeed.Select(zipped, "labels", "features")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for k := range 2 {
+		d := filepath.Join(dir, fmt.Sprint("shard", k))
+		os.Mkdir(d, 0o755)
+		paths = append(paths, writeIDX(t, d, 0x0B, 2, 300+k*100, k == 1))
+	}
+	sharded, err := shard.NewSource(paths, nil, func(name string) (mlfeed.Source, error) {
+		return idx.Open(name, &idx.ReaderOptions{ChunkSize: 35 * 2 * 64})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sharded.Close()
+	for _, c := range []struct {
+		what string
+		src  mlfeed.Source
+	}{{"zip", zipped}, {"select", selected}, {"shards", sharded}} {
+		for k, cfg := range rawConfigs {
+			o1, v1 := readStreams(t, c.src, cfg)
+			o2, v2 := readStreams(t, hidden{c.src}, cfg)
+			if !reflect.DeepEqual(o1, o2) || !reflect.DeepEqual(v1, v2) || len(o1) == 0 {
+				t.Fatalf("%s, config %d: the minibatches packed from the files differ from the decoded chunks'", c.what, k)
+			}
+		}
+		r, err := New(c.src, rawConfigs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+		}
+		if len(r.rawChunks) != len(c.src.Chunks()) {
+			t.Fatalf("%s: the source offers no raw samples", c.what)
+		}
+		for i := range c.src.Chunks() {
+			if r.rawChunks[i].Load() == nil {
+				t.Fatalf("%s: chunk %d was decoded, not packed raw", c.what, i)
+			}
+		}
+		r.Close()
 	}
 }

@@ -70,8 +70,8 @@ type Reader struct {
 	live    int     // slots not nil
 	maxLive int     // the most slots not nil at once
 
-	// Chunks packed straight from the source's memory (RawSampler), built once each.
-	raw       RawSampler
+	// Chunks packed straight from the source's memory (mlfeed.RawSampler), built once each.
+	raw       mlfeed.RawSampler
 	rawChunks []atomic.Pointer[rawChunk]
 	identity  []int64 // 0, 1, 2, ...: every raw chunk's sequence starts
 }
@@ -161,7 +161,7 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 		r.ones[i] = 1
 	}
 	r.slots = make([]*slot, len(r.infos))
-	if raw, ok := src.(RawSampler); ok {
+	if raw, ok := src.(mlfeed.RawSampler); ok {
 		r.raw = raw
 		r.rawChunks = make([]atomic.Pointer[rawChunk], len(r.infos))
 		r.identity = make([]int64, maxLen+1)

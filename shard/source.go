@@ -227,6 +227,24 @@ func (s *Source) SequenceLengths(i int) ([]int64, error) {
 	return src.SequenceLengths(local)
 }
 
+// RawSamples passes on where global chunk i's shard describes its samples
+// (mlfeed.RawSampler). A shard that does not, or fails to open, gives ok false: the engine
+// then reads the chunk, which reports the error.
+func (s *Source) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if s.checkIndex(i) != nil {
+		return nil, 0, 0, 0, false
+	}
+	k, local := s.Locate(i)
+	src, err := s.shard(k)
+	if err != nil {
+		return nil, 0, 0, 0, false
+	}
+	if rs, is := src.(mlfeed.RawSampler); is {
+		return rs.RawSamples(local, stream)
+	}
+	return nil, 0, 0, 0, false
+}
+
 // Details reports the shards, for `mlfeed info`.
 func (s *Source) Details() map[string]any {
 	d := map[string]any{"shards": len(s.paths), "manifest": s.m != nil}

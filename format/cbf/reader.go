@@ -471,7 +471,7 @@ func (rd *Reader) load(i int) (*mlfeed.Chunk, error) { return rd.loadInto(i, nil
 
 // RawSamples reports where chunk i's samples of a stream lie in the mapped file, for the
 // minibatch engine to pack them from there without decoding the chunk
-// (minibatch.RawSampler): when every stream is dense and every sequence one sample long,
+// (mlfeed.RawSampler): when every stream is dense and every sequence one sample long,
 // sample q's values are b[off+q*stride:], little-endian, after its one-sample count. ok is
 // false for other chunks and for files read with ReadAt (ReaderOptions.NoMmap). The first
 // call for a chunk maps its pages in and checks its layout as ReadChunk would (the length

@@ -456,7 +456,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 
 // RawSamples reports where chunk i's records lie in the memory the reader holds (the mapped
 // file, or a gzip file's decompressed payload), for the minibatch engine to pack them from
-// there without decoding the chunk (minibatch.RawSampler): record q's elements are
+// there without decoding the chunk (mlfeed.RawSampler): record q's elements are
 // b[q*stride:], big-endian (swap is the element size when above 1). ok is false for stream
 // indices other than 0, for files read with ReadAt (ReaderOptions.NoMmap), and when a gzip
 // payload fails to decompress (ReadChunk reports why). For a mapped file it first maps the
