@@ -87,15 +87,33 @@ func wrap(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// buckets holds the buckets opened so far, by URL, for the life of the process: opening one
+// loads the service's configuration (credentials, a CA bundle to parse) and makes an HTTP
+// client, which the objects of a data set of shards then share, with its connections.
+var buckets struct {
+	sync.Mutex
+	m map[string]*blob.Bucket
+}
+
+// bucket returns the bucket of the URL name, and the key.
 func bucket(ctx context.Context, name string) (*blob.Bucket, string, error) {
 	bu, key, err := split(name)
 	if err != nil {
 		return nil, "", err
 	}
+	buckets.Lock()
+	defer buckets.Unlock()
+	if b := buckets.m[bu]; b != nil {
+		return b, key, nil
+	}
 	b, err := blob.OpenBucket(ctx, bu)
 	if err != nil {
 		return nil, "", wrap(name, err)
 	}
+	if buckets.m == nil {
+		buckets.m = map[string]*blob.Bucket{}
+	}
+	buckets.m[bu] = b
 	return b, key, nil
 }
 
@@ -137,7 +155,6 @@ func Open(ctx context.Context, name string) (*Object, error) {
 		return nil, err
 	}
 	if key == "" || strings.HasSuffix(key, "/") {
-		b.Close()
 		return nil, fmt.Errorf("%s: names a prefix, not an object", name)
 	}
 	o := &Object{name: name, b: b, key: key, parent: ctx}
@@ -391,12 +408,14 @@ func (o *Object) cached(pos int64) ([]byte, error) {
 	return b[pos-bi*BlockSize:], nil
 }
 
-// Close cancels the object's requests in flight and releases its bucket.
+// Close cancels the object's requests in flight and drops its cached bytes. (Its bucket
+// stays open for the process's other objects.)
 func (o *Object) Close() error {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.cancelFetch()
-	o.mu.Unlock()
-	return o.b.Close()
+	o.blocks = nil
+	return nil
 }
 
 // List returns the URLs of the objects under the prefix name (which ends in "/"), in name
@@ -406,7 +425,6 @@ func List(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
 	base, query, _ := strings.Cut(name, "?")
 	base = strings.TrimSuffix(base, prefix)
 	var out []string
@@ -438,7 +456,6 @@ func Exists(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer b.Close()
 	ok, err := b.Exists(ctx, key)
 	if err != nil {
 		return false, wrap(name, err)
@@ -450,7 +467,6 @@ func Exists(ctx context.Context, name string) (bool, error) {
 // Abort (or a cancelled context) discards the upload.
 type Writer struct {
 	name   string
-	b      *blob.Bucket
 	w      *blob.Writer
 	cancel context.CancelFunc
 	done   bool
@@ -463,17 +479,15 @@ func Create(ctx context.Context, name string) (*Writer, error) {
 		return nil, err
 	}
 	if key == "" || strings.HasSuffix(key, "/") {
-		b.Close()
 		return nil, fmt.Errorf("%s: names a prefix, not an object", name)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w, err := b.NewWriter(ctx, key, nil)
 	if err != nil {
 		cancel()
-		b.Close()
 		return nil, wrap(name, err)
 	}
-	return &Writer{name: name, b: b, w: w, cancel: cancel}, nil
+	return &Writer{name: name, w: w, cancel: cancel}, nil
 }
 
 // Write uploads p.
@@ -493,7 +507,6 @@ func (w *Writer) Commit() error {
 	w.done = true
 	err := w.w.Close()
 	w.cancel()
-	w.b.Close()
 	if err != nil {
 		return wrap(w.name, err)
 	}
@@ -508,7 +521,6 @@ func (w *Writer) Abort() {
 	w.done = true
 	w.cancel() // a writer closed after its context is cancelled discards the upload
 	w.w.Close()
-	w.b.Close()
 }
 
 // ReadFile returns the bytes of the object name, at most max of them (a larger object is an
@@ -566,7 +578,6 @@ func Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
 	if err := b.Delete(ctx, key); err != nil {
 		return wrap(name, err)
 	}

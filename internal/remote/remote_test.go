@@ -83,15 +83,18 @@ func TestObjectReadAt(t *testing.T) {
 	// Objects smaller than a block, and an empty one.
 	for _, n := range []int{0, 1, 1000, BlockSize, BlockSize + 1} {
 		put(t, dir, "small", data[:n])
-		o, err := Open(ctx, bucket+"/small")
+		s, err := Open(ctx, bucket+"/small")
 		if err != nil {
 			t.Fatalf("%d bytes: %v", n, err)
 		}
-		got, err := io.ReadAll(io.NewSectionReader(o, 0, o.Size()))
+		got, err := io.ReadAll(io.NewSectionReader(s, 0, s.Size()))
 		if err != nil || !bytes.Equal(got, data[:n]) {
 			t.Errorf("%d bytes: read %d, %v", n, len(got), err)
 		}
-		o.Close()
+		if s.b != o.b {
+			t.Errorf("objects of one bucket do not share it (its client, its connections)")
+		}
+		s.Close()
 	}
 	if _, err := Open(ctx, bucket+"/missing"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing object: %v", err)
