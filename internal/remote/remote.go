@@ -106,7 +106,9 @@ func bucket(ctx context.Context, name string) (*blob.Bucket, string, error) {
 	if b := buckets.m[bu]; b != nil {
 		return b, key, nil
 	}
-	b, err := blob.OpenBucket(ctx, bu)
+	// The bucket outlives this caller: its driver must not keep a context that ends with it
+	// (a GCS token source does).
+	b, err := blob.OpenBucket(context.WithoutCancel(ctx), bu)
 	if err != nil {
 		return nil, "", wrap(name, err)
 	}
