@@ -12,7 +12,10 @@
 #
 # Ratios are mlfeed's time over the peer's (below 1.0 means mlfeed is faster) for HDF5, and the
 # peer's time over mlfeed's (the speed-up) for Matrix Market. mlfeed's read builds and validates
-# the matrix; the peers only read the three arrays.
+# the matrix; the peers only read the three arrays. mlfeed runs with a scheduler of GOMAXPROCS
+# threads, as its command line does (chunks inflated and deflated, contiguous pieces read and
+# indices checked in parallel); h5py and libhdf5 use one thread. MLFEED_BENCH_THREADS=1 makes
+# mlfeed serial too.
 #
 # Needs: go and /usr/bin/python3 with h5py, numpy and scipy (Debian: apt-get install -y
 # python3-h5py python3-numpy python3-scipy); libhdf5-dev for the libhdf5 (cgo) column.

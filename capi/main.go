@@ -19,7 +19,9 @@
 //     the caller does can crash the host process.
 //   - Long operations (open, info, validate, convert, read, the next minibatch) run on
 //     goroutines; the caller polls with a timeout (mlfeed_wait, mlfeed_next) so that it can
-//     handle signals between polls, and mlfeed_cancel cancels the operation's context.
+//     handle signals between polls, and mlfeed_cancel cancels the operation's context. A
+//     minibatch the engine's packers have ready is handed over on the caller's thread
+//     (minibatch.Reader.Ready): only a wait for the packers, itself bounded by the timeout.
 package main
 
 /*

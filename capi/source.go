@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime/cgo"
 	"sync"
 	"time"
@@ -269,6 +270,29 @@ func (s *source) start() {
 	}()
 }
 
+// nextHere reads the next minibatch on the calling goroutine, as start's goroutine does.
+func (s *source) nextHere() (res nextResult) {
+	s.before = s.r.State()
+	s.last, s.pending = nil, false
+	defer func() {
+		if v := recover(); v != nil {
+			res = nextResult{err: recovered(v)}
+		}
+	}()
+	if res.ok = s.r.Next(); res.ok {
+		res.err = s.place(s.r.Batch())
+	}
+	return res
+}
+
+// waitFor converts a timeout in milliseconds (negative: none) into a duration.
+func waitFor(ms int64) time.Duration {
+	if ms < 0 {
+		return math.MaxInt64
+	}
+	return time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
+}
+
 // place describes batch b in s.meta, with its buffer set (assigned now if it has none), and,
 // when the packers wrote it into that set, copies its strings there too.
 func (s *source) place(b *minibatch.Batch) error {
@@ -357,7 +381,18 @@ func sourceNext(h uintptr, again bool, timeoutMS int64, m []int64) (int, error) 
 		return 1, nil
 	}
 	if !s.inFlight {
+		t0 := time.Now()
+		if s.r.Ready(waitFor(timeoutMS)) {
+			// The next minibatch is packed: Next only hands it over, here, with no goroutine
+			// to wake and wait for.
+			return s.result(s.nextHere(), m)
+		}
+		// Next may wait for data or pack: on a goroutine, so that the caller can handle
+		// signals meanwhile.
 		s.start()
+		if timeoutMS >= 0 {
+			timeoutMS = max(0, timeoutMS-time.Since(t0).Milliseconds())
+		}
 	}
 	var res nextResult
 	if timeoutMS < 0 {
@@ -372,6 +407,11 @@ func sourceNext(h uintptr, again bool, timeoutMS int64, m []int64) (int, error) 
 		}
 	}
 	s.inFlight = false
+	return s.result(res, m)
+}
+
+// result is sourceNext's outcome for the result of a Next, with its meta copied into m.
+func (s *source) result(res nextResult, m []int64) (int, error) {
 	switch {
 	case res.err != nil:
 		return -1, res.err

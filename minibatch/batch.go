@@ -178,15 +178,20 @@ func (b *Batch) reset() {
 
 // add appends sequence q of chunk c (chunk index ci) to the batch.
 // Streams marked in unit hold one fixed-size dense sample per sequence, sample q at q: their
-// sequence is copied without reading the chunk's offsets (a cache miss in a shuffled gather).
-func (b *Batch) add(c *mlfeed.Chunk, unit []bool, ci, q int, samples int64) error {
+// sequence is copied without reading the chunk's offsets (a cache miss in a shuffled gather),
+// from views (a raw chunk's, RawSampler) when they are not nil.
+func (b *Batch) add(c *mlfeed.Chunk, unit []bool, views []rawView, ci, q int, samples int64) error {
 	for i := range b.Data.Streams {
 		st := &b.schema.Streams[i]
 		src := &c.Streams[i]
 		d := &b.Data.Streams[i]
 		if unit[i] {
 			row := st.Dim * src.Values.Type.Size()
-			d.Values.Bytes = append(d.Values.Bytes, src.Values.Bytes[q*row:(q+1)*row]...)
+			if views != nil {
+				d.Values.Bytes = appendRaw(d.Values.Bytes, &views[i], q, row)
+			} else {
+				d.Values.Bytes = append(d.Values.Bytes, src.Values.Bytes[q*row:(q+1)*row]...)
+			}
 			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+1)
 			continue
 		}

@@ -26,7 +26,8 @@ type slot struct {
 	done    chan struct{}
 	loaded  atomic.Bool // done is closed: a cheaper test than receiving from it
 	chunk   *mlfeed.Chunk
-	unit    []bool // per stream: one fixed-size dense sample per sequence, sample q at q
+	unit    []bool    // per stream: one fixed-size dense sample per sequence, sample q at q
+	views   []rawView // where the samples lie, for a chunk packed from the source's memory
 	err     error
 	// Planning side only: the (sweep, position) of the chunk's last use, and the number of
 	// the last job that reads it.
@@ -84,10 +85,22 @@ func (r *Reader) load(s *slot) bool {
 		return false
 	}
 	s.err = mmap.Guard(func() (err error) {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		if rc := r.rawOf(s.c); rc != nil {
+			s.chunk, s.views, s.unit = rc.chunk, rc.views, rc.unit
+			return nil
+		}
 		s.chunk, err = r.src.ReadChunkReuse(r.ctx, int(s.c), s.prev)
 		return err
 	})
 	s.prev = nil
+	if s.views != nil {
+		close(s.done)
+		s.loaded.Store(true)
+		return true
+	}
 	if s.err == nil && s.chunk == nil {
 		s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, s.c)
 	}
@@ -223,7 +236,8 @@ func (r *Reader) recycle(seq uint64) {
 	limit := r.maxLive + r.prefetch - r.live
 	k := 0
 	for ; k < len(r.retired) && r.retired[k].lastJob <= seq; k++ {
-		if s := r.retired[k]; s.loaded.Load() && s.err == nil && len(r.spare) < limit {
+		// A raw chunk's memory is the source's: it is never decoded into.
+		if s := r.retired[k]; s.loaded.Load() && s.err == nil && s.views == nil && len(r.spare) < limit {
 			r.spare = append(r.spare, s.chunk)
 		}
 		r.retired[k] = nil
@@ -283,5 +297,8 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 		}
 	}
 	r.lengths[c] = l
+	if l != nil {
+		r.known++
+	}
 	return l, nil
 }

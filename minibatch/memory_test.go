@@ -159,7 +159,7 @@ func TestSetMemoryNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.reset()
-	if err := b.add(src.chunks[0], []bool{false, false}, 0, 3, 1); err != nil {
+	if err := b.add(src.chunks[0], []bool{false, false}, nil, 0, 3, 1); err != nil {
 		t.Fatal(err)
 	}
 	d := &b.Data.Streams[1]

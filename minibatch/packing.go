@@ -163,7 +163,7 @@ func (r *Reader) pack(j *job) {
 			}
 			last = x.s
 		}
-		if err := b.add(x.s.chunk, x.s.unit, int(x.chunk), int(x.idx), x.n); err != nil {
+		if err := b.add(x.s.chunk, x.s.unit, x.s.views, int(x.chunk), int(x.idx), x.n); err != nil {
 			j.err = err
 			return
 		}
@@ -195,7 +195,12 @@ func prefetchValues(x *jobRef, sc *mlfeed.Schema) {
 	}
 	for i := range x.s.chunk.Streams {
 		d := &x.s.chunk.Streams[i]
-		if x.s.unit[i] {
+		switch {
+		case x.s.views != nil:
+			v := &x.s.views[i]
+			prefetch.Bytes(v.b[v.off+int(x.idx)*v.stride:])
+			continue
+		case x.s.unit[i]:
 			prefetch.Bytes(d.Values.Bytes[int(x.idx)*sc.Streams[i].Dim*d.Values.Type.Size():])
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/sched"
@@ -63,10 +64,16 @@ type Reader struct {
 	empty Batch // what Batch returns before the first minibatch
 
 	lengths [][]int32
+	known   int // chunks whose entry of lengths is set
 	ones    []int32
 	slots   []*slot // per chunk: being read or held, or nil
 	live    int     // slots not nil
 	maxLive int     // the most slots not nil at once
+
+	// Chunks packed straight from the source's memory (RawSampler), built once each.
+	raw       RawSampler
+	rawChunks []atomic.Pointer[rawChunk]
+	identity  []int64 // 0, 1, 2, ...: every raw chunk's sequence starts
 }
 
 // position is a point of the reader's progress: the sweep, the position of the next sequence
@@ -154,6 +161,14 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 		r.ones[i] = 1
 	}
 	r.slots = make([]*slot, len(r.infos))
+	if raw, ok := src.(RawSampler); ok {
+		r.raw = raw
+		r.rawChunks = make([]atomic.Pointer[rawChunk], len(r.infos))
+		r.identity = make([]int64, maxLen+1)
+		for i := range r.identity {
+			r.identity[i] = int64(i)
+		}
+	}
 	r.cur, r.nxt = &sweepPlan{}, &sweepPlan{}
 	r.ctx, r.cancel = context.WithCancel(sched.WithContext(context.Background(), r.sched))
 	r.empty.init(&r.schema, cfg.FrameMode)

@@ -1,6 +1,7 @@
 package binsparse_test
 
 import (
+	"context"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // BigCSR returns a deterministic random CSR matrix with about nnz stored values: uint64
@@ -108,17 +110,21 @@ func BenchmarkValidate(b *testing.B) {
 // BenchmarkScript is what bench/binsparse.sh runs: with MLFEED_BENCH_DIR set it writes a CSR
 // matrix of MLFEED_BENCH_NNZ values (default 20 million) to $MLFEED_BENCH_DIR/mlfeed.bsp.h5
 // (deflate level 1, 1 MiB chunks, as the script's h5py side writes); with MLFEED_BENCH_FILES
-// (comma-separated) set it reads each of those files instead.
+// (comma-separated) set it reads each of those files instead. Both run with a scheduler of
+// GOMAXPROCS threads in the context, as the command line's commands do; MLFEED_BENCH_THREADS
+// sets another number (1: serial).
 func BenchmarkScript(b *testing.B) {
 	dir := os.Getenv("MLFEED_BENCH_DIR")
 	if dir == "" {
 		b.Skip("skipped: set MLFEED_BENCH_DIR (bench/binsparse.sh does)")
 	}
+	threads, _ := strconv.Atoi(os.Getenv("MLFEED_BENCH_THREADS"))
+	ctx := sched.WithContext(context.Background(), sched.New(threads, 0))
 	if files := os.Getenv("MLFEED_BENCH_FILES"); files != "" {
 		for _, p := range strings.Split(files, ",") {
 			b.Run("read/"+filepath.Base(p), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					if _, err := binsparse.ReadFile(p); err != nil {
+					if _, err := binsparse.ReadFileContext(ctx, p); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -134,7 +140,7 @@ func BenchmarkScript(b *testing.B) {
 	b.Run("write", func(b *testing.B) {
 		b.SetBytes(matrixBytes(m))
 		for i := 0; i < b.N; i++ {
-			if err := binsparse.WriteFile(filepath.Join(dir, "mlfeed.bsp.h5"), m, &binsparse.WriteOptions{Level: 1}); err != nil {
+			if err := binsparse.WriteFileContext(ctx, filepath.Join(dir, "mlfeed.bsp.h5"), m, &binsparse.WriteOptions{Level: 1}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,6 +1,7 @@
 package binsparse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/countsort"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Matrix is a Binsparse array in memory: its descriptor and its named arrays. Values holds
@@ -54,15 +56,15 @@ func (m *Matrix) NNZ() int64 {
 // iso and fill_value arrays of one element, bint8 values of 0 or 1, and
 // number_of_stored_values. It returns the first violation, an *ArrayError.
 func (m *Matrix) Validate() error {
-	_, err := m.validate()
+	_, err := m.validate(context.Background())
 	return err
 }
 
 // validate checks the matrix strictly (ordering too) and returns the number of stored
 // positions.
-func (m *Matrix) validate() (int64, error) {
+func (m *Matrix) validate(ctx context.Context) (int64, error) {
 	var first error
-	n, err := m.check(func(err error) bool { first = err; return false })
+	n, err := m.checkContext(ctx, func(err error) bool { first = err; return false })
 	if err != nil {
 		return 0, err
 	}
@@ -80,6 +82,12 @@ func (m *Matrix) ValidateAll(report func(error) bool) {
 // check validates the arrays; ordering problems go to report (when not nil) and do not stop
 // the check. It returns the number of stored positions, or the first fatal error.
 func (m *Matrix) check(report func(error) bool) (int64, error) {
+	return m.checkContext(context.Background(), report)
+}
+
+// checkContext is check with the index arrays checked in parallel on the threads of the
+// scheduler ctx carries.
+func (m *Matrix) checkContext(ctx context.Context, report func(error) bool) (int64, error) {
 	d := &m.Descriptor
 	lv := d.LevelsOf()
 	if lv == nil {
@@ -118,7 +126,7 @@ func (m *Matrix) check(report func(error) bool) (int64, error) {
 				if err != nil {
 					return 0, err
 				}
-				ord, err := checkIndices(name, ib, sdims[dim], ptr)
+				ord, err := checkIndices(ctx, name, ib, sdims[dim], ptr)
 				if err != nil {
 					return 0, err
 				}
@@ -228,7 +236,48 @@ func (m *Matrix) levelPointers(li, dim int, npos, nidx int64) ([]int64, error) {
 
 // checkIndices checks a single index array in its stored type: every index in [0, bound), and
 // (the returned ordering error, not fatal) strictly increasing within each fiber of ptr.
-func checkIndices(name string, b mlfeed.Buffer, bound int64, ptr []int64) (ordering, err error) {
+// Large arrays are checked in parts (whole fibers each) in parallel on the threads of the
+// scheduler ctx carries; the errors are those of a serial check.
+func checkIndices(ctx context.Context, name string, b mlfeed.Buffer, bound int64, ptr []int64) (ordering, err error) {
+	if !b.Type.IsInteger() {
+		return nil, arrayErr(name, -1, "holds %s, not integers", b.Type)
+	}
+	// parts of about checkPart indices, cut at fiber boundaries
+	cuts := []int{0}
+	if s := sched.FromContext(ctx); s != nil && s.Threads() > 1 && len(ptr) > 2 {
+		for p, next := 0, ptr[0]+checkPart; p < len(ptr)-1; p++ {
+			if ptr[p] >= next {
+				cuts = append(cuts, p)
+				next = ptr[p] + checkPart
+			}
+		}
+	}
+	cuts = append(cuts, len(ptr)-1)
+	parts := len(cuts) - 1
+	if parts <= 1 {
+		return checkIndexType(name, b, bound, ptr)
+	}
+	ords := make([]error, parts)
+	errs := make([]error, parts)
+	_ = sched.Parallel(ctx, parts, func(_ context.Context, i int) error {
+		ords[i], errs[i] = checkIndexType(name, b, bound, ptr[cuts[i]:cuts[i+1]+1])
+		return nil
+	})
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if ordering == nil {
+			ordering = ords[i]
+		}
+	}
+	return ordering, ctx.Err()
+}
+
+// checkPart is the number of indices one parallel part of checkIndices checks, at least.
+const checkPart = 1 << 20
+
+func checkIndexType(name string, b mlfeed.Buffer, bound int64, ptr []int64) (ordering, err error) {
 	switch b.Type {
 	case mlfeed.Uint8:
 		return checkIndexSlice(name, b.Uint8s(), bound, ptr)

@@ -1,13 +1,16 @@
 package binsparse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // u8 and friends build index and value buffers for tests.
@@ -316,5 +319,49 @@ func TestConvertIndexType(t *testing.T) {
 	}
 	if _, err := randomCOO(t, rand.New(rand.NewSource(2)), 300, 3, 0.5).Convert(CSR, &ConvertOptions{IndexType: mlfeed.Int8}); !errors.Is(err, mlfeed.ErrRange) {
 		t.Errorf("int8 indices for 300 rows: %v", err)
+	}
+}
+
+// TestParallelCheck checks a large CSR matrix serially and in parallel parts: the same first
+// ordering problem and the same first bad index.
+func TestParallelCheck(t *testing.T) {
+	const rows, per = 300000, 10
+	ptr := mlfeed.NewBuffer(mlfeed.Uint64, rows+1)
+	idx := mlfeed.NewBuffer(mlfeed.Uint32, rows*per)
+	p, ix := ptr.Uint64s(), idx.Uint32s()
+	for r := 0; r < rows; r++ {
+		p[r+1] = uint64((r + 1) * per)
+		for k := 0; k < per; k++ {
+			ix[r*per+k] = uint32(3 * k)
+		}
+	}
+	s := sched.New(4, 0)
+	ctx := sched.WithContext(context.Background(), s)
+	m := &Matrix{Descriptor: Descriptor{Version: Version, Format: CSR, Shape: []int64{rows, 40}, NumberOfStoredValues: -1,
+		DataTypes: map[string]DataType{"pointers_to_1": {Type: mlfeed.Uint64}, "indices_1": {Type: mlfeed.Uint32}, "values": {Type: mlfeed.Float32}}},
+		Arrays: map[string]mlfeed.Buffer{"pointers_to_1": ptr, "indices_1": idx, "values": mlfeed.NewBuffer(mlfeed.Float32, rows*per)}}
+	check := func(want string) {
+		t.Helper()
+		var ord [2]error
+		var errs [2]error
+		for i, c := range []context.Context{context.Background(), ctx} {
+			_, errs[i] = m.checkContext(c, func(err error) bool { ord[i] = err; return true })
+		}
+		if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) || fmt.Sprint(ord[0]) != fmt.Sprint(ord[1]) {
+			t.Errorf("serial %v / %v, parallel %v / %v", errs[0], ord[0], errs[1], ord[1])
+		}
+		if got := fmt.Sprint(errs[0], ord[0]); !strings.Contains(got, want) {
+			t.Errorf("got %q, want %q in it", got, want)
+		}
+	}
+	check("<nil> <nil>")
+	ix[250000*per+3] = ix[250000*per+2] // late ordering problem
+	ix[200000*per+5] = ix[200000*per+4] // the first one
+	check(fmt.Sprint(200000*per + 5))
+	ix[280000*per+1] = 99 // a late bad index
+	ix[260000*per+1] = 77 // the first one
+	check("77")
+	if s.PeakHelpers() == 0 {
+		t.Error("no helper thread ran")
 	}
 }

@@ -2,6 +2,7 @@ package binsparse
 
 import (
 	"archive/zip"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func (c *npzContainer) array(group, name string) (arrayInfo, bool, error) {
 		Details: map[bool]string{true: "npy+deflate", false: "npy"}[f.Method != zip.Store]}, true, nil
 }
 
-func (c *npzContainer) read(group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
+func (c *npzContainer) read(_ context.Context, group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
 	f := c.entries[name]
 	h, data, err := c.load(f)
 	if err != nil {

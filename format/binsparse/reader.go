@@ -1,6 +1,7 @@
 package binsparse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -26,7 +27,7 @@ type container interface {
 	descriptor(group string) ([]byte, bool, error)
 	groups() ([]string, error)
 	array(group, name string) (arrayInfo, bool, error)
-	read(group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error)
+	read(ctx context.Context, group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error)
 	close() error
 }
 
@@ -127,19 +128,25 @@ func (f *File) Descriptor(group string) (*Descriptor, error) {
 // ReadMatrix reads the matrix in group and validates it. Unsorted (but not duplicate) indices
 // are accepted here; Matrix.Validate reports them.
 func (f *File) ReadMatrix(group string) (*Matrix, error) {
+	return f.ReadMatrixContext(context.Background(), group)
+}
+
+// ReadMatrixContext is ReadMatrix with the arrays' decoding spread over the threads of the
+// scheduler ctx carries (internal/sched), as the command line's scheduler does.
+func (f *File) ReadMatrixContext(ctx context.Context, group string) (*Matrix, error) {
 	d, err := f.Descriptor(group)
 	if err != nil {
 		return nil, err
 	}
 	m := &Matrix{Descriptor: *d, Arrays: map[string]mlfeed.Buffer{}}
 	for _, name := range d.Arrays() {
-		b, err := f.readArray(group, name, d.DataTypes[name])
+		b, err := f.readArray(ctx, group, name, d.DataTypes[name])
 		if err != nil {
 			return nil, err
 		}
 		m.Arrays[name] = b
 	}
-	n, err := m.check(func(error) bool { return true })
+	n, err := m.checkContext(ctx, func(error) bool { return true })
 	if err != nil {
 		var ae *ArrayError
 		if errors.As(err, &ae) {
@@ -156,13 +163,13 @@ func (f *File) ReadMatrix(group string) (*Matrix, error) {
 
 // readArray reads one array, checking its stored type and size against the descriptor and
 // the file before allocating.
-func (f *File) readArray(group, name string, dt DataType) (mlfeed.Buffer, error) {
+func (f *File) readArray(ctx context.Context, group, name string, dt DataType) (mlfeed.Buffer, error) {
 	info, err := f.checkArray(group, name, dt)
 	if err != nil {
 		return mlfeed.Buffer{}, err
 	}
 	_, per := storage(dt.Type)
-	return f.readRange(group, name, dt, info, 0, info.Len/int64(per))
+	return f.readRange(ctx, group, name, dt, info, 0, info.Len/int64(per))
 }
 
 // checkArray returns the stored array's facts after checking its stored type against dt and
@@ -212,9 +219,9 @@ func (f *File) checkArray(group, name string, dt DataType) (arrayInfo, error) {
 
 // readRange reads elements [off, off+n) of an array checked by checkArray (complex elements
 // count as one) and returns them as dt's type.
-func (f *File) readRange(group, name string, dt DataType, info arrayInfo, off, n int64) (mlfeed.Buffer, error) {
+func (f *File) readRange(ctx context.Context, group, name string, dt DataType, info arrayInfo, off, n int64) (mlfeed.Buffer, error) {
 	st, per := storage(dt.Type)
-	b, err := f.c.read(group, name, info.Type, off*int64(per), n*int64(per), info.Len)
+	b, err := f.c.read(ctx, group, name, info.Type, off*int64(per), n*int64(per), info.Len)
 	if err != nil {
 		return mlfeed.Buffer{}, &ArrayError{File: f.where(group), Array: name, Index: -1, Err: err}
 	}
@@ -233,6 +240,12 @@ func (f *File) readRange(group, name string, dt DataType, info arrayInfo, off, n
 // ReadFile reads the matrix at name: "file.bsp.h5" (the root's matrix, or the file's only
 // matrix) or "file.bsp.h5:/group/name".
 func ReadFile(name string) (*Matrix, error) {
+	return ReadFileContext(context.Background(), name)
+}
+
+// ReadFileContext is ReadFile with the decoding spread over the threads of the scheduler ctx
+// carries (internal/sched).
+func ReadFileContext(ctx context.Context, name string) (*Matrix, error) {
 	f, err := OpenFile(name)
 	if err != nil {
 		return nil, err
@@ -242,7 +255,7 @@ func ReadFile(name string) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.ReadMatrix(g)
+	return f.ReadMatrixContext(ctx, g)
 }
 
 // pick returns the group name addresses: its ":/group" suffix, else the root if it holds a
@@ -295,8 +308,8 @@ func (c *h5container) array(group, name string) (arrayInfo, bool, error) {
 	return arrayInfo{Type: in.Type, Len: in.Len, Rank: in.Rank, Filtered: len(in.Filters) > 0, Details: d}, true, nil
 }
 
-func (c *h5container) read(group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
-	return c.f.Read(group, name, t, off, n, total)
+func (c *h5container) read(ctx context.Context, group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
+	return c.f.ReadContext(ctx, group, name, t, off, n, total)
 }
 
 func (c *h5container) close() error { return c.f.Close() }

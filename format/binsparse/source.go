@@ -174,7 +174,7 @@ func (s *Source) fillNonZero() bool {
 	if s.m != nil {
 		return string(s.m.fillBytes()) != string(make([]byte, len(s.m.fillBytes())))
 	}
-	b, err := s.f.readArray(s.group, "fill_value", dt)
+	b, err := s.f.readArray(context.Background(), s.group, "fill_value", dt)
 	if err != nil || b.Len() != 1 {
 		return true
 	}
@@ -298,7 +298,7 @@ func (s *Source) Details() map[string]any {
 }
 
 // load reads the matrix and arranges it row-major.
-func (s *Source) load() error {
+func (s *Source) load(ctx context.Context) error {
 	s.once.Do(func() {
 		if s.m != nil {
 			s.err = s.arrange(s.m)
@@ -308,7 +308,7 @@ func (s *Source) load() error {
 			s.err = s.prepareStreaming()
 			return
 		}
-		m, err := s.f.ReadMatrix(s.group)
+		m, err := s.f.ReadMatrixContext(ctx, s.group)
 		if err != nil {
 			s.err = err
 			return
@@ -382,12 +382,11 @@ func (s *Source) prepareStreaming() error {
 		if err != nil {
 			return err
 		}
-		_, per := storage(d.DataTypes[n].Type)
-		in.Len /= int64(per)
-		s.infos[n] = in
+		s.infos[n] = in // Len counts stored elements: two floats per complex value
 	}
 	rows := d.Rows()
-	nvals := s.infos["values"].Len
+	_, per := storage(d.ValueType().Type)
+	nvals := s.infos["values"].Len / int64(per)
 	aerr := func(array string, index int64, format string, args ...any) error {
 		e := arrayErr(array, index, format, args...)
 		e.File = s.where
@@ -399,7 +398,7 @@ func (s *Source) prepareStreaming() error {
 		}
 		return nil
 	}
-	pb, err := s.f.readArray(s.group, "pointers_to_1", d.DataTypes["pointers_to_1"])
+	pb, err := s.f.readArray(context.Background(), s.group, "pointers_to_1", d.DataTypes["pointers_to_1"])
 	if err != nil {
 		return err
 	}
@@ -435,12 +434,12 @@ func (s *Source) readStreamed(r0, r1 int64, out *mlfeed.StreamData) error {
 	d := s.desc
 	vt := d.ValueType()
 	if d.Format != CSR {
-		v, err := s.f.readRange(s.group, "values", vt, s.infos["values"], r0*s.ncols, (r1-r0)*s.ncols)
+		v, err := s.f.readRange(context.Background(), s.group, "values", vt, s.infos["values"], r0*s.ncols, (r1-r0)*s.ncols)
 		out.Values = v
 		return err
 	}
 	p0, p1 := s.ptr[r0], s.ptr[r1]
-	ib, err := s.f.readRange(s.group, "indices_1", d.DataTypes["indices_1"], s.infos["indices_1"], p0, p1-p0)
+	ib, err := s.f.readRange(context.Background(), s.group, "indices_1", d.DataTypes["indices_1"], s.infos["indices_1"], p0, p1-p0)
 	if err != nil {
 		return err
 	}
@@ -455,12 +454,12 @@ func (s *Source) readStreamed(r0, r1 int64, out *mlfeed.StreamData) error {
 	}
 	var vals mlfeed.Buffer
 	if vt.Iso {
-		one, err := s.f.readRange(s.group, "values", vt, s.infos["values"], 0, 1)
+		one, err := s.f.readRange(context.Background(), s.group, "values", vt, s.infos["values"], 0, 1)
 		if err != nil {
 			return err
 		}
 		vals = gather(one, make([]int64, len(idx)))
-	} else if vals, err = s.f.readRange(s.group, "values", vt, s.infos["values"], p0, p1-p0); err != nil {
+	} else if vals, err = s.f.readRange(context.Background(), s.group, "values", vt, s.infos["values"], p0, p1-p0); err != nil {
 		return err
 	}
 	if vals.Type == mlfeed.Bool {
@@ -530,7 +529,7 @@ func (s *Source) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.load(); err != nil {
+	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
 	r0, r1 := s.starts[i], s.starts[i+1]

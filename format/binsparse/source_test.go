@@ -33,16 +33,31 @@ func TestStreamingMatchesWholeRead(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
 	base := randomCOO(t, r, 40, 30, 0.3)
 	files := map[string]string{}
+	// complex values too: two stored floats per value
+	cbase := &Matrix{Descriptor: base.Descriptor, Arrays: map[string]mlfeed.Buffer{}}
+	cbase.Descriptor.DataTypes = map[string]DataType{}
+	for k, v := range base.Arrays {
+		cbase.Arrays[k], cbase.Descriptor.DataTypes[k] = v, base.Descriptor.DataTypes[k]
+	}
+	bv := base.Arrays["values"]
+	cv := mlfeed.NewBuffer(mlfeed.Complex128, bv.Len())
+	parts := mlfeed.Buffer{Type: mlfeed.Float64, Bytes: cv.Bytes}.Float64s()
+	for i := 0; i < bv.Len(); i++ {
+		parts[2*i], parts[2*i+1] = bv.Float64At(i), -bv.Float64At(i)/3
+	}
+	cbase.Arrays["values"], cbase.Descriptor.DataTypes["values"] = cv, DataType{Type: mlfeed.Complex128}
 	for _, f := range []Format{CSR, DMATR} {
-		m, err := base.Convert(f, nil)
-		if err != nil {
-			t.Fatal(err)
+		for _, b := range []*Matrix{base, cbase} {
+			m, err := b.Convert(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := t.TempDir() + "/m.bsp.h5"
+			if err := WriteFile(p, m, &WriteOptions{Chunk: 64, Shuffle: f == CSR}); err != nil {
+				t.Fatal(err)
+			}
+			files[string(f)+"-"+m.Values().Type.String()] = p
 		}
-		p := t.TempDir() + "/m.bsp.h5"
-		if err := WriteFile(p, m, &WriteOptions{Chunk: 64, Shuffle: f == CSR}); err != nil {
-			t.Fatal(err)
-		}
-		files[string(f)] = p
 	}
 	if d := testutil.SharedDir(); d != "" {
 		// h5py's chunks of 100 (deflate, shuffle, Fletcher32): ranges cross chunk edges.

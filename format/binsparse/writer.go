@@ -2,6 +2,7 @@ package binsparse
 
 import (
 	"archive/zip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -88,10 +89,16 @@ func (w *Writer) open(npz bool) error {
 // WriteMatrix validates m and writes it into group ("/" or "" for the root; parent groups are
 // created as needed). An NPZ file holds one matrix, at the root.
 func (w *Writer) WriteMatrix(group string, m *Matrix) error {
+	return w.WriteMatrixContext(context.Background(), group, m)
+}
+
+// WriteMatrixContext is WriteMatrix with the arrays' chunks compressed in parallel on the
+// threads of the scheduler ctx carries (internal/sched).
+func (w *Writer) WriteMatrixContext(ctx context.Context, group string, m *Matrix) error {
 	if group == "" {
 		group = "/"
 	}
-	nnz, err := m.validate()
+	nnz, err := m.validate(ctx)
 	if err != nil {
 		return err
 	}
@@ -142,7 +149,7 @@ func (w *Writer) WriteMatrix(group string, m *Matrix) error {
 	}
 	for _, n := range names {
 		b := storedForm(m.Arrays[n], true)
-		if err := w.h.Write(group, n, b, w.h5Options(b.Type)); err != nil {
+		if err := w.h.WriteContext(ctx, group, n, b, w.h5Options(b.Type)); err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 	}
@@ -202,6 +209,12 @@ func (w *Writer) Close() error {
 // WriteFile writes m into a new file name ("file.bsp.h5", "file.bsp.h5:/group/name",
 // "file.bsp.npz").
 func WriteFile(name string, m *Matrix, opts *WriteOptions) error {
+	return WriteFileContext(context.Background(), name, m, opts)
+}
+
+// WriteFileContext is WriteFile with the arrays' chunks compressed in parallel on the threads
+// of the scheduler ctx carries (internal/sched).
+func WriteFileContext(ctx context.Context, name string, m *Matrix, opts *WriteOptions) error {
 	file, group := name, "/"
 	if i := strings.LastIndex(name, ":/"); i > 0 && !strings.HasSuffix(strings.ToLower(name), ".npz") {
 		file, group = name[:i], name[i+1:]
@@ -210,7 +223,7 @@ func WriteFile(name string, m *Matrix, opts *WriteOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := w.WriteMatrix(group, m); err != nil {
+	if err := w.WriteMatrixContext(ctx, group, m); err != nil {
 		w.Close()
 		os.Remove(file)
 		return err

@@ -63,8 +63,16 @@ type Reader struct {
 	cache   []cached // per chunk, with KeepDataInMemory
 	closers []func() error
 
-	populated []atomic.Bool // per chunk, when mapped: its pages are mapped in
+	populated []atomic.Bool  // per chunk, when mapped: its pages are mapped in
+	raw       []atomic.Int32 // per chunk, when mapped: rawUnknown, rawYes or rawNo
 }
+
+// What RawSamples found of a chunk's layout.
+const (
+	rawUnknown = iota
+	rawYes     // every stream dense, every sequence one sample
+	rawNo
+)
 
 type cached struct {
 	once sync.Once
@@ -119,6 +127,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 			rd.mem, rd.region = reg.Bytes(), reg
 			rd.mapped = true
 			rd.populated = make([]atomic.Bool, len(rd.chunks))
+			rd.raw = make([]atomic.Int32, len(rd.chunks))
 			rd.closers = append(rd.closers, reg.Close)
 		}
 	}
@@ -459,6 +468,78 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 }
 
 func (rd *Reader) load(i int) (*mlfeed.Chunk, error) { return rd.loadInto(i, nil) }
+
+// RawSamples reports where chunk i's samples of a stream lie in the mapped file, for the
+// minibatch engine to pack them from there without decoding the chunk
+// (minibatch.RawSampler): when every stream is dense and every sequence one sample long,
+// sample q's values are b[off+q*stride:], little-endian, after its one-sample count. ok is
+// false for other chunks and for files read with ReadAt (ReaderOptions.NoMmap). The first
+// call for a chunk maps its pages in and checks its layout as ReadChunk would (the length
+// array, each count, and in strict mode the chunk's end); a chunk that fails is left to
+// ReadChunk, which reports why. The bytes may fault if the file shrinks: call it, and read
+// them, under internal/mmap's guard, as the engine does.
+func (rd *Reader) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if rd.raw == nil || i < 0 || i >= len(rd.chunks) || stream < 0 || stream >= len(rd.header.Streams) {
+		return nil, 0, 0, 0, false
+	}
+	st := rd.raw[i].Load()
+	if st == rawUnknown {
+		st = rawNo
+		if rd.rawLayout(i) {
+			st = rawYes
+		}
+		rd.raw[i].Store(st)
+	}
+	if st != rawYes {
+		return nil, 0, 0, 0, false
+	}
+	ent := rd.header.Chunks[i]
+	nseq := int(ent.Sequences)
+	p := 4 * nseq
+	for k := range stream {
+		p += nseq * (4 + rd.rowBytes(k))
+	}
+	return rd.mem[ent.Offset:rd.ends[i]], p + 4, 4 + rd.rowBytes(stream), 0, true
+}
+
+// rowBytes returns the bytes of one sample of dense stream k.
+func (rd *Reader) rowBytes(k int) int {
+	return rd.header.Streams[k].Dim * rd.header.Streams[k].Type.Size()
+}
+
+// rawLayout maps chunk i's pages in and reports whether every stream is dense and every
+// sequence one sample long in it, with the counts that say so all in place.
+func (rd *Reader) rawLayout(i int) bool {
+	ent := rd.header.Chunks[i]
+	nseq := int(ent.Sequences)
+	if int64(ent.Samples) != int64(nseq) {
+		return false
+	}
+	rd.populate(i)
+	b := rd.mem[ent.Offset:rd.ends[i]]
+	if len(b) < 4*nseq {
+		return false
+	}
+	for q := range nseq {
+		if le.Uint32(b[4*q:]) != 1 {
+			return false
+		}
+	}
+	p := 4 * nseq
+	for k := range rd.header.Streams {
+		row := rd.rowBytes(k)
+		if rd.header.Streams[k].Storage != mlfeed.Dense || row <= 0 || (len(b)-p)/(4+row) < nseq {
+			return false
+		}
+		for range nseq {
+			if le.Uint32(b[p:]) != 1 {
+				return false
+			}
+			p += 4 + row
+		}
+	}
+	return !rd.strict || p == len(b)
+}
 
 // SequenceLengths returns the length of every sequence of chunk i (its longest stream's sample
 // count) from the chunk's length array, without decoding the chunk: the minibatch engine uses

@@ -3,19 +3,19 @@ package idx
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/byteswap"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/sniff"
 )
@@ -88,6 +88,9 @@ type Reader struct {
 	closers   []func() error
 	mapped    bool
 	maxMemory int64
+
+	region    *mmap.Region  // the mapping of a plain file, when mapped
+	populated []atomic.Bool // per chunk, when mapped: its pages are mapped in
 }
 
 // NewReader returns a reader of the IDX data in r, which holds size bytes. The header is
@@ -199,6 +202,8 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		if reg, err := mmap.Map(f, size); err == nil {
 			rd.mem = reg.Bytes()[rd.base:]
 			rd.mapped = true
+			rd.region = reg
+			rd.populated = make([]atomic.Bool, len(rd.chunks))
 			rd.closers = append(rd.closers, reg.Close)
 		}
 	}
@@ -437,7 +442,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 		} else {
 			values = mlfeed.NewBuffer(rd.header.Type, len(raw)/sz)
 		}
-		swapInto(values.Bytes, raw, sz)
+		byteswap.Into(values.Bytes, raw, sz)
 	}
 	seq := rd.identity[: n+1 : n+1]
 	c := prev
@@ -449,6 +454,39 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	return c, nil
 }
 
+// RawSamples reports where chunk i's records lie in the memory the reader holds (the mapped
+// file, or a gzip file's decompressed payload), for the minibatch engine to pack them from
+// there without decoding the chunk (minibatch.RawSampler): record q's elements are
+// b[q*stride:], big-endian (swap is the element size when above 1). ok is false for stream
+// indices other than 0, for files read with ReadAt (ReaderOptions.NoMmap), and when a gzip
+// payload fails to decompress (ReadChunk reports why). For a mapped file it first maps the
+// chunk's pages in, once per chunk, on the caller's goroutine (one system call instead of a
+// page fault per page); the bytes may fault if the file shrinks, so read them under
+// internal/mmap's guard, as the engine does.
+func (rd *Reader) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if stream != 0 || i < 0 || i >= len(rd.chunks) {
+		return nil, 0, 0, 0, false
+	}
+	if rd.load != nil {
+		rd.loadOnce.Do(func() { rd.loadErr = rd.load() })
+		if rd.loadErr != nil {
+			return nil, 0, 0, 0, false
+		}
+	}
+	rb := rd.header.RecordBytes()
+	if rd.mem == nil || rb <= 0 {
+		return nil, 0, 0, 0, false
+	}
+	from, n := i*rd.perChk, rd.chunks[i].Sequences
+	if rd.region != nil && !rd.populated[i].Swap(true) {
+		rd.region.Populate(rd.base+int64(from*rb), rd.base+int64((from+n)*rb))
+	}
+	if sz := rd.header.Type.Size(); sz > 1 {
+		swap = sz
+	}
+	return rd.mem[from*rb : (from+n)*rb], 0, rb, swap, true
+}
+
 // SequenceLengths returns chunk i's sequence lengths: an IDX file is a table, one sample per
 // record.
 func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
@@ -457,64 +495,6 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	}
 	return mlfeed.Ones(rd.chunks[i].Sequences), nil
 }
-
-// swapInto copies src to dst reversing the byte order of each sz-byte element (2, 4 or 8).
-// It works on 64-bit words, four at a time, whatever the alignment: the loads and stores of
-// encoding/binary compile to single instructions, and reversing a word's bytes then rotating
-// (or masking) puts each element's bytes back in place.
-func swapInto(dst, src []byte, sz int) {
-	dst = dst[:len(src)]
-	var rev func(uint64) uint64
-	switch sz {
-	case 2:
-		rev = swap16x4
-	case 4:
-		rev = swap32x2
-	case 8:
-		rev = bits.ReverseBytes64
-	default:
-		return
-	}
-	k := 0
-	for ; k+32 <= len(src); k += 32 {
-		s, d := src[k:k+32:k+32], dst[k:k+32:k+32]
-		switch sz {
-		case 2:
-			le.PutUint64(d[0:], swap16x4(le.Uint64(s[0:])))
-			le.PutUint64(d[8:], swap16x4(le.Uint64(s[8:])))
-			le.PutUint64(d[16:], swap16x4(le.Uint64(s[16:])))
-			le.PutUint64(d[24:], swap16x4(le.Uint64(s[24:])))
-		case 4:
-			le.PutUint64(d[0:], swap32x2(le.Uint64(s[0:])))
-			le.PutUint64(d[8:], swap32x2(le.Uint64(s[8:])))
-			le.PutUint64(d[16:], swap32x2(le.Uint64(s[16:])))
-			le.PutUint64(d[24:], swap32x2(le.Uint64(s[24:])))
-		default:
-			le.PutUint64(d[0:], bits.ReverseBytes64(le.Uint64(s[0:])))
-			le.PutUint64(d[8:], bits.ReverseBytes64(le.Uint64(s[8:])))
-			le.PutUint64(d[16:], bits.ReverseBytes64(le.Uint64(s[16:])))
-			le.PutUint64(d[24:], bits.ReverseBytes64(le.Uint64(s[24:])))
-		}
-	}
-	for ; k+8 <= len(src); k += 8 {
-		le.PutUint64(dst[k:], rev(le.Uint64(src[k:])))
-	}
-	for ; k+sz <= len(src); k += sz {
-		for b := range sz {
-			dst[k+b] = src[k+sz-1-b]
-		}
-	}
-}
-
-var le = binary.LittleEndian
-
-// swap16x4 reverses the bytes of each of the four 16-bit elements of x.
-func swap16x4(x uint64) uint64 {
-	return x&0x00ff00ff00ff00ff<<8 | x>>8&0x00ff00ff00ff00ff
-}
-
-// swap32x2 reverses the bytes of each of the two 32-bit elements of x.
-func swap32x2(x uint64) uint64 { return bits.RotateLeft64(bits.ReverseBytes64(x), 32) }
 
 // Close releases the mapping and the file.
 func (rd *Reader) Close() error {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/byteswap"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -402,41 +402,6 @@ func TestDecodeHeader(t *testing.T) {
 	}
 }
 
-// word reads an sz-byte unsigned integer from b in byte order o.
-func word(o binary.ByteOrder, b []byte, sz int) uint64 {
-	switch sz {
-	case 2:
-		return uint64(o.Uint16(b))
-	case 4:
-		return uint64(o.Uint32(b))
-	}
-	return o.Uint64(b)
-}
-
-// TestSwapInto checks the word-at-a-time byte swap against encoding/binary for every element
-// size, lengths around the four-word blocks, and misaligned buffers.
-func TestSwapInto(t *testing.T) {
-	src := make([]byte, 200)
-	for i := range src {
-		src[i] = byte(i*7 + 3)
-	}
-	for _, sz := range []int{2, 4, 8} {
-		for off := range 3 {
-			for n := 0; n*sz+off <= 100; n++ {
-				s := src[off : off+n*sz]
-				got := make([]byte, len(s)+1)[1:]
-				swapInto(got, s, sz)
-				for k := 0; k < len(s); k += sz {
-					want, have := word(binary.BigEndian, s[k:], sz), word(binary.LittleEndian, got[k:], sz)
-					if have != want {
-						t.Fatalf("size %d, offset %d, %d elements: element %d is %#x, want %#x", sz, off, n, k/sz, have, want)
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestReadChunkReuse decodes every chunk into the memory of the one before: the values are
 // ReadChunk's, the memory is reused for swapped types, and the mapped bytes of uint8 files are
 // never written to. The real MNIST test images go the same way.
@@ -497,7 +462,7 @@ func TestReadChunkReuse(t *testing.T) {
 		}
 		swapped := make([]byte, len(values))
 		if et.Size() > 1 {
-			swapInto(swapped, values, et.Size())
+			byteswap.Into(swapped, values, et.Size())
 		} else {
 			copy(swapped, values)
 		}

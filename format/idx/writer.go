@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/byteswap"
 )
 
 // WriterOptions control writing. The zero value writes uncompressed data.
@@ -78,7 +79,7 @@ func (w *Writer) Write(values mlfeed.Buffer) error {
 	}
 	for len(src) > 0 {
 		n := min(len(src), len(w.scratch))
-		swapInto(w.scratch[:n], src[:n], sz)
+		byteswap.Into(w.scratch[:n], src[:n], sz)
 		if _, err := w.bw.Write(w.scratch[:n]); err != nil {
 			return err
 		}

@@ -154,3 +154,113 @@ func dumpBytes(f *File) (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// TestSharedSymbolNodes forges an old-style group whose B-tree leaf lists one symbol table
+// node of many entries over and over: each node may be read once, so the links stay within
+// what the file holds (before, the links multiplied: entries × listings).
+func TestSharedSymbolNodes(t *testing.T) {
+	const listings, entries = 400, 300
+	le := binary.LittleEndian
+	b := make([]byte, 0, 64<<10)
+	// local heap: header at 0, data (one name) at 64
+	b = append(b, "HEAP\x00\x00\x00\x00"...)
+	b = le.AppendUint64(b, 8)  // data size
+	b = le.AppendUint64(b, 0)  // free list
+	b = le.AppendUint64(b, 64) // data address
+	b = append(b, make([]byte, 64-len(b))...)
+	b = append(b, "\x00name\x00\x00\x00"...)
+	// symbol table node at 128: entries all naming "name" and object 0
+	b = append(b, make([]byte, 128-len(b))...)
+	b = append(b, "SNOD\x01\x00"...)
+	b = le.AppendUint16(b, entries)
+	for i := 0; i < entries; i++ {
+		b = le.AppendUint64(b, 1) // name offset
+		b = le.AppendUint64(b, 0) // object header
+		b = append(b, make([]byte, 24)...)
+	}
+	// B-tree leaf listing the symbol table node again and again
+	tree := uint64(len(b))
+	b = append(b, "TREE\x00\x00"...)
+	b = le.AppendUint16(b, listings)
+	b = le.AppendUint64(b, undef)
+	b = le.AppendUint64(b, undef)
+	for i := 0; i < listings; i++ {
+		b = le.AppendUint64(b, 0)
+		b = le.AppendUint64(b, 128)
+	}
+	b = le.AppendUint64(b, 0)
+	f := &File{r: bytes.NewReader(b), size: int64(len(b)), name: "forged", offSize: 8, lenSize: 8, headers: map[uint64]*object{}}
+	links, err := f.symbolTable(tree, 0)
+	if err == nil || !errors.Is(err, mlfeed.ErrFormat) {
+		t.Errorf("%d links, error %v; want a format error", len(links), err)
+	}
+	if w := f.work.Load(); w > uint64(len(b)) {
+		t.Errorf("work %d for a %d-byte file", w, len(b))
+	}
+}
+
+// TestSparseChunkGrid forges a chunked dataset of one-element chunks whose dimension claims
+// a thousand times the file's size in rows, nearly all chunks never written: reading it fills
+// them with work that follows the chunks stored, not the chunks claimed.
+func TestSparseChunkGrid(t *testing.T) {
+	const rows = 77
+	p := t.TempDir() + "/sparse.h5"
+	w, err := Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := testData(mlfeed.Uint8, rows)
+	if err := w.WriteDataset("/", "x", mlfeed.Uint8, []uint64{rows}, data, DatasetOptions{ChunkRows: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the dataspace message (version 2, rank 1; maximum dimensions or not) holds the rows
+	forged := uint64(1000 * len(b))
+	patched := 0
+	for _, flags := range []byte{0, 1} {
+		at := bytes.Index(b, binary.LittleEndian.AppendUint64([]byte{2, 1, flags, 1}, rows))
+		if at >= 0 {
+			binary.LittleEndian.PutUint64(b[at+4:], forged)
+			if flags == 1 && binary.LittleEndian.Uint64(b[at+12:]) == rows {
+				binary.LittleEndian.PutUint64(b[at+12:], forged)
+			}
+			patched++
+		}
+	}
+	if patched != 1 {
+		t.Fatalf("found %d dataspace messages", patched)
+	}
+	verifyChecksums = false
+	defer func() { verifyChecksums = true }()
+	f, err := NewFile(bytes.NewReader(b), int64(len(b)), "forged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.Get("/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := o.Dataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Rows() != forged {
+		t.Fatalf("the forged dimension did not take: %v", d.Dims)
+	}
+	got := make([]byte, forged)
+	if err := d.ReadRows(got, 0, forged); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[:rows], data) || bytes.Count(got[rows:], []byte{0}) != len(got)-rows {
+		t.Error("stored chunks or fill wrong")
+	}
+	if w := f.work.Load(); w > 4*rows+64 {
+		t.Errorf("work %d for %d stored chunks (%d claimed)", w, rows, forged)
+	}
+}

@@ -520,12 +520,15 @@ func (d *Dataset) loadBtree1() error {
 	keySize := 8 + 8*nd
 	visited := map[uint64]bool{}
 	sc := make([]uint64, len(d.chunk))
+	// the entries of all nodes must fit in the file side by side
+	entries, maxEntries := uint64(0), uint64(f.size)/uint64(keySize+f.offSize)+1
 	var walk func(addr uint64, depth int) error
 	walk = func(addr uint64, depth int) error {
 		if depth > 64 || visited[addr] {
 			return f.errAt(addr, "chunk B-tree", ErrFormat, "B-tree nodes form a loop or nest too deep")
 		}
 		visited[addr] = true
+		f.work.Add(1)
 		hdr, err := f.read(addr, uint64(8+2*f.offSize), "chunk B-tree node")
 		if err != nil {
 			return err
@@ -535,6 +538,10 @@ func (d *Dataset) loadBtree1() error {
 		}
 		level := int(hdr[5])
 		n := int(le(hdr[6:8]))
+		if entries += uint64(n); entries > maxEntries {
+			return f.errAt(addr, "chunk B-tree node", ErrFormat, "more B-tree entries than the file can hold")
+		}
+		f.work.Add(uint64(n))
 		body, err := f.read(addr+uint64(len(hdr)), uint64(n)*uint64(keySize+f.offSize)+uint64(keySize), "chunk B-tree node")
 		if err != nil {
 			return err

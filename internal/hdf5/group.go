@@ -202,13 +202,18 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 		return nil, err
 	}
 	var out []link
+	// Every node and symbol table node is visited once, and the entries of all of them must
+	// fit in the file side by side: nodes that overlap or are shared cannot multiply the work.
 	visited := map[uint64]bool{}
+	entries := uint64(0)
+	maxEntries := uint64(f.size)/uint64(f.lenSize+f.offSize) + 1
 	var walk func(addr uint64, depth int) error
 	walk = func(addr uint64, depth int) error {
 		if depth > 64 || visited[addr] {
-			return f.errAt(addr, "group B-tree", ErrFormat, "B-tree nodes form a loop or nest too deep")
+			return f.errAt(addr, "group B-tree", ErrFormat, "B-tree nodes form a loop, are shared or nest too deep")
 		}
 		visited[addr] = true
+		f.work.Add(1)
 		hdr, err := f.read(addr, uint64(8+2*f.offSize), "group B-tree node")
 		if err != nil {
 			return err
@@ -216,7 +221,7 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 		c := &cursor{b: hdr, base: addr}
 		if string(c.bytes(4)) != "TREE" {
 			if string(hdr[:4]) == "SNOD" && depth > 0 {
-				return f.symbolNode(addr, heap, &out)
+				return f.symbolNode(addr, heap, &out) // visited once, as marked above
 			}
 			return f.errAt(addr, "group B-tree node", ErrFormat, "no TREE signature")
 		}
@@ -225,6 +230,10 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 		}
 		level := int(c.u8())
 		n := int(c.u16())
+		if entries += uint64(n); entries > maxEntries {
+			return f.errAt(addr, "group B-tree node", ErrFormat, "more B-tree entries than the file can hold")
+		}
+		f.work.Add(uint64(n))
 		body, err := f.read(addr+uint64(len(hdr)), uint64(n)*uint64(f.lenSize+f.offSize)+uint64(f.lenSize), "group B-tree node")
 		if err != nil {
 			return err
@@ -237,8 +246,14 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 				if err := walk(child, depth+1); err != nil {
 					return err
 				}
-			} else if err := f.symbolNode(child, heap, &out); err != nil {
-				return err
+			} else {
+				if visited[child] {
+					return f.errAt(child, "symbol table node", ErrFormat, "symbol table node listed twice")
+				}
+				visited[child] = true
+				if err := f.symbolNode(child, heap, &out); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -262,6 +277,11 @@ func (f *File) symbolNode(addr uint64, heap []byte, out *[]link) error {
 	if f.lenSize != f.offSize {
 		esz = f.lenSize + f.offSize + 24
 	}
+	// the entries of all symbol table nodes must fit in the file side by side
+	if uint64(len(*out)+n) > uint64(f.size)/uint64(esz)+1 {
+		return f.errAt(addr, "symbol table node", ErrFormat, "more symbol table entries than the file can hold")
+	}
+	f.work.Add(uint64(n))
 	b, err := f.read(addr+8, uint64(n*esz), "symbol table node")
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -76,6 +77,9 @@ type File struct {
 	sbVersion           int
 	mu                  sync.Mutex         // guards headers
 	headers             map[uint64]*object // parsed object headers
+	// work counts the steps of reading (chunks visited, index entries and nodes, heap blocks):
+	// tests of forged files check it stays proportional to the file's size.
+	work atomic.Uint64
 }
 
 // Open opens the named HDF5 file for reading.

@@ -18,6 +18,10 @@ type fheap struct {
 	offSz      int  // bytes of a heap offset in managed IDs
 	lenSz      int  // bytes of a length in managed IDs
 	directRows int  // rows of direct blocks in an indirect block
+	// direct blocks read and verified so far, by address, up to twice the file's size in all:
+	// a group of many links reads each block once, not once per link
+	blocks map[uint64][]byte
+	cached uint64
 }
 
 func log2(v uint64) int { return bits.Len64(v) - 1 }
@@ -130,24 +134,9 @@ func (f *File) heapObject(h *fheap, id []byte) ([]byte, error) {
 			if off < blockOff || rel > size || n > size-rel {
 				return nil, f.errAt(addr, "fractal heap direct block", ErrFormat, "object at heap offset %d not in its block", off)
 			}
-			b, err := f.read(addr, size, "fractal heap direct block")
+			b, hdr, err := f.directBlock(h, addr, size)
 			if err != nil {
 				return nil, err
-			}
-			if string(b[:4]) != "FHDB" {
-				return nil, f.errAt(addr, "fractal heap direct block", ErrFormat, "no FHDB signature")
-			}
-			hdr := uint64(5 + f.offSize + h.offSz)
-			if h.checksums {
-				if int(hdr)+4 > len(b) {
-					return nil, f.errAt(addr, "fractal heap direct block", ErrFormat, "block too small")
-				}
-				sum := uint32(le(b[hdr : hdr+4]))
-				clear(b[hdr : hdr+4])
-				if got := lookup3(b); got != sum && verifyChecksums {
-					return nil, f.errAt(addr, "fractal heap direct block", ErrFormat, "checksum mismatch")
-				}
-				hdr += 4
 			}
 			if rel < hdr {
 				return nil, f.errAt(addr, "fractal heap direct block", ErrFormat, "object inside the block header")
@@ -259,13 +248,18 @@ func (f *File) btree2(addr uint64, typ uint8, fn func(rec []byte) error) error {
 		}
 		cumSize[u] = log2(cum[u])/8 + 1
 	}
-	visited := 0
+	// the nodes, and the records of all nodes, must fit in the file side by side
+	visited, records := 0, uint64(0)
 	var walk func(addr uint64, nrec int, depth int) error
 	walk = func(addr uint64, nrec int, depth int) error {
 		visited++
 		if visited > int(f.size/16)+1 {
 			return f.errAt(addr, "v2 B-tree node", ErrFormat, "more nodes than the file can hold")
 		}
+		if records += uint64(nrec); records > uint64(f.size)/uint64(recSize)+1 {
+			return f.errAt(addr, "v2 B-tree node", ErrFormat, "more records than the file can hold")
+		}
+		f.work.Add(1 + uint64(nrec))
 		if uint64(nrec) > maxRec[depth] {
 			return f.errAt(addr, "v2 B-tree node", ErrFormat, "%d records in a node that holds %d", nrec, maxRec[depth])
 		}
@@ -320,4 +314,43 @@ func (f *File) btree2(addr uint64, typ uint8, fn func(rec []byte) error) error {
 		return nil
 	}
 	return walk(root, rootN, depth)
+}
+
+// directBlock returns the direct block of size bytes at addr, verified, and the size of its
+// header (objects start past it).
+func (f *File) directBlock(h *fheap, addr, size uint64) ([]byte, uint64, error) {
+	hdr := uint64(5 + f.offSize + h.offSz)
+	if h.checksums {
+		hdr += 4
+	}
+	if b, ok := h.blocks[addr]; ok && uint64(len(b)) == size {
+		return b, hdr, nil
+	}
+	f.work.Add(1)
+	b, err := f.read(addr, size, "fractal heap direct block")
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(b) < 4 || string(b[:4]) != "FHDB" {
+		return nil, 0, f.errAt(addr, "fractal heap direct block", ErrFormat, "no FHDB signature")
+	}
+	if h.checksums {
+		at := hdr - 4
+		if hdr > uint64(len(b)) {
+			return nil, 0, f.errAt(addr, "fractal heap direct block", ErrFormat, "block too small")
+		}
+		sum := uint32(le(b[at:hdr]))
+		clear(b[at:hdr])
+		if got := lookup3(b); got != sum && verifyChecksums {
+			return nil, 0, f.errAt(addr, "fractal heap direct block", ErrFormat, "checksum mismatch")
+		}
+	}
+	if h.cached+size <= 2*uint64(f.size) {
+		if h.blocks == nil {
+			h.blocks = map[uint64][]byte{}
+		}
+		h.blocks[addr] = b
+		h.cached += size
+	}
+	return b, hdr, nil
 }

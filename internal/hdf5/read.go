@@ -2,10 +2,15 @@ package hdf5
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
 
+	"github.com/mlfeed/mlfeed/internal/sched"
+
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
 )
 
@@ -31,6 +36,13 @@ func (d *Dataset) Rows() uint64 {
 // n*RowLen() elements of Type.Size bytes. Numbers are converted to little-endian; strings
 // (fixed-length) are copied as stored.
 func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
+	return d.ReadRowsContext(context.Background(), dst, row, n)
+}
+
+// ReadRowsContext is ReadRows with its work spread over the threads of the scheduler ctx
+// carries (internal/sched), if any: chunks are decoded in parallel, contiguous data is read in
+// pieces in parallel. No goroutine is started beyond the scheduler's helpers.
+func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64) error {
 	es := uint64(d.Type.Size)
 	rl := d.RowLen()
 	if d.Type.Class == VarString {
@@ -46,33 +58,50 @@ func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
 		return nil
 	}
 	start := row * rl * es
+	swapped := d.Type.BigEndian && d.Type.Class != String
 	switch d.layout {
 	case layoutCompact:
 		copy(dst, d.compact[start:])
 	case layoutContiguous:
 		if d.addr == undef {
 			d.fillBytes(dst)
-		} else if err := d.f.readInto(dst, d.addr+start, "data of "+d.obj.path); err != nil {
-			return err
+			break
 		}
+		// pieces of a whole number of elements, read (and swapped) in parallel
+		piece := max(readPiece/es, 1) * es
+		pieces := (uint64(len(dst)) + piece - 1) / piece
+		return sched.Parallel(ctx, int(pieces), func(_ context.Context, i int) error {
+			lo := uint64(i) * piece
+			b := dst[lo:min(lo+piece, uint64(len(dst)))]
+			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.obj.path); err != nil {
+				return err
+			}
+			if swapped {
+				swap(b, int(es))
+			}
+			return nil
+		})
 	case layoutChunked:
-		if err := d.readChunked(dst, row, n); err != nil {
-			return err
-		}
+		return d.readChunked(ctx, dst, row, n)
 	}
-	if d.Type.BigEndian && d.Type.Class != String {
+	if swapped {
 		swap(dst, int(es))
 	}
 	return nil
 }
+
+// readPiece is the size of the pieces contiguous data is read in.
+const readPiece = 8 << 20
 
 func (d *Dataset) fillBytes(dst []byte) {
 	if d.fill == nil {
 		clear(dst)
 		return
 	}
-	for i := 0; i < len(dst); i += len(d.fill) {
-		copy(dst[i:], d.fill)
+	// one element, then doubling copies
+	n := copy(dst, d.fill)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
 	}
 }
 
@@ -97,6 +126,7 @@ func swap(b []byte, size int) {
 // scratch holds the buffers of one chunk decode.
 type scratch struct {
 	raw, a, b []byte
+	reg       []uint64
 	zr        io.ReadCloser
 	br        bytes.Reader
 }
@@ -110,53 +140,76 @@ func grow(b []byte, n uint64) []byte {
 	return b[:n]
 }
 
-// region is the scratch state of one ReadRows over chunks.
+// region is the scratch state of one chunk's copy.
 type region struct {
-	sc, lo, hi, idx, cstride, dstride []uint64
+	sc, lo, hi, idx []uint64
 }
 
-func (d *Dataset) readChunked(dst []byte, row, n uint64) error {
+// readChunked reads rows [row, row+n) of a chunked dataset, decoding its chunks in parallel
+// and converting big-endian elements to little-endian (each chunk's part as it lands).
+func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) error {
 	if err := d.loadIndex(); err != nil {
 		return err
 	}
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
 	rank := len(d.chunk)
-	g := &region{}
-	all := make([]uint64, 6*rank)
-	g.sc, g.lo, g.hi, g.idx, g.cstride, g.dstride = all[:rank], all[rank:2*rank], all[2*rank:3*rank], all[3*rank:4*rank], all[4*rank:5*rank], all[5*rank:]
-	g.cstride[rank-1], g.dstride[rank-1] = 1, 1
+	strides := make([]uint64, 2*rank)
+	cstride, dstride := strides[:rank], strides[rank:]
+	cstride[rank-1], dstride[rank-1] = 1, 1
 	for i := rank - 2; i >= 0; i-- {
-		g.cstride[i] = g.cstride[i+1] * d.chunk[i+1]
-		g.dstride[i] = g.dstride[i+1] * d.Dims[i+1]
+		cstride[i] = cstride[i+1] * d.chunk[i+1]
+		dstride[i] = dstride[i+1] * d.Dims[i+1]
 	}
 	first, last := row/d.chunk[0], (row+n-1)/d.chunk[0]
-	sc := g.sc
-	sc[0] = first
-	for {
-		if err := d.copyChunk(s, g, dst, row, n); err != nil {
-			return err
-		}
-		// next chunk: odometer over dims 1.., then dim 0
-		for i := rank - 1; ; i-- {
-			sc[i]++
-			lim := d.grid[i]
-			if i == 0 {
-				lim = last + 1
-			}
-			if sc[i] < lim {
-				break
-			}
-			if i == 0 {
-				return nil
-			}
-			sc[i] = 0
-		}
+	// the chunks the rows cross: (last-first+1) slabs of every chunk of dims 1..
+	per := uint64(1)
+	for _, g := range d.grid[1:] {
+		per *= g
 	}
+	count := (last - first + 1) * per
+	// Chunks never written stand for fill values. When they are most of the region (a forged
+	// grid of tiny chunks, or a sparse dataset), dst is filled at once and only the chunks
+	// stored are visited, so that the work follows the chunks the file holds.
+	var keys []uint64
+	if present := uint64(len(d.chunks)); count > 4*present+64 {
+		keys = make([]uint64, 0, min(present, count))
+		for k := range d.chunks {
+			if s0 := k / per; s0 >= first && s0 <= last {
+				keys = append(keys, k)
+			}
+		}
+		d.f.work.Add(present)
+		d.fillBytes(dst)
+		if d.Type.BigEndian && d.Type.Class != String {
+			swap(dst, d.Type.Size)
+		}
+		count = uint64(len(keys))
+	}
+	d.f.work.Add(count)
+	return sched.Parallel(ctx, int(count), func(_ context.Context, t int) error {
+		s := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(s)
+		if cap(s.reg) < 4*rank {
+			s.reg = make([]uint64, 4*rank)
+		}
+		all := s.reg[:4*rank]
+		g := &region{sc: all[:rank], lo: all[rank : 2*rank], hi: all[2*rank : 3*rank], idx: all[3*rank:]}
+		// chunk t in row-major order over the slabs, or the t-th stored chunk
+		rem := uint64(t) + first*per
+		if keys != nil {
+			rem = keys[t]
+		}
+		for i := rank - 1; i > 0; i-- {
+			g.sc[i] = rem % d.grid[i]
+			rem /= d.grid[i]
+		}
+		g.sc[0] = rem
+		return d.copyChunk(s, g, cstride, dstride, dst, row, n)
+	})
 }
 
-// copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst.
-func (d *Dataset) copyChunk(s *scratch, g *region, dst []byte, row, n uint64) error {
+// copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst, swapping big-endian
+// elements to little-endian.
+func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, dst []byte, row, n uint64) error {
 	rank := len(d.chunk)
 	es := uint64(d.Type.Size)
 	sc, lo, hi := g.sc, g.lo, g.hi
@@ -181,16 +234,24 @@ func (d *Dataset) copyChunk(s *scratch, g *region, dst []byte, row, n uint64) er
 		s.raw = grow(s.raw, d.chunkBytes)
 		out = s.raw
 	}
+	swapped := d.Type.BigEndian && d.Type.Class != String
 	if !ok {
 		if !direct {
 			// fill only the part of dst this chunk covers
 			out = nil
 		} else {
 			d.fillBytes(out)
+			if swapped {
+				swap(out, int(es))
+			}
 			return nil
 		}
 	} else if err := d.decodeChunk(s, out, loc, edge); err != nil {
 		return err
+	}
+	if swapped && out != nil {
+		// the whole chunk when it went to scratch: a partial chunk's copies are then in order
+		swap(out, int(es))
 	}
 	if direct {
 		return nil
@@ -203,15 +264,18 @@ func (d *Dataset) copyChunk(s *scratch, g *region, dst []byte, row, n uint64) er
 	for {
 		var co, do uint64
 		for i := 0; i < rank; i++ {
-			co += (idx[i] - sc[i]*d.chunk[i]) * g.cstride[i]
+			co += (idx[i] - sc[i]*d.chunk[i]) * cstride[i]
 			if i == 0 {
-				do += (idx[i] - row) * g.dstride[i]
+				do += (idx[i] - row) * dstride[i]
 			} else {
-				do += idx[i] * g.dstride[i]
+				do += idx[i] * dstride[i]
 			}
 		}
 		if out == nil {
 			d.fillBytes(dst[do*es : do*es+run])
+			if swapped {
+				swap(dst[do*es:do*es+run], int(es))
+			}
 		} else {
 			copy(dst[do*es:do*es+run], out[co*es:co*es+run])
 		}
@@ -320,30 +384,93 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 }
 
 // inflate decompresses the zlib stream src into dst, which must be exactly filled; it returns
-// the number of bytes the stream held (up to len(dst)+1, to detect overruns).
+// the number of bytes the stream held (up to len(dst)+1, to detect overruns). The zlib header
+// and the Adler-32 checksum of the data are checked here (the checksum with a faster loop
+// than hash/adler32's); the deflate stream itself is klauspost/compress's.
 func (s *scratch) inflate(dst, src []byte) (int, error) {
-	s.br.Reset(src)
-	var err error
-	if s.zr == nil {
-		s.zr, err = zlib.NewReader(&s.br)
-	} else {
-		err = s.zr.(zlib.Resetter).Reset(&s.br, nil)
+	if len(src) < 2+4 {
+		return 0, io.ErrUnexpectedEOF
 	}
-	if err != nil {
+	h := uint16(src[0])<<8 | uint16(src[1])
+	if src[0]&0x0f != 8 || src[0]>>4 > 7 || h%31 != 0 {
+		return 0, zlib.ErrHeader
+	}
+	if src[1]&0x20 != 0 {
+		return 0, zlib.ErrDictionary
+	}
+	s.br.Reset(src[2:])
+	if s.zr == nil {
+		s.zr = flate.NewReader(&s.br)
+	} else if err := s.zr.(flate.Resetter).Reset(&s.br, nil); err != nil {
 		return 0, err
 	}
 	k, err := io.ReadFull(s.zr, dst)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return k, nil
-	}
-	if err != nil {
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+	case err != nil:
 		return k, err
+	default: // dst is full: the stream must end here
+		var one [1]byte
+		for tries := 0; ; tries++ {
+			m, err := s.zr.Read(one[:])
+			if m > 0 {
+				return k + 1, nil
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return k, err
+			}
+			if tries > 16 {
+				return k, io.ErrNoProgress
+			}
+		}
 	}
-	var one [1]byte
-	if m, _ := s.zr.Read(one[:]); m > 0 {
-		return k + 1, nil
+	// the deflate stream has ended where the bytes reader stands: the checksum follows
+	var sum [4]byte
+	if _, err := io.ReadFull(&s.br, sum[:]); err != nil {
+		return k, io.ErrUnexpectedEOF
+	}
+	if uint32(sum[0])<<24|uint32(sum[1])<<16|uint32(sum[2])<<8|uint32(sum[3]) != adler32(dst[:k]) {
+		return k, zlib.ErrChecksum
 	}
 	return k, nil
+}
+
+// adler32 returns the Adler-32 checksum of b (RFC 1950), eight bytes a step: for bytes
+// x0..x7, s1 gains their sum and s2 gains 8*s1 plus the sum of (8-i)*xi, which is what eight
+// byte steps add. Both sums come from multiplications of the word's even and odd bytes, spread
+// into 16-bit lanes, by constants whose lanes are the weights: the top lane of the product
+// collects the weighted sum (at most 255*20, no carry out of it). Sums are reduced modulo 65521
+// every 5552 bytes, as zlib does.
+func adler32(b []byte) uint32 {
+	const (
+		mod, nmax = 65521, 5552 &^ 7
+		lanes     = 0x00ff00ff00ff00ff
+		ones      = 0x0001000100010001
+		evenW     = 8<<48 | 6<<32 | 4<<16 | 2 // bytes 0, 2, 4, 6 weigh 8, 6, 4, 2
+		oddW      = 7<<48 | 5<<32 | 3<<16 | 1 // bytes 1, 3, 5, 7 weigh 7, 5, 3, 1
+	)
+	s1, s2 := uint32(1), uint32(0)
+	for len(b) > 0 {
+		p := b[:min(len(b), nmax)]
+		b = b[len(p):]
+		for len(p) >= 8 {
+			x := binary.LittleEndian.Uint64(p)
+			e, o := x&lanes, (x>>8)&lanes
+			s2 += 8*s1 + uint32((e*evenW)>>48) + uint32((o*oddW)>>48)
+			s1 += uint32(((e + o) * ones) >> 48)
+			p = p[8:]
+		}
+		for _, c := range p {
+			s1 += uint32(c)
+			s2 += s1
+		}
+		s1 %= mod
+		s2 %= mod
+	}
+	return s2<<16 | s1
 }
 
 // unshuffle reverses HDF5's shuffle filter: all first bytes, then all second bytes, ...

@@ -2,6 +2,7 @@ package hdf5
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,10 +11,12 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Writer writes an HDF5 file: superblock version 2, version 2 object headers, compact link
@@ -145,9 +148,7 @@ type DatasetWriter struct {
 	// chunked
 	buf    []byte // the chunk being filled
 	chunks []chunkLoc
-	zbuf   bytes.Buffer
-	zw     *zlib.Writer
-	shuf   []byte
+	one    chunkOut // the filter buffers of Write
 	done   bool
 	hdr    uint64
 }
@@ -226,6 +227,12 @@ func (w *Writer) newDataset(path, name string, t mlfeed.ElemType, rowShape []uin
 // WriteDataset writes a whole dataset of type t and dimensions dims (nil for a scalar) from
 // data (little-endian elements, row-major).
 func (w *Writer) WriteDataset(path, name string, t mlfeed.ElemType, dims []uint64, data []byte, o DatasetOptions) error {
+	return w.WriteDatasetContext(context.Background(), path, name, t, dims, data, o)
+}
+
+// WriteDatasetContext is WriteDataset with the chunks compressed in parallel on the threads
+// of the scheduler ctx carries (internal/sched), if any; the file is the same.
+func (w *Writer) WriteDatasetContext(ctx context.Context, path, name string, t mlfeed.ElemType, dims []uint64, data []byte, o DatasetOptions) error {
 	var rowShape []uint64
 	if len(dims) > 1 {
 		rowShape = dims[1:]
@@ -249,7 +256,80 @@ func (w *Writer) WriteDataset(path, name string, t mlfeed.ElemType, dims []uint6
 		d.rows = rows
 		return w.writeRaw(data)
 	}
-	return d.Write(data)
+	return d.writeParallel(ctx, data)
+}
+
+// writeParallel stores the whole chunks of data (filtered in parallel, a batch at a time, and
+// written in order) and then the rest as Write does.
+func (d *DatasetWriter) writeParallel(ctx context.Context, data []byte) error {
+	chunkBytes := d.o.ChunkRows * d.rowBytes
+	whole := uint64(len(data)) / chunkBytes
+	s := sched.FromContext(ctx)
+	if s == nil || s.Threads() < 2 || whole < 2 || (d.o.Level == 0 && !d.o.Shuffle) {
+		return d.Write(data)
+	}
+	batch := 2 * uint64(s.Threads())
+	outs := make([]chunkOut, batch)
+	for first := uint64(0); first < whole; first += batch {
+		n := min(batch, whole-first)
+		err := sched.Parallel(ctx, int(n), func(_ context.Context, i int) error {
+			lo := (first + uint64(i)) * chunkBytes
+			return outs[i].filter(data[lo:lo+chunkBytes], d.t.Size, d.o)
+		})
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if err := d.store(outs[i].out); err != nil {
+				return err
+			}
+			d.rows += d.o.ChunkRows
+		}
+	}
+	return d.Write(data[whole*chunkBytes:])
+}
+
+// chunkOut holds the buffers of one chunk's filters.
+type chunkOut struct {
+	shuf []byte
+	zbuf bytes.Buffer
+	out  []byte // the filtered chunk
+}
+
+// zlibWriters holds zlib writers by level, for reuse across chunks.
+var zlibWriters [10]sync.Pool
+
+// filter applies the dataset's filters (shuffle, deflate) to chunk; the result is c.out.
+func (c *chunkOut) filter(chunk []byte, size int, o DatasetOptions) error {
+	c.out = chunk
+	if o.Shuffle && size > 1 {
+		if len(c.shuf) < len(chunk) {
+			c.shuf = make([]byte, len(chunk))
+		}
+		shuffle(c.shuf[:len(chunk)], chunk, size)
+		c.out = c.shuf[:len(chunk)]
+	}
+	if o.Level > 0 {
+		c.zbuf.Reset()
+		zw, _ := zlibWriters[o.Level].Get().(*zlib.Writer)
+		if zw == nil {
+			var err error
+			if zw, err = zlib.NewWriterLevel(&c.zbuf, o.Level); err != nil {
+				return err
+			}
+		} else {
+			zw.Reset(&c.zbuf)
+		}
+		defer zlibWriters[o.Level].Put(zw)
+		if _, err := zw.Write(c.out); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		c.out = c.zbuf.Bytes()
+	}
+	return nil
 }
 
 // writeRaw appends b to the file.
@@ -309,35 +389,16 @@ func (d *DatasetWriter) Rows() uint64 { return d.rows }
 
 // flush filters and stores one full chunk.
 func (d *DatasetWriter) flush(chunk []byte) error {
-	w := d.w
-	out := chunk
-	if d.o.Shuffle && d.t.Size > 1 {
-		if len(d.shuf) < len(chunk) {
-			d.shuf = make([]byte, len(chunk))
-		}
-		shuffle(d.shuf[:len(chunk)], chunk, d.t.Size)
-		out = d.shuf[:len(chunk)]
+	if err := d.one.filter(chunk, d.t.Size, d.o); err != nil {
+		return err
 	}
-	if d.o.Level > 0 {
-		d.zbuf.Reset()
-		if d.zw == nil {
-			var err error
-			if d.zw, err = zlib.NewWriterLevel(&d.zbuf, d.o.Level); err != nil {
-				return err
-			}
-		} else {
-			d.zw.Reset(&d.zbuf)
-		}
-		if _, err := d.zw.Write(out); err != nil {
-			return err
-		}
-		if err := d.zw.Close(); err != nil {
-			return err
-		}
-		out = d.zbuf.Bytes()
-	}
-	d.chunks = append(d.chunks, chunkLoc{addr: w.end, size: uint64(len(out))})
-	return w.writeRaw(out)
+	return d.store(d.one.out)
+}
+
+// store appends a filtered chunk to the file and the chunk index.
+func (d *DatasetWriter) store(out []byte) error {
+	d.chunks = append(d.chunks, chunkLoc{addr: d.w.end, size: uint64(len(out))})
+	return d.w.writeRaw(out)
 }
 
 // finish stores the last, partial chunk (padded with zeros, as HDF5 stores edge chunks).

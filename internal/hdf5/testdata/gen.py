@@ -65,6 +65,9 @@ for libver in ("earliest", "latest"):
         f.create_dataset("partial", shape=(1000,), chunks=(10,), dtype="i2", fillvalue=-7)
         f["partial"][100:150] = np.arange(50)
         f.create_dataset("fill_only", shape=(20, 2), dtype="f4", fillvalue=1.25)
+        f.create_dataset("be_gzip", data=a, dtype=">i8", chunks=(30, 7), compression="gzip")
+        f.create_dataset("be_partial", shape=(60, 5), chunks=(7, 2), dtype=">f8", fillvalue=-2.5)
+        f["be_partial"][10:20, 1:3] = 3.75
         f.create_dataset("maxbig", data=b[:100], chunks=(10,), maxshape=(1000,))
         f.create_dataset("bt2_plain", data=a, chunks=(50, 2), maxshape=(None, None))
         f.create_dataset("bt2_deep", data=a, chunks=(4, 2), maxshape=(None, None), compression="gzip")

@@ -1,6 +1,7 @@
 package h5
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -193,6 +194,11 @@ func (f *File) Dataset(path, name string) (info Info, ok bool, err error) {
 // Read reads elements [off, off+n) of the one-dimensional dataset name in the group at path,
 // which holds total elements of type t.
 func (f *File) Read(path, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
+	return f.ReadContext(context.Background(), path, name, t, off, n, total)
+}
+
+// ReadContext is Read with the decoding spread over the threads of the scheduler ctx carries.
+func (f *File) ReadContext(ctx context.Context, path, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error) {
 	d, ok, err := f.dataset(path, name)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: no dataset %s in %s", mlfeed.ErrFormat, name, path)
@@ -208,9 +214,9 @@ func (f *File) Read(path, name string, t mlfeed.ElemType, off, n, total int64) (
 	}
 	buf := mlfeed.NewBuffer(t, int(n))
 	if len(d.Dims) <= 1 {
-		err = d.ReadRows(buf.Bytes, uint64(off), uint64(n))
+		err = d.ReadRowsContext(ctx, buf.Bytes, uint64(off), uint64(n))
 	} else {
-		err = d.ReadRows(buf.Bytes, 0, d.Rows())
+		err = d.ReadRowsContext(ctx, buf.Bytes, 0, d.Rows())
 	}
 	return buf, err
 }
@@ -233,11 +239,17 @@ func (o WriteOptions) dataset(n int64) hdf5.DatasetOptions {
 // Write creates the dataset name in the group at path (creating the group if needed) holding
 // b's elements.
 func (f *File) Write(path, name string, b mlfeed.Buffer, o WriteOptions) error {
+	return f.WriteContext(context.Background(), path, name, b, o)
+}
+
+// WriteContext is Write with the chunks compressed in parallel on the threads of the scheduler
+// ctx carries.
+func (f *File) WriteContext(ctx context.Context, path, name string, b mlfeed.Buffer, o WriteOptions) error {
 	if f.w == nil {
 		return errors.New("binsparse: HDF5 file opened for reading")
 	}
 	n := int64(b.Len())
-	return f.w.WriteDataset(path, name, stored(b.Type), []uint64{uint64(n)}, b.Bytes, o.dataset(n))
+	return f.w.WriteDatasetContext(ctx, path, name, stored(b.Type), []uint64{uint64(n)}, b.Bytes, o.dataset(n))
 }
 
 // Appender writes a growable one-dimensional dataset, chunk by chunk.

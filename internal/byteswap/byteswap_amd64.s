@@ -1,0 +1,29 @@
+#include "textflag.h"
+
+// func swapAVX2(dst, src *byte, n int, mask *byte)
+TEXT ·swapAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ mask+24(FP), AX
+	VMOVDQU (AX), Y4
+
+loop:
+	VMOVDQU 0(SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	VPSHUFB Y4, Y0, Y0
+	VPSHUFB Y4, Y1, Y1
+	VPSHUFB Y4, Y2, Y2
+	VPSHUFB Y4, Y3, Y3
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $128, CX
+	JNZ  loop
+	VZEROUPPER
+	RET

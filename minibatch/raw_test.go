@@ -1,0 +1,271 @@
+package minibatch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format/cbf"
+	"github.com/mlfeed/mlfeed/format/idx"
+)
+
+var (
+	_ RawSampler = (*idx.Reader)(nil)
+	_ RawSampler = (*cbf.Reader)(nil)
+)
+
+// writeIDX writes n records of 5x7 elements of an IDX type code (size bytes each, random
+// bytes) to a file in dir, gzip-compressed when gz, and returns its name.
+func writeIDX(t *testing.T, dir string, code byte, size, n int, gz bool) string {
+	var b bytes.Buffer
+	b.Write([]byte{0, 0, code, 3})
+	for _, d := range []uint32{uint32(n), 5, 7} {
+		binary.Write(&b, binary.BigEndian, d)
+	}
+	data := make([]byte, n*35*size)
+	rng := rand.New(rand.NewPCG(uint64(code), uint64(n)))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	if code >= 0x0D {
+		// Floats without NaNs, whose bits a copy might not keep: clear each element's top
+		// exponent bit (the first byte, big-endian).
+		for i := 0; i < len(data); i += size {
+			data[i] &^= 0x40
+		}
+	}
+	b.Write(data)
+	out := b.Bytes()
+	name := filepath.Join(dir, "data.idx")
+	if gz {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(out)
+		w.Close()
+		out, name = z.Bytes(), name+".gz"
+	}
+	if err := os.WriteFile(name, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// hidden hides a source's RawSamples: the engine reads its chunks.
+type hidden struct{ mlfeed.Source }
+
+// readAll returns every minibatch's origins and values.
+func readAll(t *testing.T, src mlfeed.Source, cfg Config) (origins [][]Origin, values [][]byte) {
+	t.Helper()
+	r, err := New(src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+		b := r.Batch()
+		origins = append(origins, append([]Origin(nil), b.Origins...))
+		values = append(values, append([]byte(nil), b.Dense(0).Bytes...))
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return origins, values
+}
+
+// TestRawSamples packs minibatches straight from IDX files (mapped and gzip, every byte
+// order swap: 1, 2, 4 and 8 bytes) and from the same files' decoded chunks: the minibatches
+// are the same, for every configuration, and the raw path is the one taken.
+func TestRawSamples(t *testing.T) {
+	types := []struct {
+		code byte
+		size int
+	}{{0x08, 1}, {0x0B, 2}, {0x0D, 4}, {0x0E, 8}}
+	for _, ty := range types {
+		for _, gz := range []bool{false, true} {
+			name := writeIDX(t, t.TempDir(), ty.code, ty.size, 1000, gz)
+			src, err := idx.Open(name, &idx.ReaderOptions{ChunkSize: 35 * ty.size * 90})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			what := fmt.Sprintf("IDX type 0x%02X, gzip %v", ty.code, gz)
+			checkRaw(t, what, src, nil)
+		}
+	}
+}
+
+// rawConfigs are the configurations checkRaw reads with.
+var rawConfigs = []Config{
+	{MinibatchSize: 64, RandomizationSeed: 3, MaxSweeps: 2},
+	{MinibatchSize: 50, NoRandomize: true, MaxSweeps: 1},
+	{MinibatchSize: 33, RandomizationWindow: 2, MaxSweeps: 2, Threads: 3, Packers: 2},
+	{MinibatchSize: 100, Workers: 3, Rank: 1, MaxSweeps: 2},
+	{MinibatchSize: 64, KeepDataInMemory: true, MaxSweeps: 3},
+	{MinibatchSize: 64, Threads: 1, MaxSweeps: 2},
+	{MinibatchSize: 17, Packers: -1, MaxSweeps: 1, FrameMode: true},
+}
+
+// checkRaw reads src with every configuration of rawConfigs, raw and hidden: the minibatches
+// are the same, and every chunk but those of decoded (chunk indices) is packed raw.
+func checkRaw(t *testing.T, what string, src mlfeed.Source, decoded []int) {
+	t.Helper()
+	frames := true
+	for _, c := range src.Chunks() {
+		frames = frames && c.Samples == int64(c.Sequences)
+	}
+	for k, cfg := range rawConfigs {
+		if cfg.FrameMode && !frames {
+			continue
+		}
+		o1, v1 := readAll(t, src, cfg)
+		o2, v2 := readAll(t, hidden{src}, cfg)
+		if !reflect.DeepEqual(o1, o2) || !reflect.DeepEqual(v1, v2) {
+			t.Fatalf("%s, config %d: the minibatches packed from the file differ from the decoded chunks'", what, k)
+		}
+		if len(o1) == 0 {
+			t.Fatalf("%s, config %d: no minibatches", what, k)
+		}
+	}
+	r, err := New(src, rawConfigs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+	}
+	for c := range src.Chunks() {
+		if raw := r.rawChunks[c].Load() != nil; raw == slices.Contains(decoded, c) {
+			t.Fatalf("%s: chunk %d packed raw: %v", what, c, raw)
+		}
+	}
+}
+
+// writeCBF writes n sequences of a dense float32 stream of 5 values and a dense float64
+// stream of 3 (and a sparse one when sparse), one sample each but sequence long of two
+// samples, in chunks of about 4000 bytes, to a CBF file in dir.
+func writeCBF(t *testing.T, dir string, n, long int, sparse bool) string {
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
+		{Name: "a", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 5},
+		{Name: "b", Storage: mlfeed.Dense, Type: mlfeed.Float64, Dim: 3},
+	}}
+	if sparse {
+		schema.Streams = append(schema.Streams, mlfeed.Stream{Name: "s", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 10})
+	}
+	name := filepath.Join(dir, "data.cbf")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := cbf.NewWriter(f, schema, &cbf.WriterOptions{ChunkSize: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(long)))
+	for first := 0; first < n; first += 90 {
+		k := min(90, n-first)
+		c := &mlfeed.Chunk{Sequences: k, Streams: make([]mlfeed.StreamData, len(schema.Streams))}
+		for i, st := range schema.Streams {
+			d := &c.Streams[i]
+			d.SeqStart = make([]int64, k+1)
+			for q := range k {
+				l := int64(1)
+				if first+q == long {
+					l = 2
+				}
+				d.SeqStart[q+1] = d.SeqStart[q] + l
+			}
+			samples := int(d.SeqStart[k])
+			if st.Storage == mlfeed.Sparse {
+				d.SampleStart = make([]int64, samples+1)
+				for j := range samples {
+					d.SampleStart[j+1] = int64(j + 1)
+					d.Indices = append(d.Indices, int32(rng.IntN(10)))
+				}
+				d.Values = mlfeed.NewBuffer(st.Type, samples)
+			} else {
+				d.Values = mlfeed.NewBuffer(st.Type, samples*st.Dim)
+			}
+			for j := range d.Values.Len() {
+				d.Values.SetFloat64(j, float64(rng.IntN(1<<20))/7)
+			}
+		}
+		if err := w.WriteChunk(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestRawSamplesCBF packs minibatches straight from mapped CBF files of two dense streams
+// (float32 and float64): as from decoded chunks. A chunk with a sequence of two samples, and
+// a file with a sparse stream, are decoded.
+func TestRawSamplesCBF(t *testing.T) {
+	for _, c := range []struct {
+		long   int
+		sparse bool
+	}{{-1, false}, {200, false}, {-1, true}} {
+		name := writeCBF(t, t.TempDir(), 1000, c.long, c.sparse)
+		src, err := cbf.Open(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		var decoded []int
+		first := 0
+		for k, ci := range src.Chunks() {
+			if c.sparse || first <= c.long && c.long < first+ci.Sequences {
+				decoded = append(decoded, k)
+			}
+			first += ci.Sequences
+		}
+		if len(src.Chunks()) < 5 {
+			t.Fatalf("%d chunks", len(src.Chunks()))
+		}
+		checkRaw(t, fmt.Sprintf("CBF, long sequence %d, sparse %v", c.long, c.sparse), src, decoded)
+	}
+}
+
+// TestRawSamplesTruncated shrinks a mapped file while minibatches are packed from it: the
+// reader stops with an error naming the file, not a crash.
+func TestRawSamplesTruncated(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		name := writeIDX(t, t.TempDir(), 0x0D, 4, 4000, false)
+		src, err := idx.Open(name, &idx.ReaderOptions{ChunkSize: 35 * 4 * 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		r, err := New(src, Config{MinibatchSize: 64, NoRandomize: threads == 1, MaxSweeps: 3, Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatal(r.Err())
+		}
+		if err := os.Truncate(name, 20000); err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+		}
+		err = r.Err()
+		r.Close()
+		var pe *mlfeed.PosError
+		if !errors.Is(err, mlfeed.ErrTruncated) || !errors.As(err, &pe) || pe.File != name {
+			t.Fatalf("threads %d: error %v, want a truncation of %s", threads, err, name)
+		}
+	}
+}
