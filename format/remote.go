@@ -158,7 +158,18 @@ type remoteSource struct {
 	tmp, name string         // the temporary copy and the object, when read from a copy
 }
 
+// use marks a read made for a caller whose context is ctx (remote.Object.Use): when every
+// caller reading has its context done (a minibatch reader closed while it reads ahead), the
+// object's requests in flight are cancelled rather than waited for.
+func (r *remoteSource) use(ctx context.Context) func() {
+	if r.obj == nil {
+		return func() {}
+	}
+	return r.obj.Use(ctx)
+}
+
 func (r *remoteSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	defer r.use(ctx)()
 	c, err := r.Source.ReadChunk(ctx, i)
 	if err != nil && r.tmp != "" {
 		err = renameInError(err, r.tmp, r.name)
@@ -167,6 +178,7 @@ func (r *remoteSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, err
 }
 
 func (r *remoteSource) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	defer r.use(ctx)()
 	c, err := r.Source.ReadChunkReuse(ctx, i, prev)
 	if err != nil && r.tmp != "" {
 		err = renameInError(err, r.tmp, r.name)
@@ -174,10 +186,16 @@ func (r *remoteSource) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.C
 	return c, err
 }
 
+func (r *remoteSource) SequenceLengths(i int) ([]int64, error) {
+	defer r.use(context.Background())()
+	return r.Source.SequenceLengths(i)
+}
+
 // Details passes the format's details through, with the object's size and the bytes fetched
 // so far when it is read by byte ranges.
 func (r *remoteSource) Details() map[string]any {
 	d := map[string]any{}
+	defer r.use(context.Background())()
 	if s, ok := r.Source.(mlfeed.Detailer); ok {
 		for k, v := range s.Details() {
 			d[k] = v

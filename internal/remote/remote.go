@@ -18,11 +18,14 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob://
 	_ "gocloud.dev/blob/gcsblob"   // gs://
@@ -84,15 +87,35 @@ func wrap(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// buckets holds the buckets opened so far, by URL, for the life of the process: opening one
+// loads the service's configuration (credentials, a CA bundle to parse) and makes an HTTP
+// client, which the objects of a data set of shards then share, with its connections.
+var buckets struct {
+	sync.Mutex
+	m map[string]*blob.Bucket
+}
+
+// bucket returns the bucket of the URL name, and the key.
 func bucket(ctx context.Context, name string) (*blob.Bucket, string, error) {
 	bu, key, err := split(name)
 	if err != nil {
 		return nil, "", err
 	}
-	b, err := blob.OpenBucket(ctx, bu)
+	buckets.Lock()
+	defer buckets.Unlock()
+	if b := buckets.m[bu]; b != nil {
+		return b, key, nil
+	}
+	// The bucket outlives this caller: its driver must not keep a context that ends with it
+	// (a GCS token source does).
+	b, err := blob.OpenBucket(context.WithoutCancel(ctx), bu)
 	if err != nil {
 		return nil, "", wrap(name, err)
 	}
+	if buckets.m == nil {
+		buckets.m = map[string]*blob.Bucket{}
+	}
+	buckets.m[bu] = b
 	return b, key, nil
 }
 
@@ -105,15 +128,26 @@ const cachedBlocks = 8
 // concurrent use.
 type Object struct {
 	name    string
-	ctx     context.Context
 	b       *blob.Bucket
 	key     string
 	size    int64
 	fetched atomic.Int64
 
 	mu     sync.Mutex
-	blocks map[int64][]byte // block index -> bytes
-	order  []int64          // blocks, least recently used first
+	blocks []extent // cached bytes, least recently used first
+	// Requests are made under fetchCtx, a child of the context Open was given. Reads made
+	// under Use count in users, and in ended once their context is done; when every one of
+	// them has ended, fetchCtx is cancelled (no one waits for its bytes) and replaced.
+	parent       context.Context
+	fetchCtx     context.Context
+	cancelFetch  context.CancelFunc
+	users, ended int
+}
+
+// extent is cached bytes of the object, b, from byte offset off.
+type extent struct {
+	off int64
+	b   []byte
 }
 
 // Open opens the object name for reading; ctx bounds every read.
@@ -123,12 +157,23 @@ func Open(ctx context.Context, name string) (*Object, error) {
 		return nil, err
 	}
 	if key == "" || strings.HasSuffix(key, "/") {
-		b.Close()
 		return nil, fmt.Errorf("%s: names a prefix, not an object", name)
 	}
-	o := &Object{name: name, ctx: ctx, b: b, key: key, blocks: map[int64][]byte{}}
+	o := &Object{name: name, b: b, key: key, parent: ctx}
+	o.fetchCtx, o.cancelFetch = context.WithCancel(ctx)
 	// One request learns the size and fetches the first block, which every format reads
-	// first (its magic, its header); an empty object cannot be read by range: ask its size.
+	// first (its magic, its header). On S3 a second request, at the same time, fetches the
+	// last block (a suffix range, which needs no size): where formats keep their trailer,
+	// tables and index. An empty object cannot be read by range: ask its size.
+	var tail extent
+	var wg sync.WaitGroup
+	if u, _ := url.Parse(name); u != nil && u.Scheme == "s3" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tail = o.fetchTail(ctx)
+		}()
+	}
 	r, err := b.NewRangeReader(ctx, key, 0, BlockSize, nil)
 	if err == nil {
 		o.size = r.Size()
@@ -138,17 +183,54 @@ func Open(ctx context.Context, name string) (*Object, error) {
 		r.Close()
 		o.fetched.Add(int64(n))
 		if err == nil {
-			o.blocks[0], o.order = first, []int64{0}
-			return o, nil
+			o.blocks = append(o.blocks, extent{0, first})
 		}
+	}
+	wg.Wait()
+	if err == nil {
+		if tail.b != nil && tail.off > 0 && tail.off+int64(len(tail.b)) == o.size {
+			o.blocks = append(o.blocks, tail)
+		}
+		return o, nil
 	}
 	a, aerr := b.Attributes(ctx, key)
 	if aerr != nil {
-		b.Close()
+		o.Close()
 		return nil, wrap(name, aerr)
 	}
 	o.size = a.Size
+	o.blocks = nil
 	return o, nil
+}
+
+// fetchTail fetches the last BlockSize bytes of an S3 object with a suffix range. It returns
+// no bytes where that fails, or where the server did not answer with the range asked for.
+func (o *Object) fetchTail(ctx context.Context) extent {
+	r, err := o.b.NewRangeReader(ctx, o.key, 0, BlockSize, &blob.ReaderOptions{
+		BeforeRead: func(as func(any) bool) error {
+			var in *s3.GetObjectInput
+			if as(&in) {
+				in.Range = aws.String(fmt.Sprintf("bytes=-%d", BlockSize))
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return extent{}
+	}
+	defer r.Close()
+	var out s3.GetObjectOutput
+	size := r.Size()
+	if !r.As(&out) || out.ContentLength == nil || *out.ContentLength != min(BlockSize, size) {
+		return extent{}
+	}
+	b := make([]byte, *out.ContentLength)
+	n, err := io.ReadFull(r, b)
+	o.fetched.Add(int64(n))
+	if err != nil {
+		return extent{}
+	}
+	return extent{size - int64(n), b}
 }
 
 // Name returns the object's URL.
@@ -159,6 +241,51 @@ func (o *Object) Size() int64 { return o.size }
 
 // Fetched returns the number of bytes fetched from the server so far.
 func (o *Object) Fetched() int64 { return o.fetched.Load() }
+
+// Use marks the start of reads made on behalf of a caller whose context is ctx, and returns
+// the function that marks their end. While the context of every caller in Use is done, the
+// requests in flight are cancelled and new ones fail, since no one waits for their bytes: a
+// reader that is closed while it reads ahead does not wait for chunks it no longer needs.
+// Reads made outside Use while others are in Use must not be counted on to finish; a caller
+// that has no context passes context.Background().
+func (o *Object) Use(ctx context.Context) (end func()) {
+	var counted, finished bool // guarded by o.mu
+	o.mu.Lock()
+	o.users++
+	if o.fetchCtx.Err() != nil && ctx.Err() == nil {
+		// Callers before gave up; this one did not.
+		o.fetchCtx, o.cancelFetch = context.WithCancel(o.parent)
+	}
+	o.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if !finished {
+			counted = true
+			o.ended++
+			o.cancelIfAbandoned()
+		}
+	})
+	return func() {
+		stop()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		finished = true
+		if counted {
+			o.ended--
+		}
+		o.users--
+		o.cancelIfAbandoned()
+	}
+}
+
+// cancelIfAbandoned cancels the requests when every caller in Use has its context done. The
+// caller holds o.mu.
+func (o *Object) cancelIfAbandoned() {
+	if o.users > 0 && o.ended == o.users {
+		o.cancelFetch()
+	}
+}
 
 // ReadAt reads len(p) bytes at off, fetching only the range asked for (small reads: the
 // blocks that hold it).
@@ -196,8 +323,11 @@ const (
 
 // fetch reads p at off: with one ranged request, or several at once for a large read.
 func (o *Object) fetch(p []byte, off int64) (int, error) {
+	o.mu.Lock()
+	ctx := o.fetchCtx
+	o.mu.Unlock()
 	if len(p) < 2*pieceSize {
-		return o.fetchOne(p, off)
+		return o.fetchOne(ctx, p, off)
 	}
 	n := (len(p) + pieceSize - 1) / pieceSize
 	errs := make([]error, n)
@@ -209,7 +339,7 @@ func (o *Object) fetch(p []byte, off int64) (int, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			lo := i * pieceSize
-			_, errs[i] = o.fetchOne(p[lo:min(lo+pieceSize, len(p))], off+int64(lo))
+			_, errs[i] = o.fetchOne(ctx, p[lo:min(lo+pieceSize, len(p))], off+int64(lo))
 		}()
 	}
 	wg.Wait()
@@ -222,8 +352,8 @@ func (o *Object) fetch(p []byte, off int64) (int, error) {
 }
 
 // fetchOne reads p at off with one ranged request.
-func (o *Object) fetchOne(p []byte, off int64) (int, error) {
-	r, err := o.b.NewRangeReader(o.ctx, o.key, off, int64(len(p)), nil)
+func (o *Object) fetchOne(ctx context.Context, p []byte, off int64) (int, error) {
+	r, err := o.b.NewRangeReader(ctx, o.key, off, int64(len(p)), nil)
 	if err != nil {
 		return 0, wrap(o.name, err)
 	}
@@ -236,58 +366,59 @@ func (o *Object) fetchOne(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// cachedRead serves a small read from the blocks that hold it, fetching those missing.
+// cachedRead serves a small read from the cached bytes that hold it, fetching the blocks
+// missing.
 func (o *Object) cachedRead(p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {
-		bi := (off + int64(n)) / BlockSize
-		blk, err := o.block(bi)
+		b, err := o.cached(off + int64(n))
 		if err != nil {
 			return n, err
 		}
-		n += copy(p[n:], blk[off+int64(n)-bi*BlockSize:])
+		n += copy(p[n:], b)
 	}
 	return n, nil
 }
 
-func (o *Object) block(bi int64) ([]byte, error) {
+// cached returns the cached bytes from offset pos on (at least one), fetching the block that
+// holds pos if no cached bytes do.
+func (o *Object) cached(pos int64) ([]byte, error) {
 	o.mu.Lock()
-	if b, ok := o.blocks[bi]; ok {
-		o.touch(bi)
-		o.mu.Unlock()
-		return b, nil
+	for i, e := range o.blocks {
+		if e.off <= pos && pos < e.off+int64(len(e.b)) {
+			// Most recently used last.
+			copy(o.blocks[i:], o.blocks[i+1:])
+			o.blocks[len(o.blocks)-1] = e
+			o.mu.Unlock()
+			return e.b[pos-e.off:], nil
+		}
 	}
 	o.mu.Unlock()
-	size := min(BlockSize, o.size-bi*BlockSize)
-	b := make([]byte, size)
+	bi := pos / BlockSize
+	b := make([]byte, min(BlockSize, o.size-bi*BlockSize))
 	if _, err := o.fetch(b, bi*BlockSize); err != nil {
 		return nil, err
 	}
 	o.mu.Lock()
+	if !slices.ContainsFunc(o.blocks, func(e extent) bool { return e.off == bi*BlockSize }) {
+		if len(o.blocks) == cachedBlocks {
+			o.blocks = append(o.blocks[:0], o.blocks[1:]...)
+		}
+		o.blocks = append(o.blocks, extent{bi * BlockSize, b})
+	}
+	o.mu.Unlock()
+	return b[pos-bi*BlockSize:], nil
+}
+
+// Close cancels the object's requests in flight and drops its cached bytes. (Its bucket
+// stays open for the process's other objects.)
+func (o *Object) Close() error {
+	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, ok := o.blocks[bi]; !ok {
-		o.blocks[bi] = b
-		o.order = append(o.order, bi)
-		if len(o.order) > cachedBlocks {
-			delete(o.blocks, o.order[0])
-			o.order = o.order[1:]
-		}
-	}
-	return b, nil
+	o.cancelFetch()
+	o.blocks = nil
+	return nil
 }
-
-func (o *Object) touch(bi int64) {
-	for i, v := range o.order {
-		if v == bi {
-			copy(o.order[i:], o.order[i+1:])
-			o.order[len(o.order)-1] = bi
-			return
-		}
-	}
-}
-
-// Close releases the object's bucket.
-func (o *Object) Close() error { return o.b.Close() }
 
 // List returns the URLs of the objects under the prefix name (which ends in "/"), in name
 // order, with the query of name kept on each.
@@ -296,7 +427,6 @@ func List(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
 	base, query, _ := strings.Cut(name, "?")
 	base = strings.TrimSuffix(base, prefix)
 	var out []string
@@ -328,7 +458,6 @@ func Exists(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer b.Close()
 	ok, err := b.Exists(ctx, key)
 	if err != nil {
 		return false, wrap(name, err)
@@ -340,7 +469,6 @@ func Exists(ctx context.Context, name string) (bool, error) {
 // Abort (or a cancelled context) discards the upload.
 type Writer struct {
 	name   string
-	b      *blob.Bucket
 	w      *blob.Writer
 	cancel context.CancelFunc
 	done   bool
@@ -353,17 +481,15 @@ func Create(ctx context.Context, name string) (*Writer, error) {
 		return nil, err
 	}
 	if key == "" || strings.HasSuffix(key, "/") {
-		b.Close()
 		return nil, fmt.Errorf("%s: names a prefix, not an object", name)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w, err := b.NewWriter(ctx, key, nil)
 	if err != nil {
 		cancel()
-		b.Close()
 		return nil, wrap(name, err)
 	}
-	return &Writer{name: name, b: b, w: w, cancel: cancel}, nil
+	return &Writer{name: name, w: w, cancel: cancel}, nil
 }
 
 // Write uploads p.
@@ -383,7 +509,6 @@ func (w *Writer) Commit() error {
 	w.done = true
 	err := w.w.Close()
 	w.cancel()
-	w.b.Close()
 	if err != nil {
 		return wrap(w.name, err)
 	}
@@ -398,7 +523,6 @@ func (w *Writer) Abort() {
 	w.done = true
 	w.cancel() // a writer closed after its context is cancelled discards the upload
 	w.w.Close()
-	w.b.Close()
 }
 
 // ReadFile returns the bytes of the object name, at most max of them (a larger object is an
@@ -456,7 +580,6 @@ func Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
 	if err := b.Delete(ctx, key); err != nil {
 		return wrap(name, err)
 	}
