@@ -303,6 +303,9 @@ func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 |
 	// one pass per fiber: range and strict order
 	for p := 0; p+1 < len(ptr); p++ {
 		lo, hi := ptr[p], ptr[p+1]
+		if fiberSorted(v[lo:hi], bound) {
+			continue
+		}
 		var prev T
 		for q := lo; q < hi; q++ {
 			x := v[q]
@@ -316,6 +319,25 @@ func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 |
 		}
 	}
 	return ordering, nil
+}
+
+// fiberSorted reports whether f is strictly increasing with every value in [0, bound): then
+// only its ends need a range check. A false answer sends the fiber to the element-by-element
+// check, which finds the first error.
+func fiberSorted[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64](f []T, bound int64) bool {
+	if len(f) == 0 {
+		return true
+	}
+	first, last := f[0], f[len(f)-1]
+	if first < 0 || last < 0 || uint64(last) >= uint64(bound) {
+		return false
+	}
+	for j := 1; j < len(f); j++ {
+		if f[j] <= f[j-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // indexErr describes a bad index at position q.
