@@ -21,6 +21,20 @@ type rawChunk struct {
 	unit  []bool
 }
 
+// notRaw marks a chunk the source does not describe raw, so that loading it again does not
+// ask again.
+var notRaw = &rawChunk{}
+
+// rawSchema reports whether every stream of s could be packed raw: dense, of a fixed size.
+func rawSchema(s *mlfeed.Schema) bool {
+	for _, st := range s.Streams {
+		if st.Storage != mlfeed.Dense || st.Dim <= 0 || st.Type == mlfeed.String || st.Type.Size() <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // rawOf returns chunk c as a raw chunk, or nil when the source does not describe it so (or
 // the description does not hold). It is built once per chunk and kept: the views stay valid
 // while the source is open, so loading the chunk again costs nothing.
@@ -29,10 +43,14 @@ func (r *Reader) rawOf(c int32) *rawChunk {
 		return nil
 	}
 	if rc := r.rawChunks[c].Load(); rc != nil {
+		if rc == notRaw {
+			return nil
+		}
 		return rc
 	}
 	n := r.infos[c].Sequences
 	if r.infos[c].Samples != int64(n) || n+1 > len(r.identity) {
+		r.rawChunks[c].Store(notRaw)
 		return nil
 	}
 	rc := &rawChunk{
@@ -42,13 +60,11 @@ func (r *Reader) rawOf(c int32) *rawChunk {
 	}
 	for k := range r.schema.Streams {
 		st := &r.schema.Streams[k]
-		if st.Storage != mlfeed.Dense || st.Dim <= 0 || st.Type == mlfeed.String || st.Type.Size() <= 0 {
-			return nil
-		}
 		b, off, stride, swap, ok := r.raw.RawSamples(int(c), k)
 		size := int64(st.Dim) * int64(st.Type.Size())
 		if !ok || off < 0 || int64(stride) < size || swap != 0 && (swap != st.Type.Size() || swap == 1) ||
 			n > 0 && int64(off)+int64(n-1)*int64(stride)+size > int64(len(b)) {
+			r.rawChunks[c].Store(notRaw) // a chunk's answer does not change: ask once
 			return nil
 		}
 		rc.chunk.Streams[k] = mlfeed.StreamData{SeqStart: r.identity[: n+1 : n+1], Values: mlfeed.Buffer{Type: st.Type, Bytes: b}}

@@ -161,7 +161,7 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 		r.ones[i] = 1
 	}
 	r.slots = make([]*slot, len(r.infos))
-	if raw, ok := src.(mlfeed.RawSampler); ok {
+	if raw, ok := src.(mlfeed.RawSampler); ok && rawSchema(&r.schema) {
 		r.raw = raw
 		r.rawChunks = make([]atomic.Pointer[rawChunk], len(r.infos))
 		r.identity = make([]int64, maxLen+1)
