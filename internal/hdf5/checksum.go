@@ -1,6 +1,9 @@
 package hdf5
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // verifyChecksums is false only in the fuzz target that explores past the metadata checksums
 // (which random inputs never satisfy).
@@ -17,9 +20,9 @@ func lookup3(k []byte) uint32 {
 	b, c := a, a
 	rot := bits.RotateLeft32
 	for n > 12 {
-		a += uint32(k[0]) | uint32(k[1])<<8 | uint32(k[2])<<16 | uint32(k[3])<<24
-		b += uint32(k[4]) | uint32(k[5])<<8 | uint32(k[6])<<16 | uint32(k[7])<<24
-		c += uint32(k[8]) | uint32(k[9])<<8 | uint32(k[10])<<16 | uint32(k[11])<<24
+		a += binary.LittleEndian.Uint32(k[0:])
+		b += binary.LittleEndian.Uint32(k[4:])
+		c += binary.LittleEndian.Uint32(k[8:])
 		a -= c
 		a ^= rot(c, 4)
 		c += b
@@ -46,9 +49,9 @@ func lookup3(k []byte) uint32 {
 	}
 	var t [12]byte
 	copy(t[:], k[:n])
-	a += uint32(t[0]) | uint32(t[1])<<8 | uint32(t[2])<<16 | uint32(t[3])<<24
-	b += uint32(t[4]) | uint32(t[5])<<8 | uint32(t[6])<<16 | uint32(t[7])<<24
-	c += uint32(t[8]) | uint32(t[9])<<8 | uint32(t[10])<<16 | uint32(t[11])<<24
+	a += binary.LittleEndian.Uint32(t[0:])
+	b += binary.LittleEndian.Uint32(t[4:])
+	c += binary.LittleEndian.Uint32(t[8:])
 	c ^= b
 	c -= rot(b, 14)
 	a ^= c
