@@ -65,6 +65,20 @@ func FuzzReader(f *testing.F) {
 			if prev, err = r.ReadChunkReuse(ctx, i, prev); err != nil || !bytes.Equal(prev.Streams[0].Values.Bytes, c.Streams[0].Values.Bytes) {
 				t.Fatalf("chunk %d: ReadChunkReuse differs from ReadChunk (%v)", i, err)
 			}
+			// Where RawSamples describes the chunk (gzip payloads held in memory), each
+			// record it describes is the decoded record in the file's byte order.
+			if b, off, stride, swap, ok := r.RawSamples(i, 0); ok {
+				size := r.Header().RecordBytes()
+				want := c.Streams[0].Values.Bytes
+				for q := range c.Sequences {
+					got := b[off+q*stride : off+q*stride+size]
+					for e := 0; e < size; e++ {
+						if swap > 1 && got[e] != want[q*size+e-e%swap+swap-1-e%swap] || swap <= 1 && got[e] != want[q*size+e] {
+							t.Fatalf("chunk %d record %d: RawSamples differs from the decoded record", i, q)
+						}
+					}
+				}
+			}
 			if err := sink.WriteChunk(c); err != nil {
 				t.Fatal(err)
 			}
