@@ -17,6 +17,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/cbf"
 	"github.com/mlfeed/mlfeed/format/idx"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -303,7 +304,8 @@ func readStreams(t *testing.T, src mlfeed.Source, cfg Config) (origins [][]Origi
 
 // TestRawSamplesThroughWrappers packs minibatches straight from the files behind the
 // wrappers: images and labels zipped (the labels' one chunk sliced to the images' chunks),
-// streams selected and reordered, and a data set of two shards. The minibatches are those of
+// streams selected and reordered, a data set of two shards, and the real MNIST pair of
+// testdata/mnist. The minibatches are those of
 // the decoded chunks, and every chunk is packed raw.
 func TestRawSamplesThroughWrappers(t *testing.T) {
 	dir := t.TempDir()
@@ -348,10 +350,25 @@ func TestRawSamplesThroughWrappers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sharded.Close()
+	// The real MNIST test set's first 2000 images (gzip: the payload held in memory) and labels
+	// (a mapped file), as the README pairs them.
+	realImages, err := idx.Open(testutil.Local(t, "mnist", "t10k-images-idx3-ubyte.gz"), &idx.ReaderOptions{ChunkSize: 784 * 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	realLabels, err := idx.Open(testutil.Local(t, "mnist", "t10k-labels-idx1-ubyte"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnist, err := mlfeed.Zip(realImages, realLabels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mnist.Close()
 	for _, c := range []struct {
 		what string
 		src  mlfeed.Source
-	}{{"zip", zipped}, {"select", selected}, {"shards", sharded}} {
+	}{{"zip", zipped}, {"select", selected}, {"shards", sharded}, {"MNIST", mnist}} {
 		for k, cfg := range rawConfigs {
 			o1, v1 := readStreams(t, c.src, cfg)
 			o2, v2 := readStreams(t, hidden{c.src}, cfg)
