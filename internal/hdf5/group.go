@@ -108,31 +108,7 @@ func (f *File) links(o *object) ([]link, error) {
 				out = append(out, l)
 			}
 		case msgLinkInfo:
-			c := &cursor{b: m.data}
-			c.u8()
-			flags := c.u8()
-			if flags&1 != 0 {
-				c.skip(8)
-			}
-			heap, names := c.addr(f.offSize), c.addr(f.offSize)
-			if c.bad {
-				return nil, f.errAt(m.addr, "link info message", ErrFormat, "short message")
-			}
-			if heap == undef {
-				continue
-			}
-			h, err := f.fheap(heap)
-			if err != nil {
-				return nil, err
-			}
-			err = f.btree2(names, 5, func(rec []byte) error {
-				if len(rec) < 4+h.idLen {
-					return f.errAt(names, "link name index", ErrFormat, "record of %d bytes", len(rec))
-				}
-				data, err := f.heapObject(h, rec[4:4+h.idLen])
-				if err != nil {
-					return err
-				}
+			err := f.denseObjects(m, 8, 5, 4, "link", func(data []byte, heap uint64) error {
 				l, ok, err := f.parseLink(data, heap)
 				if ok {
 					out = append(out, l)
@@ -301,4 +277,38 @@ func (f *File) symbolNode(addr uint64, heap []byte, out *[]link) error {
 		*out = append(*out, link{string(name), obj})
 	}
 	return nil
+}
+
+// denseObjects walks the objects a link info or attribute info message (m) keeps in dense
+// storage: the fractal heap and the v2 B-tree of names (records of recType, the heap ID at
+// byte idAt) that it names, calling fn with each object's bytes. skip is the size of the
+// field the message's flag bit 0 adds; what ("link", "attribute") names the storage in errors.
+// A message with no heap has no objects there.
+func (f *File) denseObjects(m message, skip int, recType uint8, idAt int, what string, fn func(data []byte, heap uint64) error) error {
+	c := &cursor{b: m.data}
+	c.u8()
+	if c.u8()&1 != 0 {
+		c.skip(skip)
+	}
+	heap, names := c.addr(f.offSize), c.addr(f.offSize)
+	if c.bad {
+		return f.errAt(m.addr, what+" info message", ErrFormat, "short message")
+	}
+	if heap == undef {
+		return nil
+	}
+	h, err := f.fheap(heap)
+	if err != nil {
+		return err
+	}
+	return f.btree2(names, recType, func(rec []byte) error {
+		if len(rec) < idAt+h.idLen {
+			return f.errAt(names, what+" name index", ErrFormat, "record of %d bytes", len(rec))
+		}
+		data, err := f.heapObject(h, rec[idAt:idAt+h.idLen])
+		if err != nil {
+			return err
+		}
+		return fn(data, heap)
+	})
 }

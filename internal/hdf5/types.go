@@ -211,31 +211,7 @@ func (o *Object) Attrs() ([]*Attribute, error) {
 			}
 			out = append(out, a)
 		case msgAttrInfo:
-			c := &cursor{b: m.data}
-			c.u8()
-			flags := c.u8()
-			if flags&1 != 0 {
-				c.skip(2)
-			}
-			heap, names := c.addr(f.offSize), c.addr(f.offSize)
-			if c.bad {
-				return nil, f.errAt(m.addr, "attribute info message", ErrFormat, "short message")
-			}
-			if heap == undef {
-				continue
-			}
-			h, err := f.fheap(heap)
-			if err != nil {
-				return nil, err
-			}
-			err = f.btree2(names, 8, func(rec []byte) error {
-				if len(rec) < h.idLen {
-					return f.errAt(names, "attribute name index", ErrFormat, "record of %d bytes", len(rec))
-				}
-				data, err := f.heapObject(h, rec[:h.idLen])
-				if err != nil {
-					return err
-				}
+			err := f.denseObjects(m, 2, 8, 0, "attribute", func(data []byte, heap uint64) error {
 				a, err := f.parseAttribute(data, heap)
 				if err == nil {
 					out = append(out, a)
