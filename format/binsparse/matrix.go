@@ -299,7 +299,12 @@ func checkIndexType(name string, b mlfeed.Buffer, bound int64, ptr []int64) (ord
 	return nil, arrayErr(name, -1, "holds %s, not integers", b.Type)
 }
 
-func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64](name string, v []T, bound int64, ptr []int64) (ordering, err error) {
+// index is the element type of an index array.
+type index interface {
+	uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64
+}
+
+func checkIndexSlice[T index](name string, v []T, bound int64, ptr []int64) (ordering, err error) {
 	// one pass per fiber: range and strict order
 	for p := 0; p+1 < len(ptr); p++ {
 		lo, hi := ptr[p], ptr[p+1]
@@ -324,7 +329,7 @@ func checkIndexSlice[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 |
 // fiberSorted reports whether f is strictly increasing with every value in [0, bound): then
 // only its ends need a range check. A false answer sends the fiber to the element-by-element
 // check, which finds the first error.
-func fiberSorted[T uint8 | uint16 | uint32 | uint64 | int8 | int16 | int32 | int64](f []T, bound int64) bool {
+func fiberSorted[T index](f []T, bound int64) bool {
 	if len(f) == 0 {
 		return true
 	}
