@@ -62,6 +62,10 @@ func New(threads int, memory int64) *Scheduler {
 // Threads returns the number of threads the scheduler may keep busy, the caller's included.
 func (s *Scheduler) Threads() int { return s.threads }
 
+// Idle returns the number of helper threads free at this moment: how many more threads a
+// Parallel call made now would get, if none is taken meanwhile.
+func (s *Scheduler) Idle() int { return s.threads - 1 - len(s.helpers) }
+
 // Memory returns the memory budget in bytes.
 func (s *Scheduler) Memory() int64 { return s.memory }
 
