@@ -510,8 +510,9 @@ func (r *Reader) acquire() error {
 }
 
 // ReadChunk parses chunk i on the calling goroutine. It is safe for concurrent use. A chunk
-// of at least 1 MiB is parsed in pieces on the idle threads of the scheduler ctx carries
-// (internal/sched; none: on the caller alone); cancelling ctx stops the parse between pieces.
+// of at least 1 MiB is parsed in as many pieces as sched.Pieces says, on the threads of the
+// scheduler ctx carries (internal/sched; none: on the caller alone); cancelling ctx stops the
+// parse between pieces.
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
@@ -570,7 +571,7 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 }
 
 // parse parses chunk i, into prev's memory when prev is not nil, in pieces on the
-// scheduler's idle threads when it is large and threads are idle.
+// scheduler's threads when it is large and sched.Pieces says threads will take them.
 func (r *Reader) parse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if err := r.acquire(); err != nil {
 		return nil, err
@@ -581,12 +582,7 @@ func (r *Reader) parse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.
 	var cause *diag
 	var err error
 	r.region.Populate(r.chunks[i].start, r.chunks[i].end)
-	// As many pieces as threads are idle now: pieces no other thread parses would only cost
-	// the copy that joins them.
-	pieces := 1
-	if s := sched.FromContext(ctx); s != nil {
-		pieces += s.Idle()
-	}
+	pieces := sched.Pieces(ctx)
 	if r.double {
 		c, errs, cause, err = parsePieces(ctx, r, i, pieces, minSplit, memOf[float64](prev, len(r.schema.Streams)))
 	} else {
