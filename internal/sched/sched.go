@@ -5,13 +5,13 @@
 // Decoders decode synchronously on the goroutine that calls them and start no goroutines of
 // their own. Where one chunk is worth splitting (CTF pieces, IDV blocks, Matrix Market lines),
 // the decoder calls Parallel with the ctx it was given: the calling goroutine does the work,
-// helped by whatever threads of the scheduler in ctx are idle, and cuts it into as many pieces
-// as Pieces says. Callers above the decoders
-// that consume chunks in an order (convert, the CLI's cat, show and validate, the Python
-// package) read them through ReadAhead, which decodes up to Threads() chunks ahead within the
-// memory budget and yields them in order; a consumer that waits for a chunk, and a helper that
-// runs out of chunks to claim, take pieces of the Parallel calls in progress. The minibatch engine, whose chunks live as long as
-// the randomization window needs them, runs its chunk loads and packers on the scheduler's
+// helped by whatever threads of the scheduler in ctx are idle, in as many pieces as Pieces
+// says. Callers above the decoders that consume chunks in an order (convert, the CLI's cat,
+// show and validate, the Python package) read them through ReadAhead, which decodes up to
+// Threads() chunks ahead within the memory budget and yields them in order; a consumer that
+// waits for a chunk, and a helper that runs out of chunks to claim, take pieces of the
+// Parallel calls in progress. The minibatch engine, whose chunks live as long as the
+// randomization window needs them, runs its chunk loads and packers on the scheduler's
 // threads with AcquireThread and ReleaseThread.
 //
 // Threads counts the caller: a scheduler of n threads runs at most n-1 goroutines of its own
