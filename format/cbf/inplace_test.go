@@ -3,6 +3,7 @@ package cbf
 import (
 	"bytes"
 	"context"
+	"math"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -39,12 +40,12 @@ func TestReadInPlace(t *testing.T) {
 		t.Fatal("a reader of dense streams does not decode in place")
 	}
 	ctx := context.Background()
-	before := allocated()
-	got, err := rd.ReadChunk(ctx, 0)
-	used := allocated() - before
-	if err != nil {
-		t.Fatal(err)
-	}
+	var got *mlfeed.Chunk
+	used := leastAllocated(func() {
+		if got, err = rd.ReadChunk(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if !chunksEqual(got, c) {
 		t.Fatal("the chunk decoded in place differs from the one written")
 	}
@@ -58,13 +59,24 @@ func TestReadInPlace(t *testing.T) {
 		t.Error("the second stream's values are wrong")
 	}
 	// Read again into the same memory.
-	before = allocated()
-	again, err := rd.ReadChunkReuse(ctx, 0, got)
-	used = allocated() - before
+	var again *mlfeed.Chunk
+	used = leastAllocated(func() { again, err = rd.ReadChunkReuse(ctx, 0, got) })
 	if err != nil || !chunksEqual(again, c) {
 		t.Fatalf("ReadChunkReuse: %v, equal %v", err, err == nil && chunksEqual(again, c))
 	}
 	if used > uint64(len(data))/4 {
 		t.Errorf("reading a chunk again into its memory allocated %d bytes", used)
 	}
+}
+
+// leastAllocated returns the fewest bytes the process allocated during one of five calls of f:
+// the heap's counter is the whole process's, which another goroutine may add to meanwhile.
+func leastAllocated(f func()) uint64 {
+	least := uint64(math.MaxUint64)
+	for range 5 {
+		before := allocated()
+		f()
+		least = min(least, allocated()-before)
+	}
+	return least
 }
