@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command chunkorder measures what reading a data set's chunks in a random order costs
 // against reading them in file order: the CPU time (user + system, of every thread of the
 // process) of ReadChunk on every chunk once, from one goroutine, as the minibatch engine's

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command ctfbench generates synthetic CTF files and times reading them, for bench/ctf.sh:
 //
 //	ctfbench gen -kind dense|sparse|mix -mb 200 -o FILE
