@@ -49,11 +49,16 @@ type sentJob struct {
 // claim reports whether the caller is the one to pack job j, planned as job seq.
 func (j *job) claim(seq uint64) bool { return j.state.CompareAndSwap(seq<<1, seq<<1|1) }
 
-// send hands a planned job to the packers.
+// send hands a planned job to the packers, unless their queue is full: then Next or Ready
+// packs it. (Jobs that Next or Ready packed stay queued until a packer skips them, and the
+// packers may all wait for threads: a send that waited could wait for the caller itself.)
 func (r *Reader) send(j *job) {
 	j.state.Store(j.seq << 1)
-	j.sent = true
-	r.work <- sentJob{j, j.seq}
+	select {
+	case r.work <- sentJob{j, j.seq}:
+		j.sent = true
+	default:
+	}
 }
 
 // packLoop packs the jobs sent to it, on a thread of the scheduler each, until the reader is
@@ -61,6 +66,9 @@ func (r *Reader) send(j *job) {
 func (r *Reader) packLoop() {
 	defer r.bg.Done()
 	for w := range r.work {
+		if w.j.state.Load() != w.seq<<1 {
+			continue // packed already, by Next or Ready: no thread needed to skip it
+		}
 		if r.sched.AcquireThread(r.ctx) != nil {
 			return
 		}

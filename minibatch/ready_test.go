@@ -59,3 +59,34 @@ func TestReady(t *testing.T) {
 		})
 	}
 }
+
+// TestReadyPacksOnCaller holds the scheduler's one thread besides the caller's, so that no
+// packer can run: Ready must then pack each minibatch on the caller's goroutine, without
+// waiting, once the chunks are loaded (the second sweep of data kept in memory).
+func TestReadyPacksOnCaller(t *testing.T) {
+	cfg := Config{MinibatchSize: 32, MaxSweeps: 2, KeepDataInMemory: true, Threads: 2, Packers: 1}
+	want := dumpBatches(t, mustNew(t, uniform(500, 1, 20), cfg), 1<<20)
+	r := mustNew(t, uniform(500, 1, 20), cfg)
+	defer r.Close()
+	var got []string
+	for !r.Batch().EndOfSweep {
+		got = append(got, dumpBatches(t, r, 1)...)
+	}
+	if err := r.sched.AcquireThread(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.sched.ReleaseThread()
+	for {
+		if !r.Ready(0) {
+			t.Fatalf("minibatch %d not ready with the packers stopped", len(got))
+		}
+		mb := dumpBatches(t, r, 1)
+		if len(mb) == 0 {
+			break
+		}
+		got = append(got, mb...)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("the minibatches differ from Next's alone")
+	}
+}

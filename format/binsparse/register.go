@@ -162,6 +162,7 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	if err := format.CheckParams("binsparse", o.Params, "format", "level", "chunk", "shuffle", "minimize", "expand", "group"); err != nil {
 		return wo, "", err
 	}
+	wo.Context = o.Context
 	if o.Compat != "" {
 		return wo, "", fmt.Errorf("%w: binsparse has no compatibility modes (compat %q)", format.ErrUsage, o.Compat)
 	}

@@ -1,7 +1,9 @@
 package binsparse_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -10,6 +12,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/sparsetest"
 )
 
@@ -121,5 +124,47 @@ func TestSinkSeveralStreams(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Streams[1].Values.Bytes, []byte{1, 0, 0, 1}) || !reflect.DeepEqual(got.Streams[0].Indices, []int32{1, 0, 7}) {
 		t.Errorf("read back %v %v", got.Streams[0].Indices, got.Streams[1].Values.Bytes)
+	}
+}
+
+// TestSinkParallel writes the same rows serially and with a scheduler in WriteOptions.Context,
+// streamed and as whole matrices (Minimize): the files are the same bytes, and the
+// scheduler's helpers compressed chunks.
+func TestSinkParallel(t *testing.T) {
+	rows := make([][][2]int, 600)
+	for i := range rows {
+		for k := range 200 {
+			rows[i] = append(rows[i], [2]int{k * 5, (i*7 + k) % 1000})
+		}
+	}
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 1000}}}
+	for _, minimize := range []bool{false, true} {
+		s := sched.New(3, 0)
+		var files [2][]byte
+		for i, ctx := range []context.Context{nil, sched.WithContext(context.Background(), s)} {
+			p := filepath.Join(t.TempDir(), "p.bsp.h5")
+			sk, err := binsparse.NewSink(p, schema, "", &binsparse.WriteOptions{Chunk: 16 << 10, Minimize: minimize, Context: ctx})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := 0; k < len(rows); k += 150 { // pieces that end inside HDF5 chunks
+				c := &mlfeed.Chunk{Sequences: 150, Streams: []mlfeed.StreamData{sparseChunk(rows[k : k+150])}}
+				if err := sk.WriteChunk(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sk.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if files[i], err = os.ReadFile(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(files[0]) == 0 || !bytes.Equal(files[0], files[1]) {
+			t.Errorf("minimize %v: the files differ", minimize)
+		}
+		if s.PeakHelpers() == 0 {
+			t.Errorf("minimize %v: no helper thread compressed", minimize)
+		}
 	}
 }

@@ -93,9 +93,9 @@ func (s *streamWriter) addPointers() error {
 			held = binary.LittleEndian.AppendUint64(held, p)
 		}
 		s.ptrs = nil
-		return s.ptr.Write(held)
+		return s.ptr.Write(s.w.context(), held)
 	}
-	return s.ptr.Write(s.pbuf)
+	return s.ptr.Write(s.w.context(), s.pbuf)
 }
 
 // add appends the samples of d (one stream of a validated chunk) as rows.
@@ -103,7 +103,7 @@ func (s *streamWriter) add(d *mlfeed.StreamData) error {
 	n := d.Samples()
 	if s.st.Storage == mlfeed.Dense {
 		s.rows += n
-		return s.vals.Write(d.Values.Bytes)
+		return s.vals.Write(s.w.context(), d.Values.Bytes)
 	}
 	sz := d.Values.Type.Size()
 	s.pbuf, s.ibuf, s.vbuf = s.pbuf[:0], s.ibuf[:0], s.vbuf[:0]
@@ -144,7 +144,7 @@ func (s *streamWriter) add(d *mlfeed.StreamData) error {
 	if err := s.addPointers(); err != nil {
 		return err
 	}
-	if err := s.idx.Write(s.ibuf); err != nil {
+	if err := s.idx.Write(s.w.context(), s.ibuf); err != nil {
 		return err
 	}
 	if s.vals == nil {
@@ -158,12 +158,12 @@ func (s *streamWriter) add(d *mlfeed.StreamData) error {
 		}
 		ones := bytes.Repeat([]byte{1}, 1<<16)
 		for held := s.nnz - int64(len(s.vbuf)); held > 0; held -= int64(len(ones)) {
-			if err := s.vals.Write(ones[:min(held, int64(len(ones)))]); err != nil {
+			if err := s.vals.Write(s.w.context(), ones[:min(held, int64(len(ones)))]); err != nil {
 				return err
 			}
 		}
 	}
-	return s.vals.Write(s.vbuf)
+	return s.vals.Write(s.w.context(), s.vbuf)
 }
 
 // allOnes reports whether every byte of b is 1 (bool values all true).

@@ -40,6 +40,10 @@ type WriteOptions struct {
 	Minimize bool
 	// Expand stores both triangles of symmetric, hermitian and skew-symmetric matrices.
 	Expand bool
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) whose
+	// threads compress an HDF5 file's chunks in parallel: in WriteMatrix and in a Sink's
+	// WriteChunk and Close. Nil means context.Background(): on the caller alone.
+	Context context.Context
 }
 
 // Writer writes one or more matrices into a new Binsparse file.
@@ -89,7 +93,15 @@ func (w *Writer) open(npz bool) error {
 // WriteMatrix validates m and writes it into group ("/" or "" for the root; parent groups are
 // created as needed). An NPZ file holds one matrix, at the root.
 func (w *Writer) WriteMatrix(group string, m *Matrix) error {
-	return w.WriteMatrixContext(context.Background(), group, m)
+	return w.WriteMatrixContext(w.context(), group, m)
+}
+
+// context returns WriteOptions.Context, or context.Background() when it is nil.
+func (w *Writer) context() context.Context {
+	if w.opts.Context != nil {
+		return w.opts.Context
+	}
+	return context.Background()
 }
 
 // WriteMatrixContext is WriteMatrix with the arrays' chunks compressed in parallel on the

@@ -1,9 +1,11 @@
 package hdf5_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/hdf5"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // h5pyRead returns what h5py reads from the datasets of file: name -> shape, dtype, values as
@@ -214,5 +217,32 @@ func TestWriteRefuses(t *testing.T) {
 		if !errors.Is(err, mlfeed.ErrUnsupported) {
 			t.Errorf("%+v: %v", st, err)
 		}
+	}
+}
+
+// TestWriteParallel writes the same file serially and with a scheduler in
+// WriterOptions.Context: the same bytes, compressed by the scheduler's helpers.
+func TestWriteParallel(t *testing.T) {
+	s := sched.New(3, 0)
+	var files [2][]byte
+	for i, ctx := range []context.Context{nil, sched.WithContext(context.Background(), s)} {
+		r, err := hdf5.Open("testdata/keras_xy.h5", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "out.h5")
+		if err := write(p, r, &hdf5.WriterOptions{Level: 6, Shuffle: true, ChunkRows: 7, Context: ctx}); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if files[i], err = os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files[0]) == 0 || !bytes.Equal(files[0], files[1]) {
+		t.Error("the files differ")
+	}
+	if s.PeakHelpers() == 0 {
+		t.Error("no helper thread compressed")
 	}
 }

@@ -51,7 +51,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			opts := &WriterOptions{Rows: w.Sequences}
+			opts := &WriterOptions{Rows: w.Sequences, Context: w.Context}
 			if v, ok := params["level"]; ok {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 || n > 9 {

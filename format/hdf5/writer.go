@@ -1,6 +1,7 @@
 package hdf5
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,10 @@ type WriterOptions struct {
 	// Rows is the number of rows that will be written, when known (0: unknown); it keeps
 	// default chunks no larger than the data.
 	Rows int64
+	// Context, if not nil, carries cancellation and the scheduler (internal/sched) whose
+	// threads compress a chunk's rows in parallel in WriteChunk. Nil means
+	// context.Background(): on the caller alone.
+	Context context.Context
 }
 
 // Writer writes a data set as an HDF5 file: each stream becomes a dataset named after it
@@ -29,6 +34,7 @@ type WriterOptions struct {
 // [rows, Shape...]. Streams must be dense with a fixed sample size, one sample per sequence, of
 // a numeric type. It implements mlfeed.Sink.
 type Writer struct {
+	ctx    context.Context
 	w      *h5.Writer
 	schema mlfeed.Schema
 	sets   []*h5.DatasetWriter
@@ -45,7 +51,10 @@ func NewWriter(w io.WriterAt, schema mlfeed.Schema, opts *WriterOptions) (*Write
 		return nil, fmt.Errorf("%w: deflate level %d is not 0-9", ErrUnsupported, opts.Level)
 	}
 	hw := h5.NewWriter(w)
-	out := &Writer{w: hw, schema: schema}
+	out := &Writer{ctx: opts.Context, w: hw, schema: schema}
+	if out.ctx == nil {
+		out.ctx = context.Background()
+	}
 	for _, st := range schema.Streams {
 		if st.Storage != mlfeed.Dense {
 			return nil, fmt.Errorf("%w: stream %q is sparse; HDF5 datasets hold dense rows (write Binsparse, .bsp.h5, for sparse data)", ErrUnsupported, st.Name)
@@ -99,7 +108,7 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 				return fmt.Errorf("%w: stream %q: sequence %d has %d samples; an HDF5 row holds one", ErrUnsupported, w.schema.Streams[i].Name, q-1, s-sd.SeqStart[q-1])
 			}
 		}
-		if err := w.sets[i].Write(sd.Values.Bytes); err != nil {
+		if err := w.sets[i].WriteContext(w.ctx, sd.Values.Bytes); err != nil {
 			return err
 		}
 	}

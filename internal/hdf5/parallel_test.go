@@ -118,6 +118,18 @@ func TestParallelWrite(t *testing.T) {
 		if err := w.WriteDatasetContext(c, "/", "odd", mlfeed.Float32, []uint64{12345}, testData(mlfeed.Float32, 12345), DatasetOptions{ChunkRows: 1000, Level: 1}); err != nil {
 			t.Fatal(err)
 		}
+		// appended in pieces that start and end inside chunks
+		d, err := w.CreateDataset("/", "appended", mlfeed.Float32, nil, DatasetOptions{ChunkRows: 1000, Level: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := testData(mlfeed.Float32, 9000)
+		for _, n := range []int{700, 2500, 1, 4000, 799, 1000} {
+			if err := d.WriteContext(c, data[:4*n]); err != nil {
+				t.Fatal(err)
+			}
+			data = data[4*n:]
+		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -384,6 +384,22 @@ func (d *DatasetWriter) Write(data []byte) error {
 	return nil
 }
 
+// WriteContext is Write with the whole chunks of data filtered in parallel on the threads of
+// the scheduler ctx carries (internal/sched), as WriteDatasetContext does.
+func (d *DatasetWriter) WriteContext(ctx context.Context, data []byte) error {
+	if d.done || d.o.ChunkRows == 0 || uint64(len(data))%d.rowBytes != 0 {
+		return d.Write(data)
+	}
+	if len(d.buf) > 0 { // complete the chunk begun: the rest starts on a chunk boundary
+		k := min(uint64(len(data)), d.o.ChunkRows*d.rowBytes-uint64(len(d.buf)))
+		if err := d.Write(data[:k]); err != nil {
+			return err
+		}
+		data = data[k:]
+	}
+	return d.writeParallel(ctx, data)
+}
+
 // Rows returns the number of rows written so far.
 func (d *DatasetWriter) Rows() uint64 { return d.rows }
 

@@ -274,8 +274,9 @@ func (f *File) Append(path, name string, t mlfeed.ElemType, o WriteOptions) (*Ap
 	return &Appender{d, t}, nil
 }
 
-// Write appends b's elements (little-endian).
-func (a *Appender) Write(b []byte) error { return a.d.Write(b) }
+// Write appends b's elements (little-endian), with whole chunks compressed in parallel on the
+// threads of the scheduler ctx carries.
+func (a *Appender) Write(ctx context.Context, b []byte) error { return a.d.WriteContext(ctx, b) }
 
 // Len returns the number of elements written.
 func (a *Appender) Len() int64 { return int64(a.d.Rows()) }
