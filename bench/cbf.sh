@@ -6,11 +6,23 @@
 #     of cat's (goal: at least 0.5): decoding only, decoding and summing every value, and the
 #     latter with one goroutine per core.
 #  2. convert: a generated CTF file of about 200 MB (a dense and a sparse stream) to CBF with
-#     `mlfeed convert --compat ctf2bin` and with CNTK's ctf2bin.py, when it is found ($CTF2BIN,
-#     or ctf2bin.py on the PATH; skipped with a message otherwise); prints both times, the ratio,
-#     and whether the two outputs are byte-identical.
-# Needs Go, coreutils and awk; python3 for ctf2bin.py. Temporary files go to a directory under
-# ${TMPDIR:-/tmp} that is removed at exit (about 1.8 GB at peak).
+#     `mlfeed convert --compat ctf2bin` and with CNTK's ctf2bin.py, in three interleaved rounds;
+#     prints the median wall and CPU times of both, the ratios (ctf2bin.py / mlfeed) by wall
+#     time and per CPU-second (the latter is what one core of mlfeed does against ctf2bin.py's
+#     one core, whatever else the machine runs), the cores mlfeed kept busy (CPU / wall), and
+#     whether the two outputs are byte-identical. Goal: a wall-clock ratio of 30.
+#
+# The peer, ctf2bin.py, is not part of this repository. Get it from CNTK (MIT licence):
+#   https://github.com/microsoft/CNTK/blob/master/Scripts/ctf2bin.py
+#   (raw: https://raw.githubusercontent.com/microsoft/CNTK/master/Scripts/ctf2bin.py; last
+#   changed by commit 9c6a1692b "ctf2bin.py upgraded to Python 3.3+", 2017-06-27)
+# and point CTF2BIN at it (CTF2BIN=/path/to/ctf2bin.py bench/cbf.sh), or put it on the PATH.
+# Without it the convert step times mlfeed alone and says so. Under Python 3 that version
+# loses every sparse value (SparseConverter.add_sample keeps a map() iterator that its own
+# range check has already consumed), so the script runs a copy with that one line fixed
+# (`pairs = list(map(...))`), the fix the Python 2 original did not need; the copy lives in the
+# temporary directory. It runs with /usr/bin/python3, which needs nothing beyond the standard
+# library for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 READ_MB=${READ_MB:-600}
@@ -49,24 +61,47 @@ echo "decode: every chunk decoded in order on one goroutine; dec+sum: and every 
 echo "par+sum: the same with one goroutine per core ($(nproc)). Goal: ratio >= 0.5."
 
 echo
-echo "== convert (${CTF_MB} MB CTF -> CBF)"
+echo "== convert (${CTF_MB} MB CTF -> CBF; three interleaved rounds, medians)"
 in=$T/in.ctf
 "$T/cbfbench" genctf "$in" "$CTF_MB"
 printf 'features F dense 32\nlabels S sparse 10000\n' > "$T/header.txt"
 cat "$in" > /dev/null
-m=$(timeit "$T/mlfeed" convert -q --input features:dense:32:F --input labels:sparse:10000:S \
-  --compat ctf2bin --chunk-size 33554432 "$in" "$T/mlfeed.cbf")
-printf 'mlfeed convert --compat ctf2bin: %8.2f s  (%s MB CTF -> %s MB CBF)\n' "$m" \
-  "$(( $(stat -c %s "$in") / 1048576 ))" "$(( $(stat -c %s "$T/mlfeed.cbf") / 1048576 ))"
 CTF2BIN=${CTF2BIN:-$(command -v ctf2bin.py || true)}
-if [ -z "$CTF2BIN" ] || [ ! -f "$CTF2BIN" ]; then
-  echo "ctf2bin.py: skipped (not found; set CTF2BIN=/path/to/CNTK/Scripts/ctf2bin.py)"
-  exit 0
+peer=
+if [ -n "$CTF2BIN" ] && [ -f "$CTF2BIN" ]; then
+  peer=$T/ctf2bin.py
+  sed 's/^\( *pairs = \)map(\(.*\)$/\1list(map(\2/; s/^\( *\[pair.split(.:., 1) for pair in sample\]\))$/\1))/' "$CTF2BIN" > "$peer"
+  if cmp -s "$CTF2BIN" "$peer"; then
+    echo "ctf2bin.py: $CTF2BIN needs no Python 3 fix (not the 2017 CNTK version?); running it as it is"
+  fi
+else
+  echo "ctf2bin.py: not found; timing mlfeed alone (see this script's header for where to get it)"
 fi
-p=$(timeit python3 "$CTF2BIN" --input "$in" --header "$T/header.txt" --chunk_size 33554432 \
-  --output "$T/ctf2bin.cbf")
-printf 'ctf2bin.py:                      %8.2f s\n' "$p"
-awk -v m="$m" -v p="$p" 'BEGIN { printf "ratio ctf2bin.py time / mlfeed time: %.1fx\n", p / m }'
+# Wall, user and system seconds of a command, its output discarded (stderr to $T/log).
+TIMEFORMAT='%R %U %S'
+timed() { { time "$@" > /dev/null 2>> "$T/log"; } 2>&1; }
+: > "$T/mw"; : > "$T/mc"; : > "$T/pw"; : > "$T/pc"
+for _ in 1 2 3; do
+  rm -f "$T/mlfeed.cbf"
+  timed "$T/mlfeed" convert -q --input features:dense:32:F --input labels:sparse:10000:S \
+    --compat ctf2bin --chunk-size 33554432 "$in" "$T/mlfeed.cbf" |
+    awk -v w="$T/mw" -v c="$T/mc" '{ print $1 >> w; print $2 + $3 >> c }'
+  if [ -n "$peer" ]; then
+    rm -f "$T/ctf2bin.cbf"
+    timed /usr/bin/python3 "$peer" --input "$in" --header "$T/header.txt" --chunk_size 33554432 \
+      --output "$T/ctf2bin.cbf" | awk -v w="$T/pw" -v c="$T/pc" '{ print $1 >> w; print $2 + $3 >> c }'
+  fi
+done
+mw=$(median < "$T/mw"); mc=$(median < "$T/mc")
+printf 'mlfeed convert --compat ctf2bin: %7.3f s wall %7.3f s CPU (%.2f cores)  (%s MB CTF -> %s MB CBF)\n' \
+  "$mw" "$mc" "$(awk -v w="$mw" -v c="$mc" 'BEGIN { print c / w }')" \
+  "$(( $(stat -c %s "$in") / 1048576 ))" "$(( $(stat -c %s "$T/mlfeed.cbf") / 1048576 ))"
+[ -n "$peer" ] || exit 0
+pw=$(median < "$T/pw"); pc=$(median < "$T/pc")
+printf 'ctf2bin.py:                      %7.3f s wall %7.3f s CPU\n' "$pw" "$pc"
+awk -v mw="$mw" -v mc="$mc" -v pw="$pw" -v pc="$pc" 'BEGIN {
+  printf "ratio ctf2bin.py / mlfeed: %.1fx by wall time (goal 30x), %.1fx per CPU-second\n", pw / mw, pc / mc }'
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) on $(nproc) cores"
 if cmp -s "$T/mlfeed.cbf" "$T/ctf2bin.cbf"; then
   echo "outputs: byte-identical"
 else

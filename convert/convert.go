@@ -126,7 +126,11 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	if f.Direct() && !ft.Streamable {
 		return fmt.Errorf("%w: %s: %s output %w, not a pipe or a device", format.ErrUsage, out, ft.Name, format.ErrNeedsSeek)
 	}
-	if err := write(ctx, f.File, ft, schema, src, out, opts); err != nil {
+	var w io.Writer = f.File
+	if ft.Streamable && !f.Direct() {
+		w = withWriteback(f.File)
+	}
+	if err := write(ctx, w, ft, schema, src, out, opts); err != nil {
 		return f.Err(fmt.Errorf("%s: %w", out, err))
 	}
 	return f.Commit()

@@ -183,7 +183,7 @@ func (r *Reader) pump() error {
 		if r.reqNext {
 			ahead = len(r.cur.need) - r.used + r.req
 		}
-		if ahead >= r.prefetch {
+		if ahead >= r.prefetch || !r.readAhead && ahead >= 0 {
 			return nil
 		}
 		if !r.reqNext {

@@ -124,8 +124,9 @@ type Config struct {
 	// keepDataInMemory does: each chunk is read and decoded once, and memory holds the whole
 	// data set. By default a chunk is released after its last sequence of the sweep.
 	KeepDataInMemory bool
-	// Prefetch is the number of chunks read and decoded ahead in the background. Zero means 2;
-	// negative turns prefetching off.
+	// Prefetch is the number of chunks read and decoded ahead in the background, once the
+	// first minibatch is delivered (before, they would only delay it). Zero means 2; negative
+	// turns prefetching off.
 	Prefetch int
 	// Packers is the number of goroutines that pack minibatches (copy their sequences out of
 	// the chunks and lay them out) ahead of Next, several minibatches at once, each on a

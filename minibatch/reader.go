@@ -35,6 +35,11 @@ type Reader struct {
 	packers   int  // packing goroutines; 0 packs in Next
 	recycling bool // chunks no minibatch reads any more are decoded into
 
+	// readAhead is set once a minibatch is delivered: until then only the chunks of the
+	// minibatches planned are requested, not Prefetch more, which would compete with them for
+	// the CPU and, from object storage, for the network (the time to the first minibatch).
+	readAhead bool
+
 	sched  *sched.Scheduler
 	ctx    context.Context // carries sched, for the source's decoders
 	cancel context.CancelFunc
@@ -294,6 +299,14 @@ func (r *Reader) Next() bool {
 		return r.fail(j.err)
 	}
 	r.at = j.at
+	if !r.readAhead {
+		r.readAhead = true
+		if !r.planEnd {
+			// An error planning the next sweep is met again, and reported, when planning
+			// reaches that sweep.
+			_ = r.pump()
+		}
+	}
 	return true
 }
 

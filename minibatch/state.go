@@ -106,7 +106,7 @@ func (r *Reader) reposition(s int64) error {
 	if !r.cfg.KeepDataInMemory {
 		r.clearSlots()
 	}
-	r.planned, r.reqNext, r.planEnd = false, false, false
+	r.planned, r.reqNext, r.planEnd, r.readAhead = false, false, false, false
 	if err := r.startSweep(s); err != nil {
 		r.err = err
 		return err

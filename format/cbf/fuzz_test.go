@@ -93,6 +93,23 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// checkInPlace panics unless c and err, chunk i of data as rd read it, are what the decoder
+// that copies each stream's values to new memory makes of it, when rd decoded it in place.
+func checkInPlace(rd *Reader, data []byte, i int, c *mlfeed.Chunk, err error) {
+	if !rd.inPlace {
+		return
+	}
+	off, end := rd.header.Chunks[i].Offset, rd.ends[i]
+	if end > int64(len(data)) {
+		return // ReadAt fails: no bytes to decode
+	}
+	d := decoder{rd: rd, chunk: i, b: bytes.Clone(data[off:end]), base: off}
+	want, werr := d.decode()
+	if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() || err == nil && !chunksEqual(c, want) {
+		panic(fmt.Sprintf("chunk %d: decoded in place: %v; copied: %v (equal %v)", i, err, werr, err == nil && werr == nil && chunksEqual(c, want)))
+	}
+}
+
 // firstSequences returns the CBF file name cut down to its first n sequences, or nil when
 // it cannot be read.
 func firstSequences(t testing.TB, name string, n int) []byte {
@@ -126,6 +143,7 @@ func fuzzRead(data []byte) (*mlfeed.Chunk, mlfeed.Schema, bool) {
 	var prev *mlfeed.Chunk
 	for i := range rd.Chunks() {
 		c, err := rd.ReadChunk(context.Background(), i)
+		checkInPlace(rd, data, i, c, err)
 		if err != nil {
 			return nil, mlfeed.Schema{}, false
 		}

@@ -63,6 +63,9 @@ type Reader struct {
 	cache   []cached // per chunk, with KeepDataInMemory
 	closers []func() error
 
+	inPlace bool     // every stream dense: chunks read with ReadAt are decoded in place
+	backing sync.Map // weak.Pointer[mlfeed.Chunk] -> []byte: the memory of chunks decoded in place
+
 	populated []atomic.Bool  // per chunk, when mapped: its pages are mapped in
 	raw       []atomic.Int32 // per chunk, when mapped: rawUnknown, rawYes or rawNo
 }
@@ -96,6 +99,7 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	if err := rd.checkInputs(opts.inputs); err != nil {
 		return nil, err
 	}
+	rd.inPlace = rd.inPlaceOK()
 	if opts.KeepDataInMemory {
 		rd.cache = make([]cached, len(rd.chunks))
 	}
@@ -578,6 +582,8 @@ func (rd *Reader) loadInto(i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if rd.mem != nil {
 		rd.populate(i)
 		b = rd.mem[off:end]
+	} else if rd.inPlace {
+		return rd.readInPlace(i, prev)
 	} else {
 		var err error
 		if b, err = rd.readAt(off, int(end-off), fmt.Sprintf("chunk %d", i)); err != nil {

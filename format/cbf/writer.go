@@ -45,7 +45,7 @@ type Writer struct {
 
 	estimate int64 // ctf2bin.py's running estimate, never reset
 
-	order []int // source positions of one sequence's sparse values, sorted within samples
+	keys []uint64 // one sample's sparse values as index<<32 | position, being sorted
 }
 
 // NewWriter returns a writer of a CBF file with the given schema to w. Every stream must hold
@@ -115,12 +115,33 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 	if err := c.Validate(&w.schema); err != nil {
 		return fmt.Errorf("cbf: chunk does not match the schema: %w", err)
 	}
+	w.reserve(c)
 	for q := 0; q < c.Sequences; q++ {
 		if w.err = w.encode(c, q); w.err != nil {
 			return w.err
 		}
 	}
 	return w.err
+}
+
+// reserve grows each stream's buffer to take all of c's sequences without growing again: a
+// chunk's buffers then grow a few times in all rather than by doubling, which copies what
+// they hold each time. A buffer grows by at most one CBF chunk at a time.
+func (w *Writer) reserve(c *mlfeed.Chunk) {
+	seqs := int64(c.Sequences)
+	for k := range w.schema.Streams {
+		st, d := &w.schema.Streams[k], &c.Streams[k]
+		n := int64(len(d.Values.Bytes))
+		if st.Storage == mlfeed.Dense {
+			n += 4 * seqs
+		} else {
+			n += 8*seqs + 4*int64(len(d.Indices)) + 4*d.Samples()
+		}
+		n = min(n, w.chunkSize)
+		if n > int64(cap(w.data[k])-len(w.data[k])) {
+			w.data[k] = slices.Grow(w.data[k], int(n))
+		}
+	}
 }
 
 // encode appends sequence q of c to the current chunk, first closing the chunk when the
@@ -202,42 +223,53 @@ func nonEmpty(start []int64) int64 {
 func (w *Writer) sparse(b []byte, k int, st *mlfeed.Stream, d *mlfeed.StreamData, s0, s1 int64) []byte {
 	sz := st.Type.Size()
 	a0, a1 := int(d.SampleStart[s0]), int(d.SampleStart[s1])
+	nnz := a1 - a0
 	n := s1 - s0
 	if w.compat {
 		n = nonEmpty(d.SampleStart[s0 : s1+1])
 	}
-	b = le.AppendUint32(b, uint32(n))
-	b = le.AppendUint32(b, uint32(a1-a0))
-	sorted := true
-	for s := s0; s < s1 && sorted; s++ {
-		sorted = slices.IsSorted(d.Indices[d.SampleStart[s]:d.SampleStart[s+1]])
-	}
-	if sorted {
-		b = append(b, d.Values.Bytes[a0*sz:a1*sz]...)
-		for _, i := range d.Indices[a0:a1] {
-			b = le.AppendUint32(b, uint32(i))
-		}
-	} else {
-		order := w.order[:0]
-		for s := s0; s < s1; s++ {
-			from := len(order)
-			for j := d.SampleStart[s]; j < d.SampleStart[s+1]; j++ {
-				order = append(order, int(j))
-			}
-			sortByIndex(order[from:], d.Indices)
-		}
-		for _, j := range order {
-			b = append(b, d.Values.Bytes[j*sz:(j+1)*sz]...)
-		}
-		for _, j := range order {
-			b = le.AppendUint32(b, uint32(d.Indices[j]))
-		}
-		w.order = order
-	}
+	off := len(b)
+	b = slices.Grow(b, 8+nnz*(sz+4)+4*int(n))
+	b = b[:off+8+nnz*(sz+4)+4*int(n)]
+	le.PutUint32(b[off:], uint32(n))
+	le.PutUint32(b[off+4:], uint32(nnz))
+	vals := b[off+8 : off+8+nnz*sz]
+	idx := b[off+8+nnz*sz : off+8+nnz*(sz+4)]
+	sizes := b[off+8+nnz*(sz+4):]
+	src := d.Values.Bytes
+	ns := 0
 	for s := s0; s < s1; s++ {
-		if m := d.SampleStart[s+1] - d.SampleStart[s]; m > 0 || !w.compat {
-			b = le.AppendUint32(b, uint32(m))
+		lo, hi := int(d.SampleStart[s]), int(d.SampleStart[s+1])
+		if hi > lo || !w.compat {
+			le.PutUint32(sizes[4*ns:], uint32(hi-lo))
+			ns++
 		}
+		j := lo - a0
+		ind := d.Indices[lo:hi]
+		if slices.IsSorted(ind) {
+			copy(vals[j*sz:], src[lo*sz:hi*sz])
+			for t, ix := range ind {
+				le.PutUint32(idx[4*(j+t):], uint32(ix))
+			}
+			continue
+		}
+		// keys orders the sample's values by index and then by position, so that sorting
+		// them is a stable sort by index (indices are never negative).
+		keys := w.keys[:0]
+		for t, ix := range ind {
+			keys = append(keys, uint64(ix)<<32|uint64(t))
+		}
+		sortKeys(keys)
+		for t, key := range keys {
+			from := lo + int(uint32(key))
+			if sz == 4 {
+				le.PutUint32(vals[4*(j+t):], le.Uint32(src[4*from:]))
+			} else {
+				le.PutUint64(vals[8*(j+t):], le.Uint64(src[8*from:]))
+			}
+			le.PutUint32(idx[4*(j+t):], uint32(key>>32))
+		}
+		w.keys = keys
 	}
 	if st.Dim == 0 {
 		for _, i := range d.Indices[a0:a1] {
@@ -286,20 +318,19 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
-// sortByIndex sorts the value positions of one sample by their indices, stably: by insertion
-// for the few entries a sample usually has, else with slices.SortStableFunc.
-func sortByIndex(order []int, indices []int32) {
-	if len(order) > 32 {
-		slices.SortStableFunc(order, func(x, y int) int { return int(indices[x]) - int(indices[y]) })
+// sortKeys sorts keys in increasing order: by insertion for the few a sample usually has,
+// else with slices.Sort.
+func sortKeys(keys []uint64) {
+	if len(keys) > 32 {
+		slices.Sort(keys)
 		return
 	}
-	for i := 1; i < len(order); i++ {
-		x := order[i]
-		v := indices[x]
+	for i := 1; i < len(keys); i++ {
+		x := keys[i]
 		j := i
-		for ; j > 0 && indices[order[j-1]] > v; j-- {
-			order[j] = order[j-1]
+		for ; j > 0 && keys[j-1] > x; j-- {
+			keys[j] = keys[j-1]
 		}
-		order[j] = x
+		keys[j] = x
 	}
 }

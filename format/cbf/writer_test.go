@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,5 +330,23 @@ func TestWriterRejects(t *testing.T) {
 	w, _ := NewWriter(&bytes.Buffer{}, denseSchema, nil)
 	if err := w.WriteChunk(sparseChunk([][][2]float32{{{1, 1}}})); err == nil {
 		t.Error("a chunk of another schema was accepted")
+	}
+}
+
+// TestSparseLongSampleOrder checks the stable sort of a sample too long for insertion sort:
+// equal indices keep their order.
+func TestSparseLongSampleOrder(t *testing.T) {
+	var pairs [][2]float32
+	for k := 0; k < 100; k++ {
+		pairs = append(pairs, [2]float32{float32((k * 7) % 10), float32(k)})
+	}
+	want := slices.Clone(pairs)
+	slices.SortStableFunc(want, func(a, b [2]float32) int { return int(a[0]) - int(b[0]) })
+	rd := open(t, writeChunks(t, sparseSchema, nil, sparseChunk([][][2]float32{pairs})))
+	d := readAll(t, rd).Streams[0]
+	for k, p := range want {
+		if d.Indices[k] != int32(p[0]) || d.Values.Float32s()[k] != p[1] {
+			t.Fatalf("value %d: index %d value %v, want %v", k, d.Indices[k], d.Values.Float32s()[k], p)
+		}
 	}
 }

@@ -100,8 +100,9 @@ func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase 
 // sample, and every value takes at least two bytes of text (padding grows the buffer as
 // needed); a sparse stream holds as many values per byte as density (values per MiB of text)
 // says, the density of the last chunk parsed, or, before any, a share of one value per eight
-// bytes.
-func (p *parser[T]) reserve(c chunkEntry, density []atomic.Int64) {
+// bytes. The buffers of mem (a chunk's memory given back, or nil) are used where they are
+// large enough.
+func (p *parser[T]) reserve(c chunkEntry, density []atomic.Int64, mem []acc[T]) {
 	bytes := c.end - c.start
 	sparse := 0
 	for i := range p.acc {
@@ -111,20 +112,58 @@ func (p *parser[T]) reserve(c chunkEntry, density []atomic.Int64) {
 	}
 	for i := range p.acc {
 		a := &p.acc[i]
-		a.seqStart = make([]int64, 1, c.sequences+1)
+		var m acc[T]
+		if i < len(mem) {
+			m = mem[i]
+		}
+		a.seqStart = reuse(m.seqStart, int64(c.sequences)+1)[:1]
 		if p.sp.dense[i] {
 			n := min(c.samples*int64(p.sp.dims[i]), bytes/2+1)
-			a.vals = make([]T, 0, n)
+			a.vals = reuse(m.vals, n)
 			continue
 		}
 		n := bytes / int64(8*sparse)
 		if d := density[i].Load(); d > 0 {
 			n = bytes*d>>20 + bytes*d>>24 + 64 // a margin of 1/16
 		}
-		a.vals = make([]T, 0, n)
-		a.idx = make([]int32, 0, n)
-		a.sampleStart = make([]int64, 1, c.samples+1)
+		a.vals = reuse(m.vals, n)
+		a.idx = reuse(m.idx, n)
+		a.sampleStart = reuse(m.sampleStart, c.samples+1)[:1]
 	}
+}
+
+// reuse returns b emptied when it can hold n elements, else a new slice of capacity n.
+// Reusing memory spares the page faults and the zeroing of fresh memory.
+func reuse[E any](b []E, n int64) []E {
+	if int64(cap(b)) >= n {
+		return b[:0]
+	}
+	return make([]E, 0, n)
+}
+
+// memOf returns the memory of a chunk this package parsed, given back (by ReadChunkReuse),
+// as buffers for a parser of nstreams streams: nil when c is nil or not such a chunk.
+func memOf[T float32 | float64](c *mlfeed.Chunk, nstreams int) []acc[T] {
+	if c == nil || len(c.Streams) != nstreams {
+		return nil
+	}
+	var zero T
+	et := mlfeed.Float32
+	if unsafe.Sizeof(zero) == 8 {
+		et = mlfeed.Float64
+	}
+	mem := make([]acc[T], nstreams)
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		m := &mem[i]
+		m.seqStart, m.sampleStart, m.idx = d.SeqStart, d.SampleStart, d.Indices
+		b := d.Values.Bytes
+		if d.Values.Type == et && cap(b) >= int(unsafe.Sizeof(zero)) &&
+			uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(zero) == 0 {
+			m.vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)/int(unsafe.Sizeof(zero)))
+		}
+	}
+	return mem
 }
 
 // lineCol returns the 1-based line and column of file offset off, which lies in the current
@@ -655,11 +694,13 @@ func (p *parser[T]) chunk(seqs int, ids []string) *mlfeed.Chunk {
 	return c
 }
 
-// valuesBuffer wraps typed values as a Buffer without copying.
+// valuesBuffer wraps typed values as a Buffer without copying, its capacity that of v.
 func valuesBuffer[T float32 | float64](v []T, et mlfeed.ElemType) mlfeed.Buffer {
-	if len(v) == 0 {
+	if cap(v) == 0 {
 		return mlfeed.Buffer{Type: et, Bytes: []byte{}}
 	}
-	n := len(v) * int(unsafe.Sizeof(v[0]))
-	return mlfeed.Buffer{Type: et, Bytes: unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), n)}
+	sz := int(unsafe.Sizeof(v[0]))
+	// The capacity goes along, for memOf to reuse it.
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&v[:1][0])), cap(v)*sz)
+	return mlfeed.Buffer{Type: et, Bytes: b[:len(v)*sz]}
 }

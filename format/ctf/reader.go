@@ -48,6 +48,8 @@ type Reader struct {
 	keepMu sync.Mutex
 	kept   map[int]*future // KeepDataInMemory: every chunk parsed so far
 
+	spare sync.Pool // *[]acc[T]: the buffers of pieces already joined, for later pieces
+
 }
 
 // future is a chunk being parsed or parsed.
@@ -508,8 +510,9 @@ func (r *Reader) acquire() error {
 }
 
 // ReadChunk parses chunk i on the calling goroutine. It is safe for concurrent use. A chunk
-// of at least 1 MiB is parsed in pieces on the idle threads of the scheduler ctx carries
-// (internal/sched; none: on the caller alone); cancelling ctx stops the parse between pieces.
+// of at least 1 MiB is parsed in as many pieces as sched.Pieces says, on the threads of the
+// scheduler ctx carries (internal/sched; none: on the caller alone); cancelling ctx stops the
+// parse between pieces.
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
@@ -532,7 +535,7 @@ func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 		}
 		r.keepMu.Unlock()
 		if !ok {
-			f.c, f.err = r.parse(ctx, i)
+			f.c, f.err = r.parse(ctx, i, nil)
 			close(f.done)
 		}
 		<-f.done
@@ -545,17 +548,31 @@ func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 		}
 		return f.c, f.err
 	}
-	return r.parse(ctx, i)
+	return r.parse(ctx, i, nil)
 }
 
-// ReadChunkReuse reads chunk i as ReadChunk does; it does not reuse prev (the parser sizes
-// its buffers from the text).
-func (r *Reader) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
-	return r.ReadChunk(ctx, i)
+// ReadChunkReuse reads chunk i as ReadChunk does, into the memory of prev (a chunk an earlier
+// call returned, which the caller no longer uses) where it is large enough. With
+// KeepDataInMemory, prev is not reused: the reader keeps its chunks.
+func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	if r.opts.KeepDataInMemory || prev == nil {
+		return r.ReadChunk(ctx, i)
+	}
+	if i < 0 || i >= len(r.chunks) {
+		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r.parse(ctx, i, prev)
 }
 
-// parse parses chunk i, in pieces on the scheduler's idle threads when it is large.
-func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+// parse parses chunk i, into prev's memory when prev is not nil, in pieces on the
+// scheduler's threads when it is large and sched.Pieces says threads will take them.
+func (r *Reader) parse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	if err := r.acquire(); err != nil {
 		return nil, err
 	}
@@ -565,14 +582,11 @@ func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	var cause *diag
 	var err error
 	r.region.Populate(r.chunks[i].start, r.chunks[i].end)
-	pieces := 1
-	if s := sched.FromContext(ctx); s != nil {
-		pieces = s.Threads()
-	}
+	pieces := sched.Pieces(ctx)
 	if r.double {
-		c, errs, cause, err = parsePieces[float64](ctx, r, i, pieces, minSplit)
+		c, errs, cause, err = parsePieces(ctx, r, i, pieces, minSplit, memOf[float64](prev, len(r.schema.Streams)))
 	} else {
-		c, errs, cause, err = parsePieces[float32](ctx, r, i, pieces, minSplit)
+		c, errs, cause, err = parsePieces(ctx, r, i, pieces, minSplit, memOf[float32](prev, len(r.schema.Streams)))
 	}
 	if err != nil {
 		return nil, err
@@ -597,12 +611,17 @@ func (r *Reader) parse(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 // It returns the chunk, the errors it counted and the cause of the last one.
 // Cancelling ctx stops it within cancelCheck sequences.
 func parseChunk[T float32 | float64](ctx context.Context, r *Reader, i int, strict func(error) bool) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
+	return parseChunkInto[T](ctx, r, i, strict, nil)
+}
+
+// parseChunkInto is parseChunk into the buffers of mem where they are large enough.
+func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, strict func(error) bool, mem []acc[T]) (c *mlfeed.Chunk, errs int, cause *diag, err error) {
 	p := newParser[T](r.sp, r.data, r.opts.MaxErrors, func() int64 { return r.chunkLine(i) })
 	p.strict = strict
 	if strict != nil {
 		p.check = true
 	}
-	p.reserve(r.chunks[i], r.density)
+	p.reserve(r.chunks[i], r.density, mem)
 	var ids idList
 	defer func() {
 		if v := recover(); v != nil {

@@ -15,9 +15,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -668,5 +670,70 @@ func TestRepeatedIDCheckBounded(t *testing.T) {
 	}
 	if want := []string{"3x2", "9x3", "20x2"}; !slices.Equal(got, want) {
 		t.Fatalf("repeats %v, want %v\n%s", got, want, log.String())
+	}
+}
+
+// TestReadChunkReuse reads every chunk into the memory of the one before it, split into
+// pieces and not, and checks each against a chunk read into fresh memory.
+func TestReadChunkReuse(t *testing.T) {
+	var sb strings.Builder
+	x := uint64(7)
+	for q := 0; sb.Len() < 5<<20; q++ {
+		for l := 0; l < 1+q%3; l++ {
+			fmt.Fprintf(&sb, "%d |a", q)
+			for k := 0; k < 4+q%5; k++ {
+				x = x*6364136223846793005 + 1442695040888963407
+				fmt.Fprintf(&sb, " %d.%03d", x>>60, x>>50&1023%1000)
+			}
+			sb.WriteString(" |b")
+			for k := 0; k < (q*7)%11; k++ {
+				fmt.Fprintf(&sb, " %d:%d", (k*13+q)%50, k)
+			}
+			sb.WriteString("\n")
+		}
+	}
+	p := writeTemp(t, "reuse.ctf", sb.String())
+	in := []mlfeed.Stream{dense("a", 8), sparse("b", 50)}
+	for _, threads := range []int{1, 2} {
+		ctx := sched.WithContext(context.Background(), sched.New(threads, 0))
+		r, err := Open(p, &ReaderOptions{Inputs: in, ChunkSize: 1500 << 10, MaxErrors: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := Open(p, &ReaderOptions{Inputs: in, ChunkSize: 1500 << 10, MaxErrors: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Chunks()) < 3 {
+			t.Fatalf("%d chunks", len(r.Chunks()))
+		}
+		var prev *mlfeed.Chunk
+		reused := 0
+		for i := range r.Chunks() {
+			var mem *byte
+			if prev != nil {
+				mem = unsafe.SliceData(prev.Streams[0].Values.Bytes)
+			}
+			got, err := r.ReadChunkReuse(ctx, i, prev)
+			if mem != nil && unsafe.SliceData(got.Streams[0].Values.Bytes) == mem {
+				reused++
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh.ReadChunk(context.Background(), i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("threads %d: chunk %d read into the memory of the one before differs", threads, i)
+			}
+			prev = got
+		}
+		if reused == 0 {
+			t.Errorf("threads %d: no chunk was read into the memory of the one before", threads)
+		}
+		r.Close()
+		fresh.Close()
 	}
 }

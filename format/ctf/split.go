@@ -22,15 +22,16 @@ const minSplit = 1 << 20
 var errSequential = errors.New("ctf: parse sequentially")
 
 // parsePieces parses chunk i in n pieces when it holds at least minBytes, the pieces as tasks
-// of the scheduler in ctx (sched.Parallel).
-func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, minBytes int64) (*mlfeed.Chunk, int, *diag, error) {
+// of the scheduler in ctx (sched.Parallel), into the buffers of mem (or new ones) where
+// they are large enough.
+func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, minBytes int64, mem []acc[T]) (*mlfeed.Chunk, int, *diag, error) {
 	c := r.chunks[i]
 	if n < 2 || c.end-c.start < minBytes {
-		return parseChunk[T](ctx, r, i, nil)
+		return parseChunkInto(ctx, r, i, nil, mem)
 	}
 	pts := r.splits(i, n)
 	if len(pts) < 3 {
-		return parseChunk[T](ctx, r, i, nil)
+		return parseChunkInto(ctx, r, i, nil, mem)
 	}
 	first := make([]int64, len(pts)-1) // line-mode keys: the line where each piece starts
 	if !r.layout.ids {
@@ -54,14 +55,18 @@ func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, 
 	seqs := 0
 	for _, pc := range parts {
 		if pc.err != nil {
-			return parseChunk[T](ctx, r, i, nil)
+			return parseChunkInto(ctx, r, i, nil, mem)
 		}
 		seqs += pc.seqs
 	}
 	if seqs != c.sequences {
-		return parseChunk[T](ctx, r, i, nil)
+		return parseChunkInto(ctx, r, i, nil, mem)
 	}
-	return join(r, parts, seqs), 0, nil, nil
+	out := join(r, parts, seqs, mem)
+	for _, pc := range parts {
+		r.spare.Put(&pc.p.acc)
+	}
+	return out, 0, nil, nil
 }
 
 // piece is the result of parsing part of a chunk.
@@ -78,7 +83,11 @@ func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLin
 	p := newParser[T](r.sp, r.data, 0, func() int64 { return 0 })
 	p.quiet = true
 	share := func(n int64) int64 { return n*(to-from)/(c.end-c.start) + 1 }
-	p.reserve(chunkEntry{start: from, end: to, samples: share(c.samples), sequences: int(share(int64(c.sequences)))}, r.density)
+	var mem []acc[T]
+	if m, ok := r.spare.Get().(*[]acc[T]); ok {
+		mem = *m
+	}
+	p.reserve(chunkEntry{start: from, end: to, samples: share(c.samples), sequences: int(share(int64(c.sequences)))}, r.density, mem)
 	defer func() {
 		if v := recover(); v != nil {
 			if _, ok := v.(abort); !ok {
@@ -103,8 +112,9 @@ func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLin
 	return piece[T]{p: p, ids: ids.strings(), seqs: n}
 }
 
-// join concatenates the pieces' stream data into one chunk.
-func join[T float32 | float64](r *Reader, parts []piece[T], seqs int) *mlfeed.Chunk {
+// join concatenates the pieces' stream data into one chunk, in the buffers of mem where they
+// are large enough.
+func join[T float32 | float64](r *Reader, parts []piece[T], seqs int, mem []acc[T]) *mlfeed.Chunk {
 	var ids []string
 	if r.layout.ids {
 		ids = make([]string, 0, seqs)
@@ -115,16 +125,22 @@ func join[T float32 | float64](r *Reader, parts []piece[T], seqs int) *mlfeed.Ch
 	out := newParser[T](r.sp, nil, 0, nil)
 	for s := range out.acc {
 		o := &out.acc[s]
-		nv, ns := 0, 1
+		nv, ns, nss := 0, 1, 1
 		for _, pc := range parts {
 			a := &pc.p.acc[s]
 			nv += len(a.vals)
 			ns += len(a.seqStart) - 1
+			nss += max(len(a.sampleStart)-1, 0)
 		}
-		o.vals = make([]T, 0, nv)
-		o.seqStart = make([]int64, 1, ns)
+		var m acc[T]
+		if s < len(mem) {
+			m = mem[s]
+		}
+		o.vals = reuse(m.vals, int64(nv))
+		o.seqStart = reuse(m.seqStart, int64(ns))[:1]
 		if !r.sp.dense[s] {
-			o.idx = make([]int32, 0, nv)
+			o.idx = reuse(m.idx, int64(nv))
+			o.sampleStart = reuse(m.sampleStart, int64(nss))[:1]
 		}
 		for _, pc := range parts {
 			a := &pc.p.acc[s]

@@ -63,7 +63,7 @@ func TestSplitMatchesSequential(t *testing.T) {
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
 				ctx := sched.WithContext(context.Background(), sched.New(4, 0))
-				got, _, _, err2 := parsePieces[float32](ctx, r2, 0, n, 0)
+				got, _, _, err2 := parsePieces[float32](ctx, r2, 0, n, 0, nil)
 				if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d pieces: result differs (errors %v / %v)", n, err1, err2)
 				}

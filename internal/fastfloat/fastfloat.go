@@ -100,7 +100,16 @@ func ScanShort(b []byte) (v float64, n int, st Status, short bool) {
 	if i < len(b) && b[i] == '.' {
 		i++
 		f0 := i
-		mant, i = digits(b, i, mant)
+		if i+8 <= len(b) {
+			v, n := Digits8(b[i:])
+			mant = mant*pow10u[n] + v
+			i += n
+			if n == 8 {
+				mant, i = digits(b, i, mant)
+			}
+		} else {
+			mant, i = digits(b, i, mant)
+		}
 		fracDigits = i > f0
 		nd += i - f0
 		exp = f0 - i

@@ -94,6 +94,7 @@ func (r *ReadAhead) work() {
 	for {
 		p, sl, prev, ok := r.claimAhead()
 		if !ok {
+			r.helpLast()
 			return
 		}
 		if err := r.s.waitHelper(r.ctx); err != nil {
@@ -156,7 +157,42 @@ func (r *ReadAhead) claimLocked() (*slot, *mlfeed.Chunk) {
 	return sl, prev
 }
 
+// helpLast takes pieces of the chunks still being decoded in parallel (Parallel) once no
+// chunk is left to claim: a helper that would stop helps finish the last chunks instead.
+func (r *ReadAhead) helpLast() {
+	for r.ctx.Err() == nil && r.s.tryHelper() {
+		ran, _ := r.s.help()
+		r.s.doneHelper()
+		if !ran {
+			return
+		}
+	}
+}
+
+// lastKey marks the ctx of the decode of one of a ReadAhead's last chunks (see Pieces).
+type lastKey struct{}
+
+// Pieces returns how many pieces a decoder should cut the work it is about to give Parallel
+// with ctx into: 1 when ctx carries no scheduler; one per idle thread of the scheduler plus
+// the caller's, since a piece no other thread takes costs only the joining of the pieces; and
+// Threads() for the last chunks a ReadAhead decodes, whose pieces the threads that run out of
+// chunks take as they come free.
+func Pieces(ctx context.Context) int {
+	s := FromContext(ctx)
+	if s == nil {
+		return 1
+	}
+	if ctx.Value(lastKey{}) != nil {
+		return s.threads
+	}
+	return 1 + s.Idle()
+}
+
 func (r *ReadAhead) read(p int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	ctx := r.ctx
+	if p >= len(r.order)-(r.s.threads-1) {
+		ctx = context.WithValue(ctx, lastKey{}, true)
+	}
 	i := r.order[p]
 	if i < 0 || i >= len(r.src.Chunks()) {
 		return nil, fmt.Errorf("mlfeed: chunk %d outside [0, %d)", i, len(r.src.Chunks()))
@@ -165,9 +201,9 @@ func (r *ReadAhead) read(p int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	// A fault on a mapped input file that shrinks meanwhile is an error naming it.
 	err := mmap.Guard(func() (err error) {
 		if r.recycle {
-			c, err = r.src.ReadChunkReuse(r.ctx, i, prev)
+			c, err = r.src.ReadChunkReuse(ctx, i, prev)
 		} else {
-			c, err = r.src.ReadChunk(r.ctx, i)
+			c, err = r.src.ReadChunk(ctx, i)
 		}
 		return err
 	})
@@ -210,16 +246,32 @@ func (r *ReadAhead) Next() bool {
 		c, err := r.read(r.pos, prev)
 		r.publish(sl, c, err)
 	}
-	// While a helper decodes this chunk, decode later ones no helper has started.
-	for r.helpAhead(sl) {
-	}
-	select {
-	case <-sl.done:
-	case <-r.ctx.Done():
-		r.mu.Lock()
-		r.err = r.ctx.Err()
-		r.mu.Unlock()
-		return false
+	// While a helper decodes this chunk, decode later ones no helper has started, or take
+	// pieces of a chunk that a helper decodes in parallel (Parallel).
+wait:
+	for {
+		select {
+		case <-sl.done:
+			break wait
+		default:
+		}
+		if r.helpAhead(sl) {
+			continue
+		}
+		ran, added := r.s.help()
+		if ran {
+			continue
+		}
+		select {
+		case <-sl.done:
+			break wait
+		case <-added:
+		case <-r.ctx.Done():
+			r.mu.Lock()
+			r.err = r.ctx.Err()
+			r.mu.Unlock()
+			return false
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -5,11 +5,13 @@
 // Decoders decode synchronously on the goroutine that calls them and start no goroutines of
 // their own. Where one chunk is worth splitting (CTF pieces, IDV blocks, Matrix Market lines),
 // the decoder calls Parallel with the ctx it was given: the calling goroutine does the work,
-// helped by whatever threads of the scheduler in ctx are idle. Callers above the decoders
-// that consume chunks in an order (convert, the CLI's cat, show and validate, the Python
-// package) read them through ReadAhead, which decodes up to Threads() chunks ahead within the
-// memory budget and yields them in order. The minibatch engine, whose chunks live as long as
-// the randomization window needs them, runs its chunk loads and packers on the scheduler's
+// helped by whatever threads of the scheduler in ctx are idle, in as many pieces as Pieces
+// says. Callers above the decoders that consume chunks in an order (convert, the CLI's cat,
+// show and validate, the Python package) read them through ReadAhead, which decodes up to
+// Threads() chunks ahead within the memory budget and yields them in order; a consumer that
+// waits for a chunk, and a helper that runs out of chunks to claim, take pieces of the
+// Parallel calls in progress. The minibatch engine, whose chunks live as long as the
+// randomization window needs them, runs its chunk loads and packers on the scheduler's
 // threads with AcquireThread and ReleaseThread.
 //
 // Threads counts the caller: a scheduler of n threads runs at most n-1 goroutines of its own
@@ -40,6 +42,10 @@ type Scheduler struct {
 
 	helping atomic.Int64 // helper goroutines running work now
 	peak    atomic.Int64 // the most helpers ever running at once
+
+	jobsMu   sync.Mutex
+	jobs     []*job        // Parallel calls in progress, whose indices waiting consumers may take
+	jobAdded chan struct{} // closed (and replaced) when a job is added
 }
 
 // New returns a scheduler of the given number of threads (threads <= 0: runtime.GOMAXPROCS(0))
@@ -52,15 +58,20 @@ func New(threads int, memory int64) *Scheduler {
 		memory = DefaultMemory
 	}
 	return &Scheduler{
-		threads: threads,
-		memory:  memory,
-		helpers: make(chan struct{}, threads-1),
-		changed: make(chan struct{}),
+		threads:  threads,
+		memory:   memory,
+		helpers:  make(chan struct{}, threads-1),
+		changed:  make(chan struct{}),
+		jobAdded: make(chan struct{}),
 	}
 }
 
 // Threads returns the number of threads the scheduler may keep busy, the caller's included.
 func (s *Scheduler) Threads() int { return s.threads }
+
+// Idle returns the number of helper threads free at this moment: how many more threads a
+// Parallel call made now would get, if none is taken meanwhile.
+func (s *Scheduler) Idle() int { return s.threads - 1 - len(s.helpers) }
 
 // Memory returns the memory budget in bytes.
 func (s *Scheduler) Memory() int64 { return s.memory }
@@ -132,10 +143,11 @@ func (s *Scheduler) AcquireThread(ctx context.Context) error { return s.waitHelp
 func (s *Scheduler) ReleaseThread() { s.doneHelper() }
 
 // Parallel runs fn(ctx, i) for every i in [0, n): on the calling goroutine plus whatever helper
-// threads of the scheduler in ctx are idle when it starts (never more than Threads() in all,
-// the caller's counted), serially on the caller when ctx carries no scheduler or it has one
-// thread. Indices are handed out in increasing order. It returns the first error fn returns
-// (or ctx's error) and cancels the ctx the other calls see. It never waits for a thread, so a
+// threads of the scheduler in ctx are idle when it starts, and a consumer of a ReadAhead of
+// the scheduler that waits meanwhile (never more than Threads() in all, the caller's
+// counted); serially on the caller when ctx carries no scheduler or it has one thread.
+// Indices are handed out in increasing order. It returns the first error fn returns (or
+// ctx's error) and cancels the ctx the other calls see. It never waits for a thread, so a
 // task of the scheduler may call it without deadlock.
 func Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
 	s := FromContext(ctx)
@@ -152,39 +164,98 @@ func Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) er
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-	)
-	work := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			err := ctx.Err()
-			if err == nil {
-				err = fn(ctx, i)
-			}
-			if err != nil {
-				errOnce.Do(func() { first = err; cancel() })
-				return
-			}
-		}
-	}
+	j := &job{ctx: ctx, n: n, fn: fn, cancel: cancel}
 	var wg sync.WaitGroup
 	for k := 1; k < n && k < s.threads && s.tryHelper(); k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer s.doneHelper()
-			work()
+			for j.runOne() {
+			}
 		}()
 	}
-	work()
+	s.publish(j)
+	for j.runOne() {
+	}
+	s.withdraw(j)
 	wg.Wait()
-	return first
+	j.outside.Wait()
+	return j.first
+}
+
+// job is a Parallel call: the indices it hands out, to its own threads and to waiting
+// consumers (Help).
+type job struct {
+	ctx     context.Context
+	n       int
+	next    atomic.Int64
+	fn      func(ctx context.Context, i int) error
+	cancel  context.CancelFunc
+	errOnce sync.Once
+	first   error
+	outside sync.WaitGroup // indices that goroutines outside the call run now
+}
+
+// runOne runs the next index, reporting false when none was left or the job failed.
+func (j *job) runOne() bool {
+	i := int(j.next.Add(1) - 1)
+	if i >= j.n {
+		return false
+	}
+	err := j.ctx.Err()
+	if err == nil {
+		err = j.fn(j.ctx, i)
+	}
+	if err != nil {
+		j.errOnce.Do(func() { j.first = err; j.cancel() })
+		return false
+	}
+	return true
+}
+
+// publish lets waiting consumers take indices of j.
+func (s *Scheduler) publish(j *job) {
+	s.jobsMu.Lock()
+	s.jobs = append(s.jobs, j)
+	close(s.jobAdded)
+	s.jobAdded = make(chan struct{})
+	s.jobsMu.Unlock()
+}
+
+// withdraw stops handing j's indices to consumers; those taken still run (j.outside).
+func (s *Scheduler) withdraw(j *job) {
+	s.jobsMu.Lock()
+	for k, x := range s.jobs {
+		if x == j {
+			s.jobs = append(s.jobs[:k], s.jobs[k+1:]...)
+			break
+		}
+	}
+	s.jobsMu.Unlock()
+}
+
+// help runs one index of a Parallel call in progress on the calling goroutine, a consumer
+// whose own thread would otherwise wait, and reports whether it found one. It also returns
+// a channel closed when a later Parallel call starts.
+func (s *Scheduler) help() (bool, <-chan struct{}) {
+	s.jobsMu.Lock()
+	added := s.jobAdded
+	var j *job
+	for _, x := range s.jobs {
+		if x.next.Load() < int64(x.n) && x.ctx.Err() == nil {
+			j = x
+			break
+		}
+	}
+	if j == nil {
+		s.jobsMu.Unlock()
+		return false, added
+	}
+	j.outside.Add(1)
+	s.jobsMu.Unlock()
+	defer j.outside.Done()
+	return j.runOne(), added
 }
 
 // Reserve counts n bytes against the memory budget, waiting while they do not fit. A

@@ -338,3 +338,47 @@ func TestReadAheadClose(t *testing.T) {
 		t.Fatalf("%d goroutines, %d before", runtime.NumGoroutine(), before)
 	}
 }
+
+// TestHelp checks that a goroutine outside a Parallel call (a ReadAhead consumer that waits)
+// takes an index no thread of the call can: the only helper thread is taken, and index 0
+// waits for index 1.
+func TestHelp(t *testing.T) {
+	s := New(2, 0)
+	ctx := WithContext(context.Background(), s)
+	if err := s.AcquireThread(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.ReleaseThread()
+	if Pieces(ctx) != 1 {
+		t.Fatalf("Pieces with no idle thread: %d", Pieces(ctx))
+	}
+	one := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- Parallel(ctx, 2, func(ctx context.Context, i int) error {
+			if i == 0 {
+				select {
+				case <-one:
+				case <-time.After(10 * time.Second):
+					return errors.New("index 1 was not run by the helping goroutine")
+				}
+				return nil
+			}
+			close(one)
+			return nil
+		})
+	}()
+	for ran := false; !ran; {
+		var added <-chan struct{}
+		ran, added = s.help()
+		if !ran {
+			<-added
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ran, _ := s.help(); ran {
+		t.Fatal("help found work after the call returned")
+	}
+}
