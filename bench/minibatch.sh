@@ -9,9 +9,9 @@
 #   - the same bytes copied once plainly (cat from the page cache), and each sweep's time over
 #     it (the goal: the first sweep in at most 3x the copy);
 #   - the CPU time (user + system) of $CPU_SWEEPS randomized sweeps against as many in file
-#     order (--no-randomize), median of 3, and of decoding every chunk once in a random order
-#     against file order (bench/chunkorder; IDX, CBF and CTF), median of 7 (the goal: at most
-#     1.2x);
+#     order (--no-randomize), median of 5, the runs of both orders (and both trees) taking
+#     turns, and of decoding every chunk once in a random order against file order
+#     (bench/chunkorder; IDX, CBF and CTF), median of 7 (the goal: at most 1.2x);
 #   - the in-process rates: `go test -bench Sweep` (the engine vs a sequential memcpy and a
 #     bare copy in the shuffled order on one goroutine and on one per CPU, on the same data in
 #     memory);
@@ -50,7 +50,7 @@ if [ -n "$BASE" ]; then
 fi
 bin() { if [ "$1" = base ]; then echo "$T/mlfeed.base"; else echo "$T/mlfeed"; fi; }
 SWEEPS=5
-CPU_SWEEPS=20
+CPU_SWEEPS=40
 N=60000
 PY=/usr/bin/python3 # Debian's, where python3-torch installs
 
@@ -72,15 +72,26 @@ engine() {
   echo "$(cut -d' ' -f1 "$T/runs" | median) $(cut -d' ' -f2 "$T/runs" | median)"
 }
 
-# cpu TREE FILE [FLAGS]: median CPU seconds (user + system) of 3 runs of $CPU_SWEEPS sweeps
+# cpu FILE: for each tree, "TREE randomized in-order": median CPU seconds (user + system) of
+# 5 runs each of $CPU_SWEEPS sweeps, the trees and orders taking turns, so that a change in
+# the machine's load between them weighs on all
 cpu() {
-  local b
-  b=$(bin "$1")
-  shift
-  for _ in 1 2 3; do
-    /usr/bin/time -f '%U %S' -o "$T/time" "$b" batches --mb-size 256 --sweeps "$CPU_SWEEPS" --seed 1 "$@" > /dev/null
-    awk '{ print $1 + $2 }' "$T/time"
-  done | median
+  local tree fl order
+  rm -f "$T"/cpu.*
+  for _ in 1 2 3 4 5; do
+    for tree in "${TREES[@]}"; do
+      for order in randomized in-order; do
+        fl=""
+        [ "$order" = randomized ] || fl=--no-randomize
+        # shellcheck disable=SC2086 # $fl is one flag or none
+        /usr/bin/time -f '%U %S' -o "$T/time" "$(bin "$tree")" batches --mb-size 256 --sweeps "$CPU_SWEEPS" --seed 1 $fl "$1" > /dev/null
+        awk '{ print $1 + $2 }' "$T/time" >> "$T/cpu.$tree.$order"
+      done
+    done
+  done
+  for tree in "${TREES[@]}"; do
+    echo "$tree $(median < "$T/cpu.$tree.randomized") $(median < "$T/cpu.$tree.in-order")"
+  done
 }
 
 # copy FILE: median seconds of 5 runs of cat-ing the file once from the page cache
@@ -119,14 +130,12 @@ for f in "$T/images.idx" "$T/images.cbf"; do
 done
 
 echo
-echo "CPU seconds (user + system) of $CPU_SWEEPS sweeps, randomized vs file order (median of 3):"
+echo "CPU seconds (user + system) of $CPU_SWEEPS sweeps, randomized vs file order (taking turns, median of 5):"
 for f in "$T/images.idx" "$T/images.cbf"; do
-  for tree in "${TREES[@]}"; do
-    r=$(cpu "$tree" "$f")
-    o=$(cpu "$tree" "$f" --no-randomize)
+  while read -r tree r o; do
     awk -v w="  $(basename "$f") ($tree)" -v r="$r" -v o="$o" \
       'BEGIN { printf "%-44s randomized %6.3f  in order %6.3f  ratio %5.2fx\n", w, r, o, r / o }'
-  done
+  done < <(cpu "$f")
 done
 
 echo

@@ -190,7 +190,7 @@ func (b *Batch) add(c *mlfeed.Chunk, unit []bool, views []rawView, ci, q int, sa
 			if views != nil {
 				d.Values.Bytes = appendRaw(d.Values.Bytes, &views[i], q, row)
 			} else {
-				d.Values.Bytes = append(d.Values.Bytes, src.Values.Bytes[q*row:(q+1)*row]...)
+				d.Values.Bytes = appendInOrder(d.Values.Bytes, src.Values.Bytes[q*row:(q+1)*row])
 			}
 			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+1)
 			continue

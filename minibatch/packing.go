@@ -153,15 +153,23 @@ func (r *Reader) pack(j *job) {
 	b := &j.batch
 	b.reset()
 	var last *slot
+	if len(j.refs) > 0 {
+		prefetchSamples(&j.refs[0], b.schema)
+	}
 	for k, x := range j.refs {
 		// Start loading what later sequences will read, so that their cache misses overlap
 		// this sequence's copy (a shuffled gather is bound by the latency of those misses):
-		// the offsets of the sequence prefetchAhead on, the values of the one valuesAhead on.
+		// the offsets of the sequence prefetchAhead on, the first values of the one
+		// valuesAhead on, and all the samples of the next one, where they are one fixed-size
+		// sample.
 		if k+prefetchAhead < len(j.refs) {
 			prefetchOffsets(&j.refs[k+prefetchAhead])
 		}
 		if k+valuesAhead < len(j.refs) {
 			prefetchValues(&j.refs[k+valuesAhead], b.schema)
+		}
+		if k+1 < len(j.refs) {
+			prefetchSamples(&j.refs[k+1], b.schema)
 		}
 		if x.s != last {
 			r.wait(x.s)
@@ -180,7 +188,9 @@ func (r *Reader) pack(j *job) {
 }
 
 // prefetchAhead and valuesAhead are how many sequences ahead pack prefetches offsets and
-// values.
+// the first values. The whole of a sample (an MNIST image as float32 is 49 cache lines over
+// one or two pages) is prefetched one sequence ahead; two ahead measured no better, and
+// without the first-line prefetch four ahead a randomized sweep took about 10% more CPU.
 const prefetchAhead, valuesAhead = 8, 4
 
 // prefetchOffsets prefetches the start of x's sequence in each stream, if its chunk is loaded.
@@ -221,5 +231,27 @@ func prefetchValues(x *jobRef, sc *mlfeed.Schema) {
 				prefetch.Bytes(d.Values.Bytes[o:])
 			}
 		}
+	}
+}
+
+// prefetchSamples prefetches every cache line of x's sample in each stream that holds one
+// fixed-size sample per sequence (a raw chunk's views, or a decoded chunk's unit streams), if
+// its chunk is loaded: the bytes add will copy.
+func prefetchSamples(x *jobRef, sc *mlfeed.Schema) {
+	if !x.s.loaded.Load() || x.s.err != nil {
+		return
+	}
+	for i := range x.s.chunk.Streams {
+		if !x.s.unit[i] {
+			continue
+		}
+		size := sc.Streams[i].Dim * x.s.chunk.Streams[i].Values.Type.Size()
+		if x.s.views != nil {
+			v := &x.s.views[i]
+			from := v.off + int(x.idx)*v.stride
+			prefetch.Span(v.b[from : from+size])
+			continue
+		}
+		prefetch.Span(x.s.chunk.Streams[i].Values.Bytes[int(x.idx)*size : int(x.idx+1)*size])
 	}
 }

@@ -393,3 +393,21 @@ func TestRawSamplesThroughWrappers(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestAppendInOrder checks that appending in pieces appends what append does, for lengths
+// around the piece size.
+func TestAppendInOrder(t *testing.T) {
+	src := make([]byte, 5*copyPiece+7)
+	for i := range src {
+		src[i] = byte(i*31 + i>>8)
+	}
+	for _, n := range []int{0, 1, copyPiece - 1, copyPiece, copyPiece + 1, 3136, 2 * copyPiece, len(src)} {
+		for _, prefix := range [][]byte{nil, {9, 8, 7}} {
+			want := append(append([]byte(nil), prefix...), src[:n]...)
+			got := appendInOrder(append([]byte(nil), prefix...), src[:n])
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes after %d: got %d bytes, not what append gives", n, len(prefix), len(got))
+			}
+		}
+	}
+}

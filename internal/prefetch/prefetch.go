@@ -16,6 +16,16 @@ func Bytes(b []byte) {
 	}
 }
 
+// Span hints that all of b will be read soon: every cache line it touches. For a row copied
+// from a random place, prefetching only its first line leaves the rest to the hardware
+// prefetcher, which starts late and stops at the end of a page; Span starts every line's load
+// (and the page walk of every page the row spans). It does nothing for an empty b.
+func Span(b []byte) {
+	if len(b) > 0 {
+		span(&b[0], len(b))
+	}
+}
+
 // Int64s hints that s's first element will be read soon. It does nothing for an empty s.
 func Int64s(s []int64) {
 	if len(s) > 0 {

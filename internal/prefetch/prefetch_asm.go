@@ -6,3 +6,8 @@ package prefetch
 //
 //go:noescape
 func line(p *byte)
+
+// span prefetches every cache line holding one of the n bytes from p on (n > 0).
+//
+//go:noescape
+func span(p *byte, n int)
