@@ -514,13 +514,8 @@ func (r *Reader) acquire() error {
 // scheduler ctx carries (internal/sched; none: on the caller alone); cancelling ctx stops the
 // parse between pieces.
 func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
-	if i < 0 || i >= len(r.chunks) {
-		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
+	ctx, err := r.checkRead(ctx, i)
+	if err != nil {
 		return nil, err
 	}
 	if r.opts.KeepDataInMemory {
@@ -558,16 +553,22 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 	if r.opts.KeepDataInMemory || prev == nil {
 		return r.ReadChunk(ctx, i)
 	}
+	ctx, err := r.checkRead(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	return r.parse(ctx, i, prev)
+}
+
+// checkRead checks a read of chunk i with ctx (nil: context.Background(), which it returns).
+func (r *Reader) checkRead(ctx context.Context, i int) (context.Context, error) {
 	if i < 0 || i >= len(r.chunks) {
 		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", i, len(r.chunks))
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return r.parse(ctx, i, prev)
+	return ctx, ctx.Err()
 }
 
 // parse parses chunk i, into prev's memory when prev is not nil, in pieces on the
