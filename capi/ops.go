@@ -174,7 +174,7 @@ func (a *openArgs) open() (src mlfeed.Source, rc *cntkconfig.Reader, own bool, e
 		if err != nil {
 			return nil, nil, false, err
 		}
-		src, err = format.Open(a.Paths, a.Format, o)
+		src, err = format.Open(a.Paths, rc.FormatFor(a.Paths, a.Format), o)
 		return src, rc, err == nil, err
 	}
 	src, err = a.openDeserializers(rc)

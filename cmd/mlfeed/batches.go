@@ -54,6 +54,7 @@ func (f *inputFlags) applyConfig(o *format.Options) error {
 		return err
 	}
 	o.Config, _ = splitConfig(f.config)
+	f.rc = r
 	for _, d := range r.Deserializers {
 		if len(f.inputs) == 0 {
 			o.Inputs = append(o.Inputs, d.Options.Inputs...)
@@ -320,8 +321,7 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 // deserializer's format with its own streams and options (explicit --input and --opt applied
 // to each), joined by sequence id when they have ids, else combined in order.
 func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
-	var base format.Options
-	base.Log = os.Stderr
+	base := format.Options{Log: os.Stderr, Context: in.ctx}
 	base.Config, _ = splitConfig(in.config)
 	for _, s := range in.inputs {
 		st, err := format.ParseInput(s)

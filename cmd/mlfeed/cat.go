@@ -27,7 +27,7 @@ whose value is the list of its samples. A dense sample is a flat list of numbers
 sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infinities are null.`,
 		Example: `  mlfeed cat --json -n 3 t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed cat -n 10 data.cbf`,
-		Args: atLeastArgs(1),
+		Args: filesArgs(&in, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("lines") {
 				if err := checkRange("-n", limit, 0, math.MaxInt64); err != nil {

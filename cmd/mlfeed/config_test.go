@@ -45,6 +45,34 @@ func TestConfigDefines(t *testing.T) {
 	if code != 0 || out != `{"sweep":0,"sequences":2,"a":[[{"indices":[1],"values":[1]}],[{"indices":[3],"values":[2]}]]}`+"\n" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
+	// The other commands read the configuration's files when given none, and read a file
+	// given whose format detection cannot tell as the reader type says.
+	sparse := filepath.Join(dir, "d.cntk.sparse")
+	for _, args := range [][]string{{"cat", "--config", bs, "DataDir=" + dir}, {"cat", "--config", bs, "DataDir=" + dir, sparse}} {
+		out, stderr, code = run(t, args...)
+		if code != 0 || out != "0 |S0 1:1\n1 |S0 3:2\n" {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+	out, stderr, code = run(t, "info", "--config", bs, "DataDir="+dir)
+	if code != 0 || !strings.Contains(out, "format:    ctf") || !strings.Contains(out, "sequences: 2") {
+		t.Fatalf("info: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, stderr, code = run(t, "validate", "--config", bs, "DataDir="+dir, sparse)
+	if code != 0 || !strings.Contains(out, "d.cntk.sparse: ok") {
+		t.Fatalf("validate: exit %d\n%s\n%s", code, out, stderr)
+	}
+	cbfOut := filepath.Join(dir, "d.cbf")
+	if _, stderr, code = run(t, "convert", "-q", "--config", bs, "DataDir="+dir, cbfOut); code != 0 {
+		t.Fatalf("convert: exit %d\n%s", code, stderr)
+	}
+	out, stderr, code = run(t, "cat", cbfOut)
+	if code != 0 || out != "|a 1:1\n|a 3:2\n" { // CBF keeps no ids
+		t.Fatalf("cat of the converted file: exit %d\n%q\n%s", code, out, stderr)
+	}
+	if _, _, code = run(t, "cat", sparse); code == 0 {
+		t.Error("a file of no known format was read without --config")
+	}
 	// Other commands take defines beside their files.
 	out, stderr, code = run(t, "cat", "--config", cfg, "DataDir="+dir, "-n", "1", filepath.Join(dir, "SimpleDataTrain_cntk_text.txt"))
 	if code != 0 || out != "|F 0.1 0.2 |L 1 0\n" {

@@ -39,7 +39,7 @@ A progress bar is shown on a terminal.`,
   mlfeed convert images.idx labels.idx --streams labels only-labels.idx
   mlfeed convert --input features:dense:784 --input labels:dense:10 train.ctf train.cbf
   mlfeed convert --input x:sparse:100 in.ctf out.cbf --compat ctf2bin --chunk-size 10000`,
-		Args: atLeastArgs(2),
+		Args: filesArgs(&in, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
 			switch compress {

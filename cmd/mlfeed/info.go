@@ -27,7 +27,7 @@ number of sequences and samples, and chunks. Several files that hold one record 
 		Example: `  mlfeed info t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed info --json data.cbf
   mlfeed info --input features:dense:784 --input labels:dense:10 train.ctf`,
-		Args: atLeastArgs(1),
+		Args: filesArgs(&in, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := in.open(args)
 			if err != nil {

@@ -26,6 +26,8 @@ type inputFlags struct {
 	elemType mlfeed.ElemType
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
+	// rc is the --config reader section, once read.
+	rc *cntkconfig.Reader
 	// ctx is the command's context (with its scheduler), passed to the formats as
 	// format.Options.Context for the work they do while opening.
 	ctx context.Context
@@ -104,21 +106,36 @@ func parseParams(kvs []string, flag string) (map[string]string, error) {
 	return m, nil
 }
 
-// open opens the named files as one source.
+// open opens the named files as one source; with none, the data files that the --config
+// reader section names, with its reader types (as batches does).
 func (f *inputFlags) open(names []string) (mlfeed.Source, error) {
+	if len(names) == 0 && f.config != "" {
+		rc, err := f.cntkReader()
+		if err != nil {
+			return nil, err
+		}
+		f.rc = rc
+		return openDeserializers(f, rc)
+	}
 	o, err := f.options()
 	if err != nil {
 		return nil, err
 	}
-	src, err := format.Open(names, f.format, o)
-	if err != nil {
-		return nil, err
-	}
-	return src, nil
+	return format.Open(names, f.readFormat(names), o)
 }
 
+// readFormat returns the format to read names as: --format's, else the --config reader
+// section's for files whose format detection cannot tell (cntkconfig.Reader.FormatFor), else
+// "" (detect).
+func (f *inputFlags) readFormat(names []string) string { return f.rc.FormatFor(names, f.format) }
+
 // formatOf names the format of the inputs, for reports.
-func (f *inputFlags) formatOf(names []string) string { return inspect.FormatOf(names, f.format) }
+func (f *inputFlags) formatOf(names []string) string {
+	if len(names) == 0 && f.rc != nil && len(f.rc.Deserializers) > 0 {
+		names = []string{f.rc.Deserializers[0].Path} // the configuration's files
+	}
+	return inspect.FormatOf(names, f.readFormat(names))
+}
 
 func allSame(s []string) bool {
 	for _, v := range s {

@@ -168,6 +168,17 @@ func atLeastArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// filesArgs is atLeastArgs(n) for a command whose files --config may name instead: with a
+// CNTK configuration, the reader section's data files stand for the FILE arguments.
+func filesArgs(in *inputFlags, n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if in.config != "" && len(args) >= n-1 {
+			return nil
+		}
+		return atLeastArgs(n)(cmd, args)
+	}
+}
+
 // createOutput creates a file a command writes besides data on standard output (show --png,
 // batches --save-state): atomically, or directly into a device or a FIFO, or standard output
 // for "-"; a directory or a socket is a usage error.

@@ -27,7 +27,7 @@ the other small streams (labels) beside each. --png writes the first N records a
 image instead.`,
 		Example: `  mlfeed show -n 2 t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed show --png digits.png -n 100 train-images-idx3-ubyte.gz`,
-		Args: atLeastArgs(1),
+		Args: filesArgs(&in, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("lines") {
 				least := int64(0)

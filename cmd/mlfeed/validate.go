@@ -40,7 +40,7 @@ for wrong flags.`,
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			files, bad := shardFiles(args, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
 			for _, name := range files {
-				n, err := validateFile(cmd.Context(), name, in.format, opts, maxReport, func(e error) {
+				n, err := validateFile(cmd.Context(), name, in.readFormat([]string{name}), opts, maxReport, func(e error) {
 					fmt.Fprintln(stderr, e)
 				})
 				switch {

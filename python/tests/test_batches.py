@@ -187,3 +187,17 @@ def test_cntk_config_with_defines(cli, tmp_path):
         assert [s.get("defines_mb_size", False) for s in ds.schema] == [False, False]
     with pytest.raises(mlfeed.UsageError):
         mlfeed.open(config=section + "x")  # no such section
+
+
+def test_cntk_config_reader_type(tmp_path):
+    """A file whose format detection cannot tell is read as the config's reader type says."""
+    data = tmp_path / "d.cntk.sparse"
+    data.write_text("0 |S0 1:1\n1 |S0 3:2\n")
+    cfg = tmp_path / "atis.cntk"
+    cfg.write_text('reader = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/d.cntk.sparse"\n'
+                   '  input = [ a = [ alias = "S0" ; dim = 5 ; format = "sparse" ] ] ]\n')
+    with pytest.raises(mlfeed.UsageError, match="unknown format"):
+        mlfeed.open([str(data)])
+    with mlfeed.open([str(data)], config=str(cfg), defines={"DataDir": str(tmp_path)}) as ds:
+        a = ds.read()["a"]
+        assert a.shape == (2, 5) and a[0, 1] == 1 and a[1, 3] == 2
