@@ -46,6 +46,10 @@ type Header struct {
 	Rows     int64    // number of rows
 	Cols     int64    // number of columns
 	Entries  int64    // stored entries (coordinate), or the number of values listed (array)
+	// Vector marks a one-dimensional coordinate file, as Finch writes one (a size line of
+	// "length entries", entries of "index [value]"); Rows is its length and Cols is 1. It
+	// reads as a sparse vector (binsparse CVEC), one sequence of one sample.
+	Vector bool
 }
 
 const banner = "%%MatrixMarket"

@@ -355,6 +355,13 @@ func parse(ctx context.Context, data []byte, name string, headerOnly bool) (*bin
 	if h.Format == "array" {
 		want = 2
 	}
+	if h.Format == "coordinate" && n == 2 && !more {
+		// One dimension: a vector ("length entries"), as Finch writes them.
+		if h.Symmetry != "general" {
+			return nil, nil, s.errorf(1, ErrFormat, "a vector (a size line of length and entries) must be general, not %s", h.Symmetry)
+		}
+		h.Vector, want = true, 2
+	}
 	if n != want || more {
 		return nil, nil, s.errorf(1, ErrFormat, "size line needs %d integers", want)
 	}
@@ -367,12 +374,17 @@ func parse(ctx context.Context, data []byte, name string, headerOnly bool) (*bin
 		dims[i] = v
 	}
 	h.Rows, h.Cols = dims[0], dims[1]
+	if h.Vector {
+		h.Cols, h.Entries = 1, dims[1]
+	}
 	if h.Symmetry != "general" && h.Rows != h.Cols {
 		return nil, nil, s.errorf(1, ErrFormat, "a %s matrix must be square, not %dx%d", h.Symmetry, h.Rows, h.Cols)
 	}
-	if h.Format == "coordinate" {
+	switch {
+	case h.Vector:
+	case h.Format == "coordinate":
 		h.Entries = dims[2]
-	} else {
+	default:
 		switch h.Symmetry {
 		case "general":
 			if h.Cols != 0 && h.Rows > math.MaxInt64/h.Cols {
@@ -394,9 +406,12 @@ func parse(ctx context.Context, data []byte, name string, headerOnly bool) (*bin
 	}
 	var m *binsparse.Matrix
 	var err error
-	if h.Format == "coordinate" {
+	switch {
+	case h.Vector:
+		m, err = readVector(s, h)
+	case h.Format == "coordinate":
 		m, err = readCoordinate(ctx, s, h)
-	} else {
+	default:
 		m, err = readArray(s, h)
 	}
 	if err != nil {
@@ -955,4 +970,50 @@ func indexBuffer(v []int64, perm []int64, t mlfeed.ElemType) mlfeed.Buffer {
 		}
 	}
 	return b
+}
+
+// readVector reads the entries of a one-dimensional coordinate file ("index [value]" lines)
+// into a sparse vector, sorted by index.
+func readVector(s *scanner, h *Header) (*binsparse.Matrix, error) {
+	n := int(h.Entries)
+	idx := make([]int64, 0, n)
+	v := values{field: h.Field}
+	want := 1 + v.count()
+	var f [3][]byte
+	var c [3]int
+	for len(idx) < n {
+		line, ok := s.next()
+		if !ok {
+			return nil, s.errorf(0, ErrTruncated, "file ends after %d of %d entries", len(idx), n)
+		}
+		k, more := fields(line, f[:want], c[:want])
+		if k == 0 || line[0] == '%' {
+			continue
+		}
+		if k != want || more {
+			return nil, s.errorf(1, ErrFormat, "an entry of a %s vector has %d fields", h.Field, want)
+		}
+		i, ok := parseIndex(f[0])
+		if !ok || i < 1 || i > h.Rows {
+			return nil, s.errorf(c[0], ErrFormat, "index %q is outside 1..%d", f[0], h.Rows)
+		}
+		if err := v.parse(s, f[1:want], c[1:want]); err != nil {
+			return nil, err
+		}
+		idx = append(idx, i-1)
+	}
+	if err := trailing(s); err != nil {
+		return nil, err
+	}
+	perm, err := rowMajor(idx, make([]int64, n), h.Rows, 1)
+	if err != nil {
+		return nil, mlfeed.LineError(s.name, 0, 0, err)
+	}
+	vals, iso := v.buffer(perm)
+	m := matrix(binsparse.CVEC, h, map[string]mlfeed.Buffer{
+		"indices_0": indexBuffer(idx, perm, binsparse.MinIndexType(h.Rows)),
+		"values":    vals,
+	}, iso, int64(n))
+	m.Descriptor.Shape = []int64{h.Rows}
+	return m, nil
 }

@@ -244,6 +244,11 @@ func TestReadErrors(t *testing.T) {
 		{"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", mtx.ErrFormat, 3},
 		{"huge claim", "%%MatrixMarket matrix coordinate real general\n100000 100000 999999999999\n1 1 1\n", mtx.ErrTooLarge, 2},
 		{"huge array", "%%MatrixMarket matrix array real general\n3037000500 3037000500\n1\n", mtx.ErrTooLarge, 2},
+		{"symmetric vector", "%%MatrixMarket matrix coordinate real symmetric\n3 1\n1 1\n", mtx.ErrFormat, 2},
+		{"vector index", "%%MatrixMarket matrix coordinate real general\n3 1\n4 1\n", mtx.ErrFormat, 3},
+		{"vector fields", "%%MatrixMarket matrix coordinate real general\n3 1\n1 1 1\n", mtx.ErrFormat, 3},
+		{"vector duplicate", "%%MatrixMarket matrix coordinate integer general\n3 2\n2 1\n2 5\n", mtx.ErrFormat, 0},
+		{"vector truncated", "%%MatrixMarket matrix coordinate pattern general\n3 2\n2\n", mtx.ErrTruncated, 3},
 	} {
 		_, err := mtx.Read(strings.NewReader(c.in), "x.mtx")
 		if !errors.Is(err, c.want) {
@@ -302,5 +307,59 @@ func TestRange(t *testing.T) {
 	c := "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 1e-400\n"
 	if _, err := mtx.Read(strings.NewReader(c), "c.mtx"); !errors.Is(err, mtx.ErrRange) {
 		t.Errorf("complex: err = %v, want ErrRange", err)
+	}
+}
+
+// TestVector reads one-dimensional coordinate files, as Finch writes them ("length entries",
+// "index value"), as sparse vectors: in index order, of every field.
+func TestVector(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		idx    []int64
+		values []float64
+	}{
+		{"%%MatrixMarket matrix coordinate real general\n% a vector\n5 2\n4 1.5\n2 2.5\n", []int64{1, 3}, []float64{2.5, 1.5}},
+		{"%%MatrixMarket matrix coordinate integer general\n9 3\n3 13\n6 16\n9 19\n", []int64{2, 5, 8}, []float64{13, 16, 19}},
+		{"%%MatrixMarket matrix coordinate pattern general\n4 1\n\n3\n", []int64{2}, []float64{1}},
+		{"%%MatrixMarket matrix coordinate real general\n7 0\n", nil, nil},
+	} {
+		m, err := mtx.Read(strings.NewReader(c.in), "v.mtx")
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		if m.Descriptor.Format != binsparse.CVEC || len(m.Descriptor.Shape) != 1 {
+			t.Fatalf("%q: %s of shape %v, want a CVEC", c.in, m.Descriptor.Format, m.Descriptor.Shape)
+		}
+		if err := m.Validate(); err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		d := sparsetest.Dense(t, m)
+		want := make([]float64, m.Descriptor.Shape[0])
+		for k, i := range c.idx {
+			want[i] = c.values[k]
+		}
+		if len(d) != 1 || !reflect.DeepEqual(d[0], want) {
+			t.Errorf("%q: %v, want %v", c.in, d, want)
+		}
+	}
+	// Finch's files read as the Binsparse files Finch wrote from them.
+	dir := testutil.Testdata(t, "binsparse", "finch-2024")
+	for _, name := range []string{"bar", "foo"} {
+		m, err := mtx.ReadFile(filepath.Join(dir, name+".mtx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := binsparse.OpenFile(filepath.Join(dir, name+"_VEC.bsp.h5"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := f.ReadMatrix("/")
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sparsetest.Dense(t, m), sparsetest.Dense(t, want)) {
+			t.Errorf("%s.mtx reads as %v, Finch wrote %v", name, sparsetest.Dense(t, m), sparsetest.Dense(t, want))
+		}
 	}
 }
