@@ -50,11 +50,8 @@ func (r *Reader) Ready(d time.Duration) bool {
 			if j.sent {
 				packed = j.done
 			}
-			for _, x := range j.refs {
-				if !x.s.loaded.Load() {
-					loaded = x.s.done
-					break
-				}
+			if s := unloaded(j); s != nil {
+				loaded = s.done
 			}
 			select {
 			case <-packed:
@@ -71,24 +68,33 @@ func (r *Reader) Ready(d time.Duration) bool {
 // packLoaded packs job j on this goroutine if no packer has started it and every chunk it reads
 // is loaded, so that packing it waits for nothing. It reports whether it did.
 func (r *Reader) packLoaded(j *job) bool {
-	for _, x := range j.refs {
-		if !x.s.loaded.Load() {
-			return false
-		}
-	}
-	if !j.claim(j.seq) {
-		return false
+	if j.state.Load() != j.seq<<1 || unloaded(j) != nil || !j.claim(j.seq) {
+		return false // claimed or packed already, or waiting for a chunk
 	}
 	r.pack(j)
 	j.sent, j.packed = false, true
 	return true
 }
 
+// unloaded returns the first slot job j reads that is not loaded yet, or nil.
+func unloaded(j *job) *slot {
+	var last *slot
+	for _, x := range j.refs {
+		if x.s != last {
+			if !x.s.loaded.Load() {
+				return x.s
+			}
+			last = x.s
+		}
+	}
+	return nil
+}
+
 // packAheadLoaded packs the oldest queued job that packLoaded can pack. It reports whether
 // there was one.
 func (r *Reader) packAheadLoaded() bool {
 	for _, q := range r.queue {
-		if !q.packed && q.err == nil && q.state.Load() == q.seq<<1 && r.packLoaded(q) {
+		if !q.packed && q.err == nil && r.packLoaded(q) {
 			return true
 		}
 	}

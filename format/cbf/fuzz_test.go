@@ -22,16 +22,7 @@ func FuzzReader(f *testing.F) {
 	// sparse stream over several chunks. Whole files would be valid seeds too, but the fuzzer
 	// minimizes each new input in time quadratic in its size, which for files of kilobytes
 	// takes all of a short fuzzing run.
-	if d := testutil.SharedDir(); d != "" {
-		for _, dir := range []string{"cbf", filepath.Join("generated", "ctf2bin")} {
-			files, _ := filepath.Glob(filepath.Join(d, "testdata", "cntk", dir, "*.bin"))
-			for _, name := range files {
-				if b := firstSequences(f, name, 2); b != nil {
-					f.Add(b)
-				}
-			}
-		}
-	}
+	addCorpusSeeds(f, 2, "cbf", filepath.Join("generated", "ctf2bin"))
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
 		{Name: "d", Storage: mlfeed.Dense, Type: mlfeed.Float64, Dim: 2},
 		{Name: "s", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 5},
@@ -157,4 +148,21 @@ func fuzzRead(data []byte) (*mlfeed.Chunk, mlfeed.Schema, bool) {
 		return nil, mlfeed.Schema{}, false
 	}
 	return mlfeed.ConcatChunks(parts), rd.Schema(), true
+}
+
+// addCorpusSeeds adds as seeds the real CBF files of the shared corpus under
+// testdata/cntk/DIR, each cut down to its first n sequences (firstSequences).
+func addCorpusSeeds(f *testing.F, n int, dirs ...string) {
+	d := testutil.SharedDir()
+	if d == "" {
+		return
+	}
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(d, "testdata", "cntk", dir, "*.bin"))
+		for _, name := range files {
+			if b := firstSequences(f, name, n); b != nil {
+				f.Add(b)
+			}
+		}
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // FuzzRawSamples opens arbitrary bytes as a mapped CBF file and asks RawSamples for every
@@ -16,14 +15,7 @@ import (
 // and every sample it describes must be the decoded sample, byte for byte (the engine packs
 // from that description instead of decoding, so it must not accept what decoding refuses).
 func FuzzRawSamples(f *testing.F) {
-	if d := testutil.SharedDir(); d != "" {
-		files, _ := filepath.Glob(filepath.Join(d, "testdata", "cntk", "cbf", "*.bin"))
-		for _, name := range files {
-			if b := firstSequences(f, name, 3); b != nil {
-				f.Add(b)
-			}
-		}
-	}
+	addCorpusSeeds(f, 3, "cbf")
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
 		{Name: "a", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 3},
 		{Name: "b", Storage: mlfeed.Dense, Type: mlfeed.Float64, Dim: 1},
