@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -237,7 +238,11 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 	if limit == 0 {
 		wo.Sequences = to - from
 	}
-	sink, err := w.opts.Format.Create(f.File, w.out, &wo)
+	var out io.Writer = f.File
+	if w.opts.Format.Streamable {
+		out = withWriteback(f.File) // as a single output is written
+	}
+	sink, err := w.opts.Format.Create(out, w.out, &wo)
 	if err != nil {
 		return shard.Entry{}, 0, fmt.Errorf("%s: %w", path, err)
 	}
