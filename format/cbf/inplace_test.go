@@ -80,3 +80,35 @@ func leastAllocated(f func()) uint64 {
 	}
 	return least
 }
+
+// TestReadInPlaceCorpus reads every real CBF file of the corpus whose streams are all dense
+// with ReadAt (decoded in place) and mapped (decoded into new memory): the same chunks.
+func TestReadInPlaceCorpus(t *testing.T) {
+	ctx := context.Background()
+	inPlace := 0
+	for _, path := range corpusFiles(t) {
+		byReadAt, err := Open(path, &ReaderOptions{NoMmap: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mapped, err := Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byReadAt.inPlace {
+			inPlace++
+			for i := range mapped.Chunks() {
+				got, err1 := byReadAt.ReadChunk(ctx, i)
+				want, err2 := mapped.ReadChunk(ctx, i)
+				if err1 != nil || err2 != nil || !chunksEqual(got, want) {
+					t.Errorf("%s chunk %d: in place %v, mapped %v, equal %v", path, i, err1, err2, err1 == nil && err2 == nil && chunksEqual(got, want))
+				}
+			}
+		}
+		byReadAt.Close()
+		mapped.Close()
+	}
+	if inPlace == 0 {
+		t.Error("no corpus file was read in place")
+	}
+}
