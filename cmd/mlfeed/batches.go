@@ -26,10 +26,11 @@ func splitConfig(arg string) (file, section string) {
 	return cntkconfig.SplitSection(arg)
 }
 
-// cntkReader parses the reader section that --config names, or returns nil without --config.
+// cntkReader parses the reader section that --config names, once per command (f.rc), or
+// returns nil without --config.
 func (f *inputFlags) cntkReader() (*cntkconfig.Reader, error) {
-	if f.config == "" {
-		return nil, nil
+	if f.config == "" || f.rc != nil {
+		return f.rc, nil
 	}
 	file, section := splitConfig(f.config)
 	cfg, err := cntkconfig.Open(file, &cntkconfig.Options{Defines: f.defines})
@@ -39,11 +40,10 @@ func (f *inputFlags) cntkReader() (*cntkconfig.Reader, error) {
 		}
 		return nil, usageErr("%v", err)
 	}
-	r, err := cfg.Reader(section)
-	if err != nil {
+	if f.rc, err = cfg.Reader(section); err != nil {
 		return nil, usageErr("%v", err)
 	}
-	return r, nil
+	return f.rc, nil
 }
 
 // applyConfig fills o's Inputs and Params from --config. Inputs come from every deserializer
@@ -54,7 +54,6 @@ func (f *inputFlags) applyConfig(o *format.Options) error {
 		return err
 	}
 	o.Config, _ = splitConfig(f.config)
-	f.rc = r
 	for _, d := range r.Deserializers {
 		if len(f.inputs) == 0 {
 			o.Inputs = append(o.Inputs, d.Options.Inputs...)

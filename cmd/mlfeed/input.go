@@ -26,7 +26,7 @@ type inputFlags struct {
 	elemType mlfeed.ElemType
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
-	// rc is the --config reader section, once read.
+	// rc is the --config reader section, once cntkReader has read it.
 	rc *cntkconfig.Reader
 	// ctx is the command's context (with its scheduler), passed to the formats as
 	// format.Options.Context for the work they do while opening.
@@ -114,7 +114,6 @@ func (f *inputFlags) open(names []string) (mlfeed.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.rc = rc
 		return openDeserializers(f, rc)
 	}
 	o, err := f.options()
