@@ -136,15 +136,6 @@ func (f *inputFlags) formatOf(names []string) string {
 	return inspect.FormatOf(names, f.readFormat(names))
 }
 
-func allSame(s []string) bool {
-	for _, v := range s {
-		if v != s[0] {
-			return false
-		}
-	}
-	return true
-}
-
 func shapeString(st *mlfeed.Stream) string {
 	if st.Dim == 0 && st.Shape == nil {
 		return "variable"

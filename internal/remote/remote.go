@@ -452,19 +452,6 @@ func List(ctx context.Context, name string) ([]string, error) {
 	return out, nil
 }
 
-// Exists reports whether the object name exists.
-func Exists(ctx context.Context, name string) (bool, error) {
-	b, key, err := bucket(ctx, name)
-	if err != nil {
-		return false, err
-	}
-	ok, err := b.Exists(ctx, key)
-	if err != nil {
-		return false, wrap(name, err)
-	}
-	return ok, nil
-}
-
 // Writer uploads an object. Nothing is visible under its name until Commit returns nil;
 // Abort (or a cancelled context) discards the upload.
 type Writer struct {

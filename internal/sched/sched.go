@@ -306,22 +306,3 @@ func (s *Scheduler) InUse() int64 {
 	defer s.mu.Unlock()
 	return s.used
 }
-
-// waitBelowBudget waits until the reserved bytes are below the budget: the condition for
-// starting work whose size is known only once it is done.
-func (s *Scheduler) waitBelowBudget(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		if s.used < s.memory {
-			s.mu.Unlock()
-			return nil
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}

@@ -114,16 +114,6 @@ func isFile(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// Spec returns the path of a spec document under the shared corpus, skipping when absent.
-func Spec(tb testing.TB, name string) string {
-	tb.Helper()
-	d := SharedDir()
-	if d == "" {
-		tb.Skip("skipped: the shared corpus (../shared) is absent")
-	}
-	return filepath.Join(d, "specs", name)
-}
-
 // Python returns the path of Debian's /usr/bin/python3 (where python3-numpy, python3-h5py and
 // python3-scipy install; the python3 on PATH may be another build) when it can import every
 // module named, for tests that use those libraries as independent checkers. It skips the test
