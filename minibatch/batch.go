@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -173,6 +174,27 @@ func (b *Batch) reset() {
 		b.padded[i].Type = mlfeed.Invalid
 		b.masks[i] = b.masks[i][:0]
 		b.csc[i].colStart = b.csc[i].colStart[:0]
+	}
+}
+
+// reserve gives the dense value buffers that have no memory yet (a batch's first job) room
+// for the job's sequences at once: appended sample by sample they would grow by doubling,
+// copying what they hold each time. refs' sample counts bound every dense stream's samples.
+// Buffers that have memory keep it (a caller's, Batch.SetMemory) and grow only if a job
+// needs more.
+func (b *Batch) reserve(refs []jobRef) {
+	var samples int64
+	for k := range refs {
+		samples += refs[k].n
+	}
+	for i := range b.Data.Streams {
+		st := &b.schema.Streams[i]
+		d := &b.Data.Streams[i]
+		size := int64(st.Dim) * int64(st.Type.Size())
+		if st.Storage != mlfeed.Dense || size <= 0 || cap(d.Values.Bytes) > 0 || samples > math.MaxInt/size {
+			continue
+		}
+		d.Values.Bytes = make([]byte, 0, samples*size)
 	}
 }
 
