@@ -245,6 +245,15 @@ func (b *Batch) pack() {
 		for q := 0; q < n; q++ {
 			width = max(width, int(seq[q+1]-seq[q]))
 		}
+		if width == 1 && seq[n]-seq[0] == int64(n) {
+			// Every sequence is one sample (a table's rows): a row each, as first fit puts them.
+			l.Rows, l.Width = n, 1
+			l.Cols = resize(l.Cols, n)
+			for q := 0; q < n; q++ {
+				l.Row[q], l.Start[q], l.Cols[q] = q, 0, int32(q)
+			}
+			continue
+		}
 		if b.frame {
 			width = min(width, 1)
 		}
