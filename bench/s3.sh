@@ -25,6 +25,8 @@ pid=$!
 dport=$(freeport)
 "$VGW" --access benchkey --secret benchsecret --port "127.0.0.1:$dport" posix "$T/root" >/dev/null 2>&1 &
 dpid=$!
+# GOGC or GOMEMLIMIT in the environment would also change mlfeed's starting heap (64 MB before
+# its first collection; see docs/scale.md), in both runs alike.
 export AWS_ENDPOINT_URL=http://127.0.0.1:$port AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 # A CA bundle means nothing to an http:// endpoint, but the AWS SDK parses one named by
 # AWS_CA_BUNDLE (some machines set it to the system's) whenever it makes a client: 2-7 ms of

@@ -44,6 +44,11 @@ func (r *Reader) request(c int32, p *sweepPlan) *slot {
 		}
 		return s
 	}
+	return r.startLoad(c, until)
+}
+
+// startLoad makes chunk c's slot, to be held until the position until, and starts loading it.
+func (r *Reader) startLoad(c int32, until [2]int64) *slot {
 	s := &slot{c: c, done: make(chan struct{}), until: until}
 	r.setSlot(c, s)
 	if n := len(r.spare); n > 0 {
@@ -76,6 +81,25 @@ func (r *Reader) wait(s *slot) {
 	if !r.load(s) {
 		<-s.done
 	}
+}
+
+// waitHelping is wait for a packer: while another goroutine loads s, it loads the chunks of
+// later sequences of its minibatch (rest) that no one has started, rather than wait idle
+// with those chunks not loading (the chunks requested before the first minibatch outnumber
+// the threads that load them).
+func (r *Reader) waitHelping(s *slot, rest []jobRef) {
+	if s.loaded.Load() || r.load(s) {
+		return
+	}
+	for k := range rest {
+		if s.loaded.Load() {
+			return
+		}
+		if o := rest[k].s; !o.loaded.Load() {
+			r.load(o)
+		}
+	}
+	<-s.done
 }
 
 // load decodes slot s's chunk unless another goroutine has claimed it; it reports whether it

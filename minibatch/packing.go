@@ -173,7 +173,7 @@ func (r *Reader) pack(j *job) {
 			prefetchSamples(&j.refs[k+1], b.schema)
 		}
 		if x.s != last {
-			r.wait(x.s)
+			r.waitHelping(x.s, j.refs[k+1:])
 			if x.s.err != nil {
 				j.err = x.s.err
 				return

@@ -3,6 +3,7 @@ package minibatch
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The planner decides, from the chunk table and the sequences' lengths alone, what every
@@ -128,9 +129,44 @@ func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error)
 	return next, at, nil
 }
 
+// firstChunks appends to dst the chunks, in order of first use, of the sequences of seqs (the
+// start of a sweep's order) that the sweep's first minibatch takes, as minibatch takes them:
+// all of its chunks when it ends within seqs. It needs workers == 1 (every sequence this
+// worker's).
+func (pl *planner) firstChunks(seqs []seqRef, dst []int32) ([]int32, error) {
+	limit := int64(math.MaxInt64)
+	if e := pl.epochSize; e > 0 {
+		limit = e
+	}
+	if m := pl.maxSamples; m > 0 {
+		limit = min(limit, m)
+	}
+	var samples int64
+	for _, ref := range seqs {
+		lens, err := pl.lengths(ref.chunk)
+		if err != nil {
+			return dst, err
+		}
+		n := int64(lens[ref.idx])
+		if samples > 0 && samples+n > pl.mbSize {
+			break
+		}
+		if !slices.Contains(dst, ref.chunk) {
+			dst = append(dst, ref.chunk)
+		}
+		if samples += n; samples >= limit {
+			break
+		}
+	}
+	return dst, nil
+}
+
 // planSweep computes sweep s's order and this worker's part of it into p.
-func (pl *planner) planSweep(s int64, p *sweepPlan) error {
-	pl.rz.plan(s, &p.plan)
+func (pl *planner) planSweep(s int64, p *sweepPlan) error { return pl.planSweepFirst(s, p, nil) }
+
+// planSweepFirst is planSweep, calling first as randomizer.planFirst does.
+func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) error {
+	pl.rz.planFirst(s, &p.plan, first)
 	q := len(p.order)
 	p.own = resize(p.own, q)
 	switch {

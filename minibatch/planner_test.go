@@ -3,6 +3,7 @@ package minibatch
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -165,6 +166,56 @@ func TestPlannerSeek(t *testing.T) {
 		next, at, err := pl.seek(p, tc.pos)
 		if err != nil || next != tc.wantNext || at != tc.at {
 			t.Fatalf("seek %d: %d at %d (%v), want %d at %d", tc.pos, next, at, err, tc.wantNext, tc.at)
+		}
+	}
+}
+
+// TestFirstChunks checks that the chunks firstChunks names, from the sequences planFirst hands
+// over, are those the planner's first minibatch reads, in order of first use: all of them when
+// that minibatch ends within those sequences, else the ones it reads among them.
+func TestFirstChunks(t *testing.T) {
+	chunks := make([][]int32, 30)
+	for c := range chunks {
+		for q := range 4 + c*5%9 {
+			chunks[c] = append(chunks[c], int32(1+(c+q)*7%4)) // 1 to 4 samples
+		}
+	}
+	for _, w := range []int64{1, 2, 4, 9, 0} {
+		for _, mb := range []int64{1, 5, 16, 45, 400} {
+			for _, max := range []int64{0, mb - 1, mb + 3} {
+				for _, epoch := range []int64{0, mb / 2} {
+					pl := newPlanner(chunks, mb)
+					pl.rz.randomize, pl.rz.seed, pl.rz.window = true, 9, w
+					pl.maxSamples, pl.epochSize = max, epoch
+					var got []int32
+					var within int
+					p := &sweepPlan{}
+					err := pl.planSweepFirst(0, p, func(seqs []seqRef) {
+						within = len(seqs)
+						var err error
+						if got, err = pl.firstChunks(seqs, nil); err != nil {
+							t.Fatal(err)
+						}
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want []int32
+					st, err := pl.minibatch(p, 0, 0, func(q int, ref seqRef, n int64) error {
+						if q < within && !slices.Contains(want, ref.chunk) {
+							want = append(want, ref.chunk)
+						}
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("window %d, minibatch %d, max %d, epoch %d (minibatch ends at %d of %d): firstChunks %v, the minibatch reads %v",
+							w, mb, max, epoch, st.next, within, got, want)
+					}
+				}
+			}
 		}
 	}
 }

@@ -41,7 +41,12 @@ type chunkCounts struct {
 }
 
 // plan computes the order of sweep s into p, reusing p's memory.
-func (rz *randomizer) plan(s int64, p *plan) {
+func (rz *randomizer) plan(s int64, p *plan) { rz.planFirst(s, p, nil) }
+
+// planFirst is plan, calling first (when not nil and the order is not empty) with the
+// sequences of the first chunk in the order, in their final order, as soon as they are known:
+// before the shuffle of the positions after them is done.
+func (rz *randomizer) planFirst(s int64, p *plan, first func([]seqRef)) {
 	n := len(rz.chunks)
 	p.sweep = s
 	p.chunkOrder = resize(p.chunkOrder, n)
@@ -75,6 +80,9 @@ func (rz *randomizer) plan(s int64, p *plan) {
 	}
 	seqStart[n] = int32(t)
 	if !rz.randomize || t == 0 {
+		if first != nil && t > 0 {
+			first(p.order[:seqStart[1]])
+		}
 		return
 	}
 	wins := rz.windows(p)
@@ -89,7 +97,21 @@ func (rz *randomizer) plan(s int64, p *plan) {
 		}
 	}
 	rng.seed(rz.seed + uint64(s))
+	// The first chunk's positions are final once every position whose window holds that chunk
+	// has drawn: the first position of a chunk whose window begins after it, and every one
+	// after (windows begin in order), draw from later positions only.
+	final := t
+	for k := 1; k < n && first != nil; k++ {
+		if wins[k].begin > 0 {
+			final = int(seqStart[k])
+			break
+		}
+	}
 	for q := 0; q < t; q++ {
+		if q == final {
+			first(p.order[:seqStart[1]])
+			first = nil
+		}
 		w := wins[posChunk[q]]
 		lo, hi := int(seqStart[w.begin]), int(seqStart[w.end])
 		var j int
@@ -101,6 +123,9 @@ func (rz *randomizer) plan(s int64, p *plan) {
 		}
 		p.order[q], p.order[j] = p.order[j], p.order[q]
 		home[q], home[j] = home[j], home[q]
+	}
+	if first != nil {
+		first(p.order[:seqStart[1]])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -117,4 +118,35 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestPlanFirst checks that planFirst hands over the sequences of the first chunk in the order
+// as the finished plan has them, for chunk- and sample-based windows of every size.
+func TestPlanFirst(t *testing.T) {
+	for _, sampleBased := range []bool{false, true} {
+		for _, randomize := range []bool{false, true} {
+			for _, w := range []int64{0, 1, 2, 3, 4, 7, 50, 400} {
+				for s := range int64(3) {
+					rz := randomizer{randomize: randomize, seed: 11, window: w, sampleBased: sampleBased}
+					for k := range 23 {
+						n := 5 + k*7%13 // 5 to 17 sequences a chunk
+						rz.chunks = append(rz.chunks, chunkCounts{n, int64(2 * n)})
+						rz.sequences += n
+					}
+					var p plan
+					var first []seqRef
+					calls := 0
+					rz.planFirst(s, &p, func(seqs []seqRef) {
+						calls++
+						first = append([]seqRef(nil), seqs...)
+					})
+					want := p.order[:rz.chunks[p.chunkOrder[0]].sequences]
+					if calls != 1 || !slices.Equal(first, want) {
+						t.Fatalf("window %d (samples %v, randomize %v), sweep %d: first called %d times with %v, the plan begins %v",
+							w, sampleBased, randomize, s, calls, first, want)
+					}
+				}
+			}
+		}
+	}
 }

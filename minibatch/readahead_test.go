@@ -57,3 +57,48 @@ func TestReadAheadAfterFirst(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestFirstChunksEarly checks that the chunks the first minibatch reads, which are requested
+// while the first sweep is planned, are those and no others, whatever the window, the
+// minibatch size and the sequences' lengths: a run of MaxSamples one minibatch's worth (or one
+// sample more) reads only the chunks its minibatches read.
+func TestFirstChunksEarly(t *testing.T) {
+	for _, w := range []int{1, 2, 4, 9} {
+		for _, mb := range []int{1, 7, 16, 45, 200} {
+			for _, max := range []int{mb, mb + 1} {
+				lens := make([]int, 600)
+				for i := range lens {
+					lens[i] = 1 + i*7%4 // 1 to 4 samples
+				}
+				sizes := make([]int, 40)
+				for i := range sizes {
+					sizes[i] = 15
+				}
+				src := indexedSource{slowSource{newMemSource(lens, sizes)}}
+				r := mustNew(t, src, Config{MinibatchSize: mb, MaxSamples: int64(max), RandomizationWindow: int64(w), RandomizationSeed: 5, Threads: 8})
+				used := map[int]bool{} // by the minibatches up to MaxSamples: one, or two when the first falls short
+				for r.Next() {
+					for _, o := range r.Batch().Origins {
+						used[o.Chunk] = true
+					}
+				}
+				if err := r.Err(); err != nil {
+					t.Fatal(err)
+				}
+				r.Close()
+				if chunks, total := src.readCount(); chunks != len(used) || total != len(used) {
+					t.Errorf("window %d, minibatch %d, %d samples: %d chunks read (%d reads), want the %d its minibatches read",
+						w, mb, max, chunks, total, len(used))
+				}
+			}
+		}
+	}
+}
+
+// indexedSource knows its sequences' lengths without reading chunks (as CBF's index does), so
+// that the chunks it counts as read are the loads.
+type indexedSource struct{ slowSource }
+
+func (s indexedSource) SequenceLengths(i int) ([]int64, error) {
+	return mlfeed.LengthsOf(s.chunks[i]), nil
+}

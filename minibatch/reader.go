@@ -75,6 +75,7 @@ type Reader struct {
 	known   int // chunks whose entry of lengths is set
 	ones    []int32
 	slots   []*slot // per chunk: being read or held, or nil
+	early   []int32 // chunks requestFirst requested, whose slots' until planning then sets
 	live    int     // slots not nil
 	maxLive int     // the most slots not nil at once
 
@@ -372,6 +373,23 @@ func (r *Reader) planNext(j *job) bool {
 	return true
 }
 
+// requestFirst starts loading the chunks of the first minibatch of the first sweep, given the
+// sequences it begins with (in their final order), while the rest of the sweep is planned:
+// chunks that are decoded, or fetched from object storage, are then read while the planner
+// shuffles (1.5 ms for 60000 sequences), not after.
+func (r *Reader) requestFirst(seqs []seqRef) {
+	chunks, err := r.pl.firstChunks(seqs, nil)
+	if err != nil {
+		return // met again, and reported, when the minibatch is planned
+	}
+	for _, c := range chunks {
+		if r.slots[c] == nil {
+			r.startLoad(c, [2]int64{})
+			r.early = append(r.early, c)
+		}
+	}
+}
+
 // planFail plans j as the error err and ends planning.
 func (r *Reader) planFail(j *job, err error) bool {
 	j.err = err
@@ -385,7 +403,21 @@ func (r *Reader) startSweep(s int64) error {
 		r.cur, r.nxt = r.nxt, r.cur
 		r.reqNext = false
 	} else {
-		if err := r.pl.planSweep(s, r.cur); err != nil {
+		var first func([]seqRef)
+		if !r.planned && s == 0 && r.raw == nil && r.sched.Threads() > 1 && r.pl.workers == 1 {
+			first = r.requestFirst
+		}
+		err := r.pl.planSweepFirst(s, r.cur, first)
+		// The chunks requested early are held until their last use, as requested chunks are.
+		for _, c := range r.early {
+			if sl := r.slots[c]; err == nil && r.cur.lastUse[c] >= 0 {
+				sl.until = [2]int64{s, int64(r.cur.lastUse[c])}
+			} else {
+				r.setSlot(c, nil)
+			}
+		}
+		r.early = r.early[:0]
+		if err != nil {
 			return err
 		}
 		r.req, r.reqNext = 0, false

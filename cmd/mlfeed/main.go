@@ -53,6 +53,7 @@ unsupported (format, feature, value), 130/143/129 interrupted by SIGINT/SIGTERM/
 }
 
 func main() {
+	startHeap(startHeapSize)
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
