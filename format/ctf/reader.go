@@ -624,6 +624,9 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 	}
 	p.reserve(r.chunks[i], r.density, mem)
 	var ids idList
+	if r.layout.ids && strict == nil {
+		ids.reserve(r.chunks[i].sequences)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			a, ok := v.(abort)
@@ -664,6 +667,12 @@ const cancelCheck = 4096
 type idList struct {
 	text []byte
 	ends []int
+}
+
+// reserve makes room for n ids of up to seven digits.
+func (l *idList) reserve(n int) {
+	l.text = make([]byte, 0, 7*n)
+	l.ends = make([]int, 0, n)
 }
 
 func (l *idList) add(key uint64) {

@@ -98,6 +98,9 @@ func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLin
 	}()
 	s := scanner{data: r.data, from: from, to: to, atEOF: to == r.layout.size, ids: r.layout.ids, main: r.sp.main, firstLine: firstLine}
 	var ids idList
+	if r.layout.ids {
+		ids.reserve(int(share(int64(c.sequences))))
+	}
 	n := 0
 	if err := s.each(func(q seqInfo) bool {
 		p.sequence(q)
