@@ -302,9 +302,20 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
-// sortKeys sorts keys in increasing order: by insertion for the few a sample usually has,
-// else with slices.Sort.
+// sortKeys sorts keys in increasing order: with a sorting network for up to eight (the
+// common case: no branch on the keys, whose order is random), by insertion for up to 32, else
+// with slices.Sort.
 func sortKeys(keys []uint64) {
+	if len(keys) <= 8 {
+		var k [8]uint64
+		for i := range k {
+			k[i] = ^uint64(0) // after every key
+		}
+		copy(k[:], keys)
+		sort8(&k)
+		copy(keys, k[:])
+		return
+	}
 	if len(keys) > 32 {
 		slices.Sort(keys)
 		return
@@ -317,6 +328,30 @@ func sortKeys(keys []uint64) {
 		}
 		keys[j] = x
 	}
+}
+
+// sort8 sorts k with the optimal 19-comparator network for eight values.
+func sort8(k *[8]uint64) {
+	cx := func(i, j int) { k[i], k[j] = min(k[i], k[j]), max(k[i], k[j]) }
+	cx(0, 2)
+	cx(1, 3)
+	cx(4, 6)
+	cx(5, 7)
+	cx(0, 4)
+	cx(1, 5)
+	cx(2, 6)
+	cx(3, 7)
+	cx(0, 1)
+	cx(2, 3)
+	cx(4, 5)
+	cx(6, 7)
+	cx(2, 4)
+	cx(3, 5)
+	cx(1, 4)
+	cx(3, 6)
+	cx(1, 2)
+	cx(3, 4)
+	cx(5, 6)
 }
 
 // spool holds one stream's encoded sequences of the chunk being built, in blocks: it grows

@@ -279,8 +279,21 @@ func Token(b []byte, s, e int) (v float64, short, ok bool) {
 	// (see Digits8; a borrow from the bytes after them cannot reach them).
 	mant := sum8((x - 0x3030303030303030) << (8 * (8 - m) & 63))
 	// At most eight digits and seven decimals: Clinger's fast path is exact.
-	f := float64(mant) / pow10[frac&7]
-	return math.Float64frombits(math.Float64bits(f) | sign), mant < 1e6, true
+	return signed(mant, sign) / pow10[frac&7], mant < 1e6, true
+}
+
+// signed returns mant as a float64 (exactly: it is below 2^53) with the sign bit of sign.
+// Dividing it by a power of ten then rounds as dividing its magnitude does, since rounding to
+// nearest is symmetric; converting a negated integer spares moving the quotient's bits.
+func signed(mant, sign uint64) float64 {
+	if mant == 0 {
+		return math.Float64frombits(sign) // -0 stays -0
+	}
+	m := int64(mant)
+	if sign != 0 {
+		m = -m
+	}
+	return float64(m)
 }
 
 // tokenLong is Token for the l bytes from s, after the sign, when l is more than eight: it
@@ -311,8 +324,7 @@ func tokenLong(b []byte, s, l int, sign uint64) (v float64, short, ok bool) {
 		mant = mant*pow10u[r] + sum8((y-0x3030303030303030)<<(8*(8-r)&63))
 	}
 	// At most fifteen digits and fourteen decimals: Clinger's fast path is exact.
-	f := float64(mant) / pow10[(l-1-p)&15]
-	return math.Float64frombits(math.Float64bits(f) | sign), mant < 1e6, true
+	return signed(mant, sign) / pow10[(l-1-p)&15], mant < 1e6, true
 }
 
 // sum8 returns the number whose decimal digits are the bytes of w, the first in its low byte
