@@ -59,6 +59,11 @@ func TestSplitMatchesSequential(t *testing.T) {
 				t.Fatal(err)
 			}
 			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
+			// The reference scans for its sequences; r2 parses the ones its index kept.
+			if r1.seqs == nil || r2.seqs == nil {
+				t.Fatal("the index kept no sequences")
+			}
+			r1.seqs = nil
 			want, _, _, err1 := parseChunk[float32](context.Background(), r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
@@ -82,7 +87,7 @@ func TestSplitMatchesSequential(t *testing.T) {
 					if !r2.layout.ids {
 						first = int64(bytes.Count(r2.data[:pts[k]], []byte{'\n'}))
 					}
-					if pc := parsePiece[float32](r2, r2.chunks[0], pts[k], pts[k+1], first); pc.err != nil {
+					if pc := parsePiece[float32](r2, 0, pts[k], pts[k+1], first); pc.err != nil {
 						t.Fatalf("piece %d [%d, %d): %v", k, pts[k], pts[k+1], pc.err)
 					}
 				}
@@ -95,3 +100,52 @@ func TestSplitMatchesSequential(t *testing.T) {
 }
 
 func l2(q int) int { return q % 4 }
+
+// TestKeptSequences checks the sequences the index keeps against those a scan of each chunk
+// finds, in id mode, line mode and with definesMBSize, for several chunk sizes.
+func TestKeptSequences(t *testing.T) {
+	var ids, lines, dropped strings.Builder
+	rng := rand.New(rand.NewPCG(4, 2))
+	for q := 0; q < 2000; q++ {
+		for l := rng.IntN(4); l >= 0; l-- {
+			fmt.Fprintf(&ids, "%d |a %d %d\n", q%500, q, l)
+		}
+		fmt.Fprintf(&lines, "|a %d.5 -%d\n", q, l2(q))
+		if q%3 == 0 {
+			fmt.Fprintf(&dropped, "|a %d 0\n", q)
+		} else {
+			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
+		}
+	}
+	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
+	defining[1].DefinesMBSize = true
+	for _, tc := range []struct {
+		text string
+		in   []mlfeed.Stream
+	}{
+		{ids.String(), []mlfeed.Stream{dense("a", 2)}},
+		{lines.String(), []mlfeed.Stream{dense("a", 2)}},
+		{dropped.String(), defining},
+	} {
+		for _, size := range []int64{0, 997, 4096} {
+			r, err := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := r.seqs
+			if kept == nil {
+				t.Fatal("the index kept no sequences")
+			}
+			r.seqs = nil
+			for i := range r.chunks {
+				var scanned []seqInfo
+				if err := r.scanChunk(i, func(q seqInfo) bool { scanned = append(scanned, q); return true }); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(scanned, kept[i]) {
+					t.Fatalf("chunk size %d, chunk %d: kept %v, scanned %v", size, i, kept[i], scanned)
+				}
+			}
+		}
+	}
+}
