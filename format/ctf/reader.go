@@ -30,7 +30,7 @@ type Reader struct {
 	chunks []chunkEntry
 	// seqs, when the index kept them, holds each chunk's sequences as scanChunk finds them,
 	// so that parsing does not scan for them again.
-	seqs [][]seqInfo
+	seqs   [][]seqInfo
 	infos  []mlfeed.ChunkInfo
 	sp     *spec
 	double bool
