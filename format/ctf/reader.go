@@ -340,7 +340,10 @@ func (r *Reader) index(main []byte) error {
 	if r.region != nil && mmap.CanPopulate {
 		populate = r.region.Populate
 	}
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
+	chunks, err := r.indexParallel(main, record, populate, keep)
+	if chunks == nil && err == nil {
+		chunks, err = buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
+	}
 	if err != nil {
 		rec.abort()
 		return err
@@ -359,6 +362,13 @@ type seqKeeper struct {
 	limit int64
 	all   []seqInfo
 	over  bool
+}
+
+// reserve makes room for n more sequences when they fit the limit.
+func (k *seqKeeper) reserve(n int) {
+	if !k.over && int64(len(k.all)+n) <= k.limit {
+		k.all = slices.Grow(k.all, n)
+	}
 }
 
 func (k *seqKeeper) add(q seqInfo) {

@@ -149,3 +149,63 @@ func TestKeptSequences(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexParallel indexes files in pieces on 2 to 5 threads and requires the sequential
+// index: the same chunks, kept sequences, id warnings and errors, in id mode, line mode, with
+// definesMBSize, and with errors (frameMode) in later pieces.
+func TestIndexParallel(t *testing.T) {
+	defer func(n int64) { indexMinParallel = n }(indexMinParallel)
+	indexMinParallel = 0
+	var ids, lines, dropped strings.Builder
+	rng := rand.New(rand.NewPCG(5, 3))
+	for q := 0; q < 3000; q++ {
+		for l := rng.IntN(4); l >= 0; l-- {
+			id := ""
+			if l == 0 || rng.IntN(2) == 0 {
+				id = fmt.Sprint(q % 700) // ids repeat: a warning
+			}
+			fmt.Fprintf(&ids, "%s |a %d %d\n", id, q, l)
+		}
+		fmt.Fprintf(&lines, "|a %d.5 -%d\n", q, l2(q))
+		if q%3 == 0 {
+			fmt.Fprintf(&dropped, "|a %d 0\n", q)
+		} else {
+			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
+		}
+	}
+	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
+	defining[1].DefinesMBSize = true
+	for _, tc := range []struct {
+		name  string
+		text  string
+		in    []mlfeed.Stream
+		frame bool
+	}{
+		{"ids", ids.String(), []mlfeed.Stream{dense("a", 2)}, false},
+		{"frame", ids.String(), []mlfeed.Stream{dense("a", 2)}, true},
+		{"lines", "# comment\n" + lines.String(), []mlfeed.Stream{dense("a", 2)}, false},
+		{"definesMBSize", dropped.String(), defining, false},
+	} {
+		for _, size := range []int64{0, 997, 8192} {
+			var log1 bytes.Buffer
+			r1, err1 := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size, FrameMode: tc.frame, Log: &log1, TraceLevel: 1})
+			for threads := 2; threads <= 5; threads++ {
+				var log2 bytes.Buffer
+				ctx := sched.WithContext(context.Background(), sched.New(threads, 0))
+				r2, err2 := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size, FrameMode: tc.frame, Log: &log2, TraceLevel: 1, Context: ctx})
+				if fmt.Sprint(err1) != fmt.Sprint(err2) {
+					t.Fatalf("%s, chunk size %d, %d threads: error %v, sequentially %v", tc.name, size, threads, err2, err1)
+				}
+				if log1.String() != log2.String() {
+					t.Fatalf("%s, chunk size %d, %d threads: log %q, sequentially %q", tc.name, size, threads, log2.String(), log1.String())
+				}
+				if err1 != nil {
+					continue
+				}
+				if !reflect.DeepEqual(r1.chunks, r2.chunks) || !reflect.DeepEqual(r1.seqs, r2.seqs) || r2.seqs == nil {
+					t.Fatalf("%s, chunk size %d, %d threads: the index differs from the sequential one", tc.name, size, threads)
+				}
+			}
+		}
+	}
+}
