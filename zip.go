@@ -183,6 +183,7 @@ func readRange(ctx context.Context, s Source, starts []int64, from, to int64, pr
 }
 
 // ConcatChunks joins chunks of the same schema into one. A single chunk is returned as is.
+// The joined chunk's memory is allocated once, to size.
 func ConcatChunks(parts []*Chunk) *Chunk {
 	if len(parts) == 1 {
 		return parts[0]
@@ -193,19 +194,40 @@ func ConcatChunks(parts []*Chunk) *Chunk {
 	}
 	out.Streams = make([]StreamData, len(parts[0].Streams))
 	hasIDs := parts[0].IDs != nil
+	ids := 0
 	for _, p := range parts {
 		out.Sequences += p.Sequences
-		if hasIDs {
+		ids += len(p.IDs)
+	}
+	if hasIDs {
+		out.IDs = make([]string, 0, ids)
+		for _, p := range parts {
 			out.IDs = append(out.IDs, p.IDs...)
 		}
 	}
 	for i := range out.Streams {
+		var seqs, samples, indices, values int
+		for _, p := range parts {
+			s := &p.Streams[i]
+			seqs += len(s.SeqStart) - 1
+			samples += max(len(s.SampleStart)-1, 0)
+			indices += len(s.Indices)
+			values += s.Values.Len()
+		}
 		d := &out.Streams[i]
-		d.SeqStart = []int64{0}
-		d.Values = Buffer{Type: parts[0].Streams[i].Values.Type}
+		d.SeqStart = append(make([]int64, 0, seqs+1), 0)
+		d.Values = NewBuffer(parts[0].Streams[i].Values.Type, values)
+		if d.Values.Type == String {
+			d.Values.Strings = d.Values.Strings[:0]
+		} else {
+			d.Values.Bytes = d.Values.Bytes[:0]
+		}
 		sparse := parts[0].Streams[i].SampleStart != nil
 		if sparse {
-			d.SampleStart = []int64{0}
+			d.SampleStart = append(make([]int64, 0, samples+1), 0)
+		}
+		if indices > 0 {
+			d.Indices = make([]int32, 0, indices)
 		}
 		for _, p := range parts {
 			s := &p.Streams[i]

@@ -68,6 +68,49 @@ func TestChunkRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPartsAsConcat checks that a read result's parts cross the ABI (partsSizes, fillParts)
+// exactly as their join by mlfeed.ConcatChunks does (chunkSizes, fillChunk): sparse offsets,
+// indices, values, strings and ids rebased and laid end to end.
+func TestPartsAsConcat(t *testing.T) {
+	part := func(seq, samp []int64, idx []int32, vals []float32, strs, ids []string) *mlfeed.Chunk {
+		v := mlfeed.NewBuffer(mlfeed.Float32, len(vals))
+		copy(v.Float32s(), vals)
+		return &mlfeed.Chunk{Sequences: len(seq) - 1, IDs: ids, Streams: []mlfeed.StreamData{
+			{SeqStart: seq, SampleStart: samp, Indices: idx, Values: v},
+			{SeqStart: seq, Values: mlfeed.Buffer{Type: mlfeed.String, Strings: strs}},
+		}}
+	}
+	parts := []*mlfeed.Chunk{
+		part([]int64{0, 1, 3}, []int64{0, 2, 3, 5}, []int32{0, 7, 3, 1, 2}, []float32{1, 2, 3, 4, 5}, []string{"x", "yz", "w"}, []string{"a", "bé"}),
+		part([]int64{0}, []int64{0}, nil, nil, nil, nil),
+		part([]int64{0, 2}, []int64{0, 1, 1}, []int32{4}, []float32{6}, []string{"", "uv"}, []string{"c"}),
+	}
+	// fill copies c (parts, or their join) into fresh buffers and returns their bytes.
+	fill := func(parts []*mlfeed.Chunk) [][]byte {
+		sizes := make([]int64, sizesHeader+sizesPerStream*2)
+		if err := partsSizes(parts, sizes); err != nil {
+			t.Fatal(err)
+		}
+		nb := byteSizes(nil, sizes, 2)
+		bufs := make([][]byte, len(nb))
+		ptrs := make([]unsafe.Pointer, len(nb))
+		for k, n := range nb {
+			bufs[k] = make([]byte, n)
+			if n > 0 {
+				ptrs[k] = unsafe.Pointer(&bufs[k][0])
+			}
+		}
+		if err := fillParts(parts, ptrs); err != nil {
+			t.Fatal(err)
+		}
+		return bufs
+	}
+	got, want := fill(parts), fill([]*mlfeed.Chunk{mlfeed.ConcatChunks(parts)})
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("parts cross as\n%v\ntheir join as\n%v", got, want)
+	}
+}
+
 func TestUnitSequences(t *testing.T) {
 	for _, c := range []struct {
 		seq  []int64

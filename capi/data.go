@@ -27,17 +27,17 @@ const (
 	sizesPerStream = 6
 )
 
-// chunkHolder is an object whose current data crosses the ABI: a read result or a minibatch
-// source.
+// chunkHolder is an object whose current data crosses the ABI: a read result.
 type chunkHolder interface {
-	current() (*mlfeed.Chunk, error)
+	current() ([]*mlfeed.Chunk, error)
 }
 
-// result is a read result.
-type result struct{ c *mlfeed.Chunk }
+// result is a read result: chunks of one schema, joined as mlfeed.ConcatChunks joins them as
+// they cross the ABI (each is copied once, into the caller's buffers).
+type result struct{ parts []*mlfeed.Chunk }
 
-func (r *result) current() (*mlfeed.Chunk, error) { return r.c, nil }
-func (r *result) close()                          {}
+func (r *result) current() ([]*mlfeed.Chunk, error) { return r.parts, nil }
+func (r *result) close()                            {}
 
 func stringBytes(s []string) int64 {
 	var n int64
@@ -49,15 +49,35 @@ func stringBytes(s []string) int64 {
 
 // chunkSizes writes c's sizes into dst.
 func chunkSizes(c *mlfeed.Chunk, dst []int64) error {
-	if len(dst) != sizesHeader+sizesPerStream*len(c.Streams) {
-		return fmt.Errorf("%w: %d sizes for %d streams", format.ErrUsage, len(dst), len(c.Streams))
+	return partsSizes([]*mlfeed.Chunk{c}, dst)
+}
+
+// partsSizes writes into dst the sizes of parts (at least one chunk) joined into one.
+func partsSizes(parts []*mlfeed.Chunk, dst []int64) error {
+	if len(dst) != sizesHeader+sizesPerStream*len(parts[0].Streams) {
+		return fmt.Errorf("%w: %d sizes for %d streams", format.ErrUsage, len(dst), len(parts[0].Streams))
 	}
-	dst[0], dst[1] = int64(len(c.IDs)), stringBytes(c.IDs)
-	for i := range c.Streams {
-		d := &c.Streams[i]
+	clear(dst)
+	for _, c := range parts {
+		dst[0] += int64(len(c.IDs))
+		dst[1] += stringBytes(c.IDs)
+		for i := range c.Streams {
+			d := &c.Streams[i]
+			s := dst[sizesHeader+sizesPerStream*i:]
+			s[0] += int64(len(d.SeqStart) - 1)
+			s[1] += int64(max(len(d.SampleStart)-1, 0))
+			s[2] += int64(len(d.Indices))
+			s[3] += int64(len(d.Values.Bytes))
+			s[4] += int64(len(d.Values.Strings))
+			s[5] += stringBytes(d.Values.Strings)
+		}
+	}
+	for i := range parts[0].Streams {
 		s := dst[sizesHeader+sizesPerStream*i:]
-		s[0], s[1], s[2] = int64(len(d.SeqStart)), int64(len(d.SampleStart)), int64(len(d.Indices))
-		s[3], s[4], s[5] = int64(len(d.Values.Bytes)), int64(len(d.Values.Strings)), stringBytes(d.Values.Strings)
+		s[0]++ // the offsets' leading 0
+		if parts[0].Streams[i].SampleStart != nil {
+			s[1]++
+		}
 	}
 	return nil
 }
@@ -104,18 +124,72 @@ func fillStrings(s []string, offs, data unsafe.Pointer) {
 
 // fillChunk copies c into the caller's buffers ptrs (see chunkSizes).
 func fillChunk(c *mlfeed.Chunk, ptrs []unsafe.Pointer) error {
-	if len(ptrs) != sizesHeader+sizesPerStream*len(c.Streams) {
-		return fmt.Errorf("%w: %d buffers for %d streams", format.ErrUsage, len(ptrs), len(c.Streams))
+	return fillParts([]*mlfeed.Chunk{c}, ptrs)
+}
+
+// fillParts copies parts (at least one chunk), joined as mlfeed.ConcatChunks joins them, into
+// the caller's buffers ptrs, as large as partsSizes said.
+func fillParts(parts []*mlfeed.Chunk, ptrs []unsafe.Pointer) error {
+	if len(ptrs) != sizesHeader+sizesPerStream*len(parts[0].Streams) {
+		return fmt.Errorf("%w: %d buffers for %d streams", format.ErrUsage, len(ptrs), len(parts[0].Streams))
 	}
-	for i := range c.Streams {
-		d := &c.Streams[i]
-		p := ptrs[sizesHeader+sizesPerStream*i:]
-		copy(bytesAt(p[0], 8*len(d.SeqStart)), int64Bytes(d.SeqStart))
-		copy(bytesAt(p[1], 8*len(d.SampleStart)), int64Bytes(d.SampleStart))
-		copy(bytesAt(p[2], 4*len(d.Indices)), int32Bytes(d.Indices))
-		copy(bytesAt(p[3], len(d.Values.Bytes)), d.Values.Bytes)
+	if len(parts) == 1 {
+		c := parts[0]
+		for i := range c.Streams {
+			d := &c.Streams[i]
+			p := ptrs[sizesHeader+sizesPerStream*i:]
+			copy(bytesAt(p[0], 8*len(d.SeqStart)), int64Bytes(d.SeqStart))
+			copy(bytesAt(p[1], 8*len(d.SampleStart)), int64Bytes(d.SampleStart))
+			copy(bytesAt(p[2], 4*len(d.Indices)), int32Bytes(d.Indices))
+			copy(bytesAt(p[3], len(d.Values.Bytes)), d.Values.Bytes)
+		}
+		fillStringsOf(c, ptrs)
+		return nil
 	}
-	fillStringsOf(c, ptrs)
+	sizes := make([]int64, len(ptrs))
+	if err := partsSizes(parts, sizes); err != nil {
+		return err
+	}
+	for i := range parts[0].Streams {
+		p, n := ptrs[sizesHeader+sizesPerStream*i:], sizes[sizesHeader+sizesPerStream*i:]
+		seq := unsafe.Slice((*int64)(p[0]), n[0])
+		var samp []int64
+		if n[1] > 0 {
+			samp = unsafe.Slice((*int64)(p[1]), n[1])
+		}
+		idx := bytesAt(p[2], 4*int(n[2]))
+		vals := bytesAt(p[3], int(n[3]))
+		var strs []string
+		seq[0], seq = 0, seq[1:]
+		if samp != nil {
+			samp[0], samp = 0, samp[1:]
+		}
+		var seqBase, sampBase int64
+		for _, c := range parts {
+			d := &c.Streams[i]
+			for k, v := range d.SeqStart[1:] {
+				seq[k] = seqBase + v
+			}
+			seqBase += d.SeqStart[len(d.SeqStart)-1]
+			seq = seq[len(d.SeqStart)-1:]
+			if len(d.SampleStart) > 0 {
+				for k, v := range d.SampleStart[1:] {
+					samp[k] = sampBase + v
+				}
+				sampBase += d.SampleStart[len(d.SampleStart)-1]
+				samp = samp[len(d.SampleStart)-1:]
+			}
+			idx = idx[copy(idx, int32Bytes(d.Indices)):]
+			vals = vals[copy(vals, d.Values.Bytes):]
+			strs = append(strs, d.Values.Strings...)
+		}
+		fillStrings(strs, p[4], p[5])
+	}
+	var ids []string
+	for _, c := range parts {
+		ids = append(ids, c.IDs...)
+	}
+	fillStrings(ids, ptrs[0], ptrs[1])
 	return nil
 }
 

@@ -299,12 +299,12 @@ func mlfeed_fill(h C.uintptr_t, ptrs *unsafe.Pointer, n C.int64_t, e *C.mlfeed_e
 		}
 	}()
 	c, err := value[chunkHolder](uintptr(h))
-	var ch *mlfeed.Chunk
+	var parts []*mlfeed.Chunk
 	if err == nil {
-		ch, err = c.current()
+		parts, err = c.current()
 	}
 	if err == nil {
-		err = fillChunk(ch, unsafe.Slice(ptrs, int(n)))
+		err = fillParts(parts, unsafe.Slice(ptrs, int(n)))
 	}
 	setError(e, err)
 	if err != nil {
@@ -325,12 +325,12 @@ func mlfeed_sizes(h C.uintptr_t, sizes *C.int64_t, n C.int64_t, e *C.mlfeed_erro
 		}
 	}()
 	c, err := value[chunkHolder](uintptr(h))
-	var ch *mlfeed.Chunk
+	var parts []*mlfeed.Chunk
 	if err == nil {
-		ch, err = c.current()
+		parts, err = c.current()
 	}
 	if err == nil {
-		err = chunkSizes(ch, unsafe.Slice((*int64)(unsafe.Pointer(sizes)), int(n)))
+		err = partsSizes(parts, unsafe.Slice((*int64)(unsafe.Pointer(sizes)), int(n)))
 	}
 	setError(e, err)
 	if err != nil {

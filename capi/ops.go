@@ -512,12 +512,11 @@ func opRead(ctx context.Context, args []byte) (any, error) {
 		}
 		at += int64(info.Sequences)
 	}
-	c := mlfeed.ConcatChunks(parts)
 	if len(parts) == 0 {
-		c = emptyChunk(src.Schema())
+		parts = append(parts, emptyChunk(src.Schema()))
 	}
 	sc := src.Schema()
-	return map[string]any{"handle": uint64(cgo.NewHandle(&result{c})), "streams": inspect.Streams(&sc), "sequences": c.Sequences}, nil
+	return map[string]any{"handle": uint64(cgo.NewHandle(&result{parts})), "streams": inspect.Streams(&sc), "sequences": a.Stop - a.Start}, nil
 }
 
 // emptyChunk returns a chunk of no sequences of schema sc.

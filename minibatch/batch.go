@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -176,6 +177,27 @@ func (b *Batch) reset() {
 	}
 }
 
+// reserve gives the dense value buffers that have no memory yet (a batch's first job) room
+// for the job's sequences at once: appended sample by sample they would grow by doubling,
+// copying what they hold each time. refs' sample counts bound every dense stream's samples.
+// Buffers that have memory keep it (a caller's, Batch.SetMemory) and grow only if a job
+// needs more.
+func (b *Batch) reserve(refs []jobRef) {
+	var samples int64
+	for k := range refs {
+		samples += refs[k].n
+	}
+	for i := range b.Data.Streams {
+		st := &b.schema.Streams[i]
+		d := &b.Data.Streams[i]
+		size := int64(st.Dim) * int64(st.Type.Size())
+		if st.Storage != mlfeed.Dense || size <= 0 || cap(d.Values.Bytes) > 0 || samples > math.MaxInt/size {
+			continue
+		}
+		d.Values.Bytes = make([]byte, 0, samples*size)
+	}
+}
+
 // add appends sequence q of chunk c (chunk index ci) to the batch.
 // Streams marked in unit hold one fixed-size dense sample per sequence, sample q at q: their
 // sequence is copied without reading the chunk's offsets (a cache miss in a shuffled gather),
@@ -222,6 +244,15 @@ func (b *Batch) pack() {
 		width := 0
 		for q := 0; q < n; q++ {
 			width = max(width, int(seq[q+1]-seq[q]))
+		}
+		if width == 1 && seq[n]-seq[0] == int64(n) {
+			// Every sequence is one sample (a table's rows): a row each, as first fit puts them.
+			l.Rows, l.Width = n, 1
+			l.Cols = resize(l.Cols, n)
+			for q := 0; q < n; q++ {
+				l.Row[q], l.Start[q], l.Cols[q] = q, 0, int32(q)
+			}
+			continue
 		}
 		if b.frame {
 			width = min(width, 1)

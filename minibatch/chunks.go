@@ -92,6 +92,7 @@ func (r *Reader) load(s *slot) bool {
 			s.chunk, s.views, s.unit = rc.chunk, rc.views, rc.unit
 			return nil
 		}
+		r.decoded.Store(true)
 		s.chunk, err = r.src.ReadChunkReuse(r.ctx, int(s.c), s.prev)
 		return err
 	})

@@ -152,6 +152,7 @@ func (r *Reader) pack(j *job) {
 	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
+	b.reserve(j.refs)
 	var last *slot
 	if len(j.refs) > 0 {
 		prefetchSamples(&j.refs[0], b.schema)

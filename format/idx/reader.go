@@ -387,6 +387,12 @@ func (rd *Reader) Details() map[string]any {
 // Payload returns the big-endian element bytes of records [from, to), without copying when the
 // file is mapped or decompressed in memory.
 func (rd *Reader) Payload(from, to int) ([]byte, error) {
+	return rd.payload(from, to, nil)
+}
+
+// payload is Payload, reading a file read with ReadAt into buf when it has room (into new
+// memory when not).
+func (rd *Reader) payload(from, to int, buf []byte) ([]byte, error) {
 	if from < 0 || to > rd.header.Records() || from > to {
 		return nil, fmt.Errorf("idx: records [%d, %d) outside [0, %d)", from, to, rd.header.Records())
 	}
@@ -401,7 +407,11 @@ func (rd *Reader) Payload(from, to int) ([]byte, error) {
 	if rd.mem != nil {
 		return rd.mem[a:b], nil
 	}
-	buf := mlfeed.NewBuffer(mlfeed.Uint8, int(b-a)).Bytes
+	if int64(cap(buf)) >= b-a {
+		buf = buf[:b-a]
+	} else {
+		buf = mlfeed.NewBuffer(mlfeed.Uint8, int(b-a)).Bytes
+	}
 	if n, err := rd.ra.ReadAt(buf, rd.base+a); n < len(buf) {
 		if err == nil || err == io.EOF {
 			err = fmt.Errorf("%w: file shrank while reading", ErrTruncated)
@@ -428,18 +438,32 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if rd.load != nil {
+		rd.loadOnce.Do(func() { rd.loadErr = rd.load() })
+		if rd.loadErr != nil {
+			return nil, rd.loadErr
+		}
+	}
 	from := i * rd.perChk
 	n := rd.chunks[i].Sequences
-	raw, err := rd.Payload(from, from+n)
+	sz := rd.header.Type.Size()
+	// prev's values are memory to decode into unless they are the file's own bytes (the
+	// one-byte values of mapped and decompressed files).
+	var mem []byte
+	if prev != nil && len(prev.Streams) == 1 && prev.Streams[0].Values.Type == rd.header.Type && (rd.mem == nil || sz > 1) {
+		mem = prev.Streams[0].Values.Bytes
+	}
+	raw, err := rd.payload(from, from+n, mem) // files read with ReadAt: into mem if it fits
 	if err != nil {
 		return nil, err
 	}
 	values := mlfeed.Buffer{Type: rd.header.Type, Bytes: raw}
-	if sz := rd.header.Type.Size(); sz > 1 {
-		if prev != nil && len(prev.Streams) == 1 && prev.Streams[0].Values.Type == rd.header.Type &&
-			cap(prev.Streams[0].Values.Bytes) >= len(raw) {
-			values.Bytes = prev.Streams[0].Values.Bytes[:len(raw)]
-		} else {
+	if sz > 1 {
+		switch {
+		case rd.mem == nil: // raw is memory of our own: swapped where it is
+		case cap(mem) >= len(raw):
+			values.Bytes = mem[:len(raw)]
+		default:
 			values = mlfeed.NewBuffer(rd.header.Type, len(raw)/sz)
 		}
 		byteswap.Into(values.Bytes, raw, sz)

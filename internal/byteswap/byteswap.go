@@ -51,8 +51,9 @@ func Into(dst, src []byte, sz int) {
 		le.PutUint64(dst[k:], rev(le.Uint64(src[k:])))
 	}
 	for ; k+sz <= len(src); k += sz {
-		for b := range sz {
-			dst[k+b] = src[k+sz-1-b]
+		for b := range sz / 2 { // both ends read before either is written: dst may be src
+			lo, hi := src[k+b], src[k+sz-1-b]
+			dst[k+b], dst[k+sz-1-b] = hi, lo
 		}
 	}
 }

@@ -17,7 +17,8 @@ func word(o binary.ByteOrder, b []byte, sz int) uint64 {
 }
 
 // TestInto checks the word-at-a-time byte swap against encoding/binary for every element
-// size, lengths around the four-word blocks, and misaligned buffers.
+// size, lengths around the four-word blocks, and misaligned buffers, into another buffer and
+// in place.
 func TestInto(t *testing.T) {
 	src := make([]byte, 800)
 	for i := range src {
@@ -29,10 +30,16 @@ func TestInto(t *testing.T) {
 				s := src[off : off+n*sz]
 				got := make([]byte, len(s)+1)[1:]
 				Into(got, s, sz)
+				inPlace := append(make([]byte, 0, len(s)+1), 0) // misaligned as got is
+				inPlace = append(inPlace, s...)[1:]
+				Into(inPlace, inPlace, sz)
 				for k := 0; k < len(s); k += sz {
 					want, have := word(binary.BigEndian, s[k:], sz), word(binary.LittleEndian, got[k:], sz)
 					if have != want {
 						t.Fatalf("size %d, offset %d, %d elements: element %d is %#x, want %#x", sz, off, n, k/sz, have, want)
+					}
+					if have := word(binary.LittleEndian, inPlace[k:], sz); have != want {
+						t.Fatalf("size %d, offset %d, %d elements, in place: element %d is %#x, want %#x", sz, off, n, k/sz, have, want)
 					}
 				}
 			}
