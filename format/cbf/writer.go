@@ -38,7 +38,7 @@ type Writer struct {
 
 	// The chunk being built: its length table and each stream's encoded sequences.
 	lengths []byte
-	data    [][]byte
+	data    []spool
 	nseq    uint32
 	nsamp   uint32
 	size    int64 // len(lengths) + the data's
@@ -90,7 +90,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		}
 		cw.header.Streams = append(cw.header.Streams, StreamHeader{Name: st.Name, Storage: st.Storage, Type: st.Type, Dim: st.Dim})
 	}
-	cw.data = make([][]byte, len(schema.Streams))
+	cw.data = make([]spool, len(schema.Streams))
 	cw.header.Version = Version
 	cw.write(prefix())
 	return cw, cw.err
@@ -115,33 +115,12 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 	if err := c.Validate(&w.schema); err != nil {
 		return fmt.Errorf("cbf: chunk does not match the schema: %w", err)
 	}
-	w.reserve(c)
 	for q := 0; q < c.Sequences; q++ {
 		if w.err = w.encode(c, q); w.err != nil {
 			return w.err
 		}
 	}
 	return w.err
-}
-
-// reserve grows each stream's buffer to take all of c's sequences without growing again: a
-// chunk's buffers then grow a few times in all rather than by doubling, which copies what
-// they hold each time. A buffer grows by at most one CBF chunk at a time.
-func (w *Writer) reserve(c *mlfeed.Chunk) {
-	seqs := int64(c.Sequences)
-	for k := range w.schema.Streams {
-		st, d := &w.schema.Streams[k], &c.Streams[k]
-		n := int64(len(d.Values.Bytes))
-		if st.Storage == mlfeed.Dense {
-			n += 4 * seqs
-		} else {
-			n += 8*seqs + 4*int64(len(d.Indices)) + 4*d.Samples()
-		}
-		n = min(n, w.chunkSize)
-		if n > int64(cap(w.data[k])-len(w.data[k])) {
-			w.data[k] = slices.Grow(w.data[k], int(n))
-		}
-	}
 }
 
 // encode appends sequence q of c to the current chunk, first closing the chunk when the
@@ -193,11 +172,13 @@ func (w *Writer) encode(c *mlfeed.Chunk, q int) error {
 		s0, s1 := d.SeqStart[q], d.SeqStart[q+1]
 		if st.Storage == mlfeed.Dense {
 			sz := st.Type.Size()
-			b := le.AppendUint32(w.data[k], uint32(s1-s0))
-			w.data[k] = append(b, d.Values.Bytes[int(s0)*st.Dim*sz:int(s1)*st.Dim*sz]...)
+			vals := d.Values.Bytes[int(s0)*st.Dim*sz : int(s1)*st.Dim*sz]
+			b := le.AppendUint32(w.data[k].room(4+len(vals)), uint32(s1-s0))
+			w.data[k].set(append(b, vals...))
 			continue
 		}
-		w.data[k] = w.sparse(w.data[k], k, st, d, s0, s1)
+		nnz := int(d.SampleStart[s1] - d.SampleStart[s0])
+		w.data[k].set(w.sparse(w.data[k].room(8+nnz*(st.Type.Size()+4)+4*int(s1-s0)), k, st, d, s0, s1))
 	}
 	w.nseq++
 	w.nsamp += uint32(length)
@@ -284,8 +265,11 @@ func (w *Writer) flush() {
 	w.header.Chunks = append(w.header.Chunks, ChunkEntry{Offset: w.pos, Sequences: w.nseq, Samples: w.nsamp})
 	w.write(w.lengths)
 	for k := range w.data {
-		w.write(w.data[k])
-		w.data[k] = w.data[k][:0]
+		sp := &w.data[k]
+		for _, b := range sp.blocks {
+			w.write(b)
+		}
+		sp.reset()
 	}
 	w.lengths = w.lengths[:0]
 	w.nseq, w.nsamp, w.size = 0, 0, 0
@@ -318,9 +302,20 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
-// sortKeys sorts keys in increasing order: by insertion for the few a sample usually has,
-// else with slices.Sort.
+// sortKeys sorts keys in increasing order: with a sorting network for up to eight (the
+// common case: no branch on the keys, whose order is random), by insertion for up to 32, else
+// with slices.Sort.
 func sortKeys(keys []uint64) {
+	if len(keys) <= 8 {
+		var k [8]uint64
+		for i := range k {
+			k[i] = ^uint64(0) // after every key
+		}
+		copy(k[:], keys)
+		sort8(&k)
+		copy(keys, k[:])
+		return
+	}
 	if len(keys) > 32 {
 		slices.Sort(keys)
 		return
@@ -333,4 +328,82 @@ func sortKeys(keys []uint64) {
 		}
 		keys[j] = x
 	}
+}
+
+// sort8 sorts k with the optimal 19-comparator network for eight values.
+func sort8(k *[8]uint64) {
+	cx := func(i, j int) { k[i], k[j] = min(k[i], k[j]), max(k[i], k[j]) }
+	cx(0, 2)
+	cx(1, 3)
+	cx(4, 6)
+	cx(5, 7)
+	cx(0, 4)
+	cx(1, 5)
+	cx(2, 6)
+	cx(3, 7)
+	cx(0, 1)
+	cx(2, 3)
+	cx(4, 5)
+	cx(6, 7)
+	cx(2, 4)
+	cx(3, 5)
+	cx(1, 4)
+	cx(3, 6)
+	cx(1, 2)
+	cx(3, 4)
+	cx(5, 6)
+}
+
+// spool holds one stream's encoded sequences of the chunk being built, in blocks: it grows
+// without copying what it holds, and keeps its blocks for the next chunk.
+type spool struct {
+	blocks [][]byte // the last one is being filled
+	free   [][]byte // emptied blocks
+	held   int      // bytes in blocks
+}
+
+// Blocks grow with the data a spool holds, from minBlock to maxBlock bytes (or the size of
+// one sequence, if larger).
+const (
+	minBlock = 64 << 10
+	maxBlock = 4 << 20
+)
+
+// room returns the block being filled, with at least n bytes free after its end: the caller
+// appends to it and hands it to set.
+func (s *spool) room(n int) []byte {
+	if k := len(s.blocks); k > 0 && cap(s.blocks[k-1])-len(s.blocks[k-1]) >= n {
+		return s.blocks[k-1]
+	}
+	size := max(n, min(max(s.held, minBlock), maxBlock))
+	var b []byte
+	for len(s.free) > 0 && b == nil {
+		f := s.free[len(s.free)-1]
+		s.free = s.free[:len(s.free)-1]
+		if cap(f) >= size {
+			b = f
+		}
+	}
+	if b == nil {
+		b = make([]byte, 0, size)
+	}
+	s.blocks = append(s.blocks, b)
+	return b
+}
+
+// set records b, the block room returned with bytes appended, as the block being filled.
+func (s *spool) set(b []byte) {
+	k := len(s.blocks) - 1
+	s.held += len(b) - len(s.blocks[k])
+	s.blocks[k] = b
+}
+
+// reset empties the spool, keeping its blocks for reuse.
+func (s *spool) reset() {
+	for _, b := range s.blocks {
+		s.free = append(s.free, b[:0])
+	}
+	clear(s.blocks)
+	s.blocks = s.blocks[:0]
+	s.held = 0
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -347,6 +348,79 @@ func TestSparseLongSampleOrder(t *testing.T) {
 	for k, p := range want {
 		if d.Indices[k] != int32(p[0]) || d.Values.Float32s()[k] != p[1] {
 			t.Fatalf("value %d: index %d value %v, want %v", k, d.Indices[k], d.Values.Float32s()[k], p)
+		}
+	}
+}
+
+// TestSortKeys checks the sorting network on every 0/1 input (which proves a network) and
+// sortKeys on random keys of every length up to 40 against slices.Sort.
+func TestSortKeys(t *testing.T) {
+	for bits := 0; bits < 256; bits++ {
+		var k [8]uint64
+		for i := range k {
+			k[i] = uint64(bits >> i & 1)
+		}
+		want := k
+		slices.Sort(want[:])
+		if sort8(&k); k != want {
+			t.Fatalf("sort8 of 0/1 input %08b = %v", bits, k)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for n := 0; n <= 40; n++ {
+		for range 200 {
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = uint64(r.IntN(20))<<32 | uint64(i)
+			}
+			want := slices.Clone(keys)
+			slices.Sort(want)
+			if sortKeys(keys); !slices.Equal(keys, want) {
+				t.Fatalf("sortKeys: %v, want %v", keys, want)
+			}
+		}
+	}
+}
+
+// TestSpoolRoundTrip writes megabytes of dense and of sparse data in chunks of several sizes,
+// in both modes, so that the writer's blocks fill, are written and are reused, and reads them
+// back.
+func TestSpoolRoundTrip(t *testing.T) {
+	for _, storage := range []mlfeed.Storage{mlfeed.Dense, mlfeed.Sparse} {
+		schema, chunks := benchData(t, storage, 3<<20)
+		// Within a sample the writer orders sparse values by index.
+		var want mlfeed.Chunk
+		for _, c := range chunks {
+			d := c.Streams[0]
+			for s := 0; storage == mlfeed.Sparse && s < len(d.SampleStart)-1; s++ {
+				lo, hi := d.SampleStart[s], d.SampleStart[s+1]
+				type pair struct {
+					i int32
+					v float32
+				}
+				var ps []pair
+				for k := lo; k < hi; k++ {
+					ps = append(ps, pair{d.Indices[k], d.Values.Float32s()[k]})
+				}
+				slices.SortFunc(ps, func(a, b pair) int { return int(a.i - b.i) })
+				for k, p := range ps {
+					d.Indices[lo+int64(k)], d.Values.Float32s()[lo+int64(k)] = p.i, p.v
+				}
+			}
+			want.Sequences += c.Sequences
+		}
+		for _, opts := range []*WriterOptions{nil, {ChunkSize: 1 << 20}, {ChunkSize: 100 << 10, Compat: CompatCTF2Bin}, {ChunkSize: 5 << 20, Compat: CompatCTF2Bin}} {
+			got := readAll(t, open(t, writeChunks(t, schema, opts, chunks...)))
+			var vals []float32
+			var idx []int32
+			for _, c := range chunks {
+				vals = append(vals, c.Streams[0].Values.Float32s()...)
+				idx = append(idx, c.Streams[0].Indices...)
+			}
+			g := got.Streams[0]
+			if got.Sequences != want.Sequences || !slices.Equal(g.Values.Float32s(), vals) || !slices.Equal(g.Indices, idx) {
+				t.Fatalf("%v %+v: %d sequences, %d values read back; want %d, %d (or the values differ)", storage, opts, got.Sequences, g.Values.Len(), want.Sequences, len(vals))
+			}
 		}
 	}
 }

@@ -85,6 +85,7 @@
 package ctf
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -149,6 +150,9 @@ type ReaderOptions struct {
 	// Log receives the warning and information messages that TraceLevel selects, in CNTK's
 	// wording. Nil discards them.
 	Log io.Writer
+	// Context, if not nil, carries the scheduler (internal/sched) whose idle threads index
+	// a large file in pieces while it is opened. Nil: the opening goroutine indexes alone.
+	Context context.Context
 }
 
 // Options is the former name of ReaderOptions.
@@ -246,7 +250,7 @@ func parseBool(k, v string) (bool, error) {
 	return false, fmt.Errorf("%w: ctf option %s=%q: want true or false", format.ErrUsage, k, v)
 }
 
-// fromFormat converts the registry's options: Inputs, Params and Log, with CNTK's default
+// fromFormat converts the registry's options: Inputs, Params, Log and Context, with CNTK's default
 // traceLevel of 1.
 func fromFormat(fo *format.Options) (*ReaderOptions, error) {
 	o := &ReaderOptions{TraceLevel: 1}
@@ -255,6 +259,7 @@ func fromFormat(fo *format.Options) (*ReaderOptions, error) {
 	}
 	o.Inputs = fo.Inputs
 	o.Log = fo.Log
+	o.Context = fo.Context
 	if fo.Type == mlfeed.Float64 {
 		o.Precision = mlfeed.Float64 // a precision option below overrides it
 	}

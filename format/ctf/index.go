@@ -2,10 +2,14 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // This file is the indexer: it finds sequence and chunk boundaries as CNTK's
@@ -102,6 +106,7 @@ type scanner struct {
 	ids       bool   // id mode
 	main      []byte // "|alias" of the definesMBSize stream, or nil
 	firstLine int64  // line number of from, for line-mode keys
+	lines     int64  // lines in the range, set by each when it ran to the end
 }
 
 // mentions reports whether line holds main followed by a delimiter (white space, '|', a
@@ -172,6 +177,7 @@ func (s *scanner) each(yield func(seqInfo) bool) error {
 			}
 			p = next
 		}
+		s.lines = line
 		return nil
 	}
 	prev, ok, err := s.readID(s.from)
@@ -210,6 +216,7 @@ func (s *scanner) each(yield func(seqInfo) bool) error {
 		}
 	}
 	seq.end = s.to
+	s.lines = line
 	if found {
 		yield(seq)
 	}
@@ -283,4 +290,102 @@ func buildIndex(data []byte, l layout, main []byte, chunkSize int64, frameMode b
 		return nil, scanErr
 	}
 	return ck.chunks, err
+}
+
+// indexMinParallel is the least data indexParallel cuts into pieces (a variable for tests).
+var indexMinParallel int64 = 8 << 20
+
+// indexParallel is buildIndex on the idle threads of the scheduler in the options' Context:
+// the data is cut at sequence starts into one piece per thread, the pieces are scanned at
+// once, and their sequences go through record and the chunker in order, as buildIndex's do.
+// It returns nil chunks and no error when it does not apply (no scheduler, one thread, small
+// data) or gives up (the sequences of a piece would take more than 1/16 of its bytes to keep),
+// and the caller indexes sequentially. keep, which record fills, is sized for the sequences.
+func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(off, end int64), keep *seqKeeper) ([]chunkEntry, error) {
+	o, l := &r.opts, r.layout
+	if o.Context == nil || l.size-l.dataStart < indexMinParallel {
+		return nil, nil
+	}
+	sc := sched.FromContext(o.Context)
+	if sc == nil || sc.Threads() < 2 {
+		return nil, nil
+	}
+	n := sc.Threads()
+	all := chunkEntry{start: l.dataStart, end: l.size}
+	pts := []int64{l.dataStart}
+	for k := 1; k < n; k++ {
+		p := r.sequenceStartAfter(all, l.dataStart+(l.size-l.dataStart)*int64(k)/int64(n))
+		if p < 0 {
+			break
+		}
+		if p > pts[len(pts)-1] {
+			pts = append(pts, p)
+		}
+	}
+	pts = append(pts, l.size)
+	type part struct {
+		seqs  []seqInfo
+		lines int64
+		err   error
+		over  bool
+	}
+	parts := make([]part, len(pts)-1)
+	err := sched.Parallel(o.Context, len(parts), func(ctx context.Context, k int) (err error) {
+		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
+		pt := &parts[k]
+		from, to := pts[k], pts[k+1]
+		limit := (to - from) / 16 / int64(unsafe.Sizeof(seqInfo{}))
+		mapped := from
+		if populate != nil {
+			mapped = min(from+populateStep, to)
+			populate(from, mapped)
+		}
+		s := scanner{data: r.data, from: from, to: to, atEOF: to == l.size, ids: l.ids, main: main}
+		pt.err = s.each(func(q seqInfo) bool {
+			if int64(len(pt.seqs)) >= limit {
+				pt.over = true
+				return false
+			}
+			if populate != nil && mapped < to && q.end+populateStep/2 >= mapped {
+				populate(mapped, min(mapped+populateStep, to))
+				mapped = min(mapped+populateStep, to)
+			}
+			pt.seqs = append(pt.seqs, q)
+			return true
+		})
+		pt.lines = s.lines
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, pt := range parts {
+		if pt.over {
+			return nil, nil
+		}
+		total += len(pt.seqs)
+	}
+	keep.reserve(total)
+	// In order, as buildIndex: lines (and line-mode keys) counted from the data's start.
+	ck := chunker{limit: min(o.ChunkSize, l.size)}
+	base := int64(0)
+	for _, pt := range parts {
+		for _, q := range pt.seqs {
+			q.line += base
+			if !l.ids {
+				q.key += uint64(l.dataLine + base)
+			}
+			if err := checkSequence(q, o.FrameMode); err != nil {
+				return nil, err
+			}
+			record(q)
+			ck.add(q, l.dataLine+q.line)
+		}
+		if pt.err != nil {
+			return nil, pt.err
+		}
+		base += pt.lines
+	}
+	return ck.chunks, nil
 }

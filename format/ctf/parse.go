@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -508,7 +509,13 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 			p.pos, a.vals = pos, vals
 			return p.closeDense(a, n, dim)
 		}
-		// The common case inline: a number that ends before the sequence does.
+		// The common case: short numbers separated by single spaces.
+		if q, more := p.denseRun(b, pos, vals); len(more) > len(vals) {
+			n += len(more) - len(vals)
+			pos, vals = q, more
+			continue
+		}
+		// Then a number that ends before the sequence does.
 		v, k, st, short := fastfloat.ScanShort(b[pos:])
 		if st != fastfloat.OK || pos+k == len(b) {
 			p.pos = pos
@@ -530,6 +537,65 @@ func (p *parser[T]) dense(a *acc[T], dim int) bool {
 	p.pos, a.vals = pos, vals
 	p.note(diag{kind: dExhaustedDense, off: int64(p.pos)})
 	return n > 0 && p.closeDense(a, n, dim)
+}
+
+// denseRun parses the numbers from b[pos] on while they have fastfloat.Token's short form and
+// are separated by single spaces, finding their ends 64 bytes at a time: a number's end then
+// does not wait for the number before it to be scanned. It returns where it stopped (a number
+// it did not take, or what follows the last one it took, a space) and vals with the values
+// appended.
+func (p *parser[T]) denseRun(b []byte, pos int, vals []T) (int, []T) {
+	for pos+80 <= len(b) {
+		s := pos
+		for m := fastfloat.Spaces(b[pos:]); m != 0; m &= m - 1 {
+			e := pos + bits.TrailingZeros64(m)
+			v, short, ok := fastfloat.Token(b, s, e)
+			if !ok {
+				return s, vals
+			}
+			if p.check && !short && (float64(T(v)) != v || v == 0) {
+				p.checkValue(b[s:e], v, s)
+			}
+			vals = append(vals, T(v))
+			s = e + 1
+		}
+		if s == pos {
+			break
+		}
+		pos = s
+	}
+	return pos, vals
+}
+
+// sparseRun is denseRun for the index:value pairs of a sparse sample with indices below dim:
+// it takes the pairs whose index has one to seven digits and whose value has
+// fastfloat.Token's short form, and returns vals and idx with them appended.
+func (p *parser[T]) sparseRun(b []byte, pos int, vals []T, idx []int32, dim int) (int, []T, []int32) {
+	for pos+80 <= len(b) {
+		s := pos
+		for m := fastfloat.Spaces(b[pos:]); m != 0; m &= m - 1 {
+			e := pos + bits.TrailingZeros64(m)
+			ix, n := fastfloat.Digits8(b[s:])
+			if n == 0 || n == 8 || b[s+n] != ':' || ix >= uint64(dim) {
+				return s, vals, idx
+			}
+			v, short, ok := fastfloat.Token(b, s+n+1, e)
+			if !ok {
+				return s, vals, idx
+			}
+			if p.check && !short && (float64(T(v)) != v || v == 0) {
+				p.checkValue(b[s+n+1:e], v, s+n+1)
+			}
+			vals = append(vals, T(v))
+			idx = append(idx, int32(ix))
+			s = e + 1
+		}
+		if s == pos {
+			break
+		}
+		pos = s
+	}
+	return pos, vals, idx
 }
 
 func (p *parser[T]) closeDense(a *acc[T], n, dim int) bool {
@@ -560,8 +626,12 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 			p.pos, a.vals, a.idx = pos, vals, idx
 			return true
 		}
-		// The common case inline: up to seven digits, ':' and a number that ends before the
-		// sequence.
+		// The common case: pairs of short numbers separated by single spaces.
+		if q, more, moreIdx := p.sparseRun(b, pos, vals, idx, dim); len(more) > len(vals) {
+			pos, vals, idx = q, more, moreIdx
+			continue
+		}
+		// Then up to seven digits, ':' and a number that ends before the sequence.
 		if pos+8 <= len(b) {
 			ix, n := fastfloat.Digits8(b[pos:])
 			if n > 0 && n < 8 && b[pos+n] == ':' && ix < uint64(dim) {

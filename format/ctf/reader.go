@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -27,6 +28,9 @@ type Reader struct {
 	region *mmap.Region
 	layout layout
 	chunks []chunkEntry
+	// seqs, when the index kept them, holds each chunk's sequences as scanChunk finds them,
+	// so that parsing does not scan for them again.
+	seqs   [][]seqInfo
 	infos  []mlfeed.ChunkInfo
 	sp     *spec
 	double bool
@@ -319,9 +323,11 @@ func (r *Reader) index(main []byte) error {
 	if r.layout.ids && o.Log != nil && o.TraceLevel >= levelWarning {
 		ids = &idCheck{}
 	}
-	var record func(seqInfo)
-	if rec != nil || ids != nil {
-		record = func(q seqInfo) {
+	// The sequences are kept while they take at most 1/16 of the file's size.
+	keep := &seqKeeper{limit: max(r.layout.size/16, 1<<20) / int64(unsafe.Sizeof(seqInfo{}))}
+	record := func(q seqInfo) {
+		keep.add(q)
+		if rec != nil || ids != nil {
 			if rec != nil {
 				rec.add(q)
 			}
@@ -334,7 +340,10 @@ func (r *Reader) index(main []byte) error {
 	if r.region != nil && mmap.CanPopulate {
 		populate = r.region.Populate
 	}
-	chunks, err := buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
+	chunks, err := r.indexParallel(main, record, populate, keep)
+	if chunks == nil && err == nil {
+		chunks, err = buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
+	}
 	if err != nil {
 		rec.abort()
 		return err
@@ -344,7 +353,56 @@ func (r *Reader) index(main []byte) error {
 	}
 	rec.commit()
 	r.chunks = chunks
+	r.seqs = keep.split(chunks, r.layout.dataLine)
 	return nil
+}
+
+// seqKeeper keeps the sequences the indexer finds, up to limit of them.
+type seqKeeper struct {
+	limit int64
+	all   []seqInfo
+	over  bool
+}
+
+// reserve makes room for n more sequences when they fit the limit.
+func (k *seqKeeper) reserve(n int) {
+	if !k.over && int64(len(k.all)+n) <= k.limit {
+		k.all = slices.Grow(k.all, n)
+	}
+}
+
+func (k *seqKeeper) add(q seqInfo) {
+	if k.over {
+		return
+	}
+	if int64(len(k.all)) >= k.limit {
+		k.over, k.all = true, nil
+		return
+	}
+	k.all = append(k.all, q)
+}
+
+// split returns the kept sequences of each chunk, their lines counted from the chunk's first
+// (the indexer counts them from dataLine), or nil when they were not all kept.
+func (k *seqKeeper) split(chunks []chunkEntry, dataLine int64) [][]seqInfo {
+	if k.over {
+		return nil
+	}
+	out := make([][]seqInfo, len(chunks))
+	all := k.all
+	for i, c := range chunks {
+		if c.sequences > len(all) {
+			return nil
+		}
+		out[i], all = all[:c.sequences:c.sequences], all[c.sequences:]
+		for j := range out[i] {
+			out[i][j].line += dataLine - c.line
+		}
+	}
+	if len(all) != 0 {
+		return nil
+	}
+	return out
 }
 
 // maxIDCheck bounds the memory idCheck keeps, in bytes.
@@ -484,6 +542,14 @@ func (r *Reader) SequenceLengths(i int) ([]int64, error) {
 
 // scanChunk walks the sequences of chunk i.
 func (r *Reader) scanChunk(i int, yield func(seqInfo) bool) error {
+	if r.seqs != nil {
+		for _, q := range r.seqs[i] {
+			if !yield(q) {
+				break
+			}
+		}
+		return nil
+	}
 	c := r.chunks[i]
 	s := scanner{data: r.data, from: c.start, to: c.end, atEOF: c.end == r.layout.size,
 		ids: r.layout.ids, main: r.sp.main, firstLine: c.line}
@@ -624,6 +690,9 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 	}
 	p.reserve(r.chunks[i], r.density, mem)
 	var ids idList
+	if r.layout.ids && strict == nil {
+		ids.reserve(r.chunks[i].sequences)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			a, ok := v.(abort)
@@ -664,6 +733,12 @@ const cancelCheck = 4096
 type idList struct {
 	text []byte
 	ends []int
+}
+
+// reserve makes room for n ids of up to seven digits.
+func (l *idList) reserve(n int) {
+	l.text = make([]byte, 0, 7*n)
+	l.ends = make([]int, 0, n)
 }
 
 func (l *idList) add(key uint64) {

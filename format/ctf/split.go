@@ -2,8 +2,10 @@ package ctf
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/mmap"
@@ -46,7 +48,7 @@ func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, 
 	parts := make([]piece[T], len(pts)-1)
 	err := sched.Parallel(ctx, len(parts), func(ctx context.Context, k int) (err error) {
 		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
-		parts[k] = parsePiece[T](r, c, pts[k], pts[k+1], first[k])
+		parts[k] = parsePiece[T](r, i, pts[k], pts[k+1], first[k])
 		return nil
 	})
 	if err != nil {
@@ -77,9 +79,10 @@ type piece[T float32 | float64] struct {
 	err  error
 }
 
-// parsePiece parses the sequences in [from, to) of chunk c quietly: it gives up with
+// parsePiece parses the sequences in [from, to) of chunk ci quietly: it gives up with
 // errSequential at the first message or error.
-func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLine int64) (pc piece[T]) {
+func parsePiece[T float32 | float64](r *Reader, ci int, from, to, firstLine int64) (pc piece[T]) {
+	c := r.chunks[ci]
 	p := newParser[T](r.sp, r.data, 0, func() int64 { return 0 })
 	p.quiet = true
 	share := func(n int64) int64 { return n*(to-from)/(c.end-c.start) + 1 }
@@ -96,10 +99,36 @@ func parsePiece[T float32 | float64](r *Reader, c chunkEntry, from, to, firstLin
 			pc = piece[T]{err: errSequential}
 		}
 	}()
-	s := scanner{data: r.data, from: from, to: to, atEOF: to == r.layout.size, ids: r.layout.ids, main: r.sp.main, firstLine: firstLine}
+	each := func(yield func(seqInfo) bool) error {
+		s := scanner{data: r.data, from: from, to: to, atEOF: to == r.layout.size, ids: r.layout.ids, main: r.sp.main, firstLine: firstLine}
+		return s.each(yield)
+	}
+	if r.seqs != nil {
+		// The index's sequences that start in [from, to), their lines counted from from's.
+		seqs := r.seqs[ci]
+		lo, _ := slices.BinarySearchFunc(seqs, from, func(q seqInfo, off int64) int { return cmp.Compare(q.start, off) })
+		hi, _ := slices.BinarySearchFunc(seqs, to, func(q seqInfo, off int64) int { return cmp.Compare(q.start, off) })
+		// In id mode from starts a sequence; in line mode firstLine is from's line.
+		base := firstLine - c.line
+		if r.layout.ids && lo < hi {
+			base = seqs[lo].line
+		}
+		each = func(yield func(seqInfo) bool) error {
+			for _, q := range seqs[lo:hi] {
+				q.line -= base
+				if !yield(q) {
+					break
+				}
+			}
+			return nil
+		}
+	}
 	var ids idList
+	if r.layout.ids {
+		ids.reserve(int(share(int64(c.sequences))))
+	}
 	n := 0
-	if err := s.each(func(q seqInfo) bool {
+	if err := each(func(q seqInfo) bool {
 		p.sequence(q)
 		if r.layout.ids {
 			ids.add(q.key)

@@ -59,6 +59,11 @@ func TestSplitMatchesSequential(t *testing.T) {
 				t.Fatal(err)
 			}
 			r2, _ := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, MaxErrors: tc.max, TraceLevel: 1, Log: &log2})
+			// The reference scans for its sequences; r2 parses the ones its index kept.
+			if r1.seqs == nil || r2.seqs == nil {
+				t.Fatal("the index kept no sequences")
+			}
+			r1.seqs = nil
 			want, _, _, err1 := parseChunk[float32](context.Background(), r1, 0, nil)
 			for n := 2; n <= 7; n++ {
 				log2.Reset()
@@ -82,7 +87,7 @@ func TestSplitMatchesSequential(t *testing.T) {
 					if !r2.layout.ids {
 						first = int64(bytes.Count(r2.data[:pts[k]], []byte{'\n'}))
 					}
-					if pc := parsePiece[float32](r2, r2.chunks[0], pts[k], pts[k+1], first); pc.err != nil {
+					if pc := parsePiece[float32](r2, 0, pts[k], pts[k+1], first); pc.err != nil {
 						t.Fatalf("piece %d [%d, %d): %v", k, pts[k], pts[k+1], pc.err)
 					}
 				}
@@ -95,3 +100,112 @@ func TestSplitMatchesSequential(t *testing.T) {
 }
 
 func l2(q int) int { return q % 4 }
+
+// TestKeptSequences checks the sequences the index keeps against those a scan of each chunk
+// finds, in id mode, line mode and with definesMBSize, for several chunk sizes.
+func TestKeptSequences(t *testing.T) {
+	var ids, lines, dropped strings.Builder
+	rng := rand.New(rand.NewPCG(4, 2))
+	for q := 0; q < 2000; q++ {
+		for l := rng.IntN(4); l >= 0; l-- {
+			fmt.Fprintf(&ids, "%d |a %d %d\n", q%500, q, l)
+		}
+		fmt.Fprintf(&lines, "|a %d.5 -%d\n", q, l2(q))
+		if q%3 == 0 {
+			fmt.Fprintf(&dropped, "|a %d 0\n", q)
+		} else {
+			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
+		}
+	}
+	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
+	defining[1].DefinesMBSize = true
+	for _, tc := range []struct {
+		text string
+		in   []mlfeed.Stream
+	}{
+		{ids.String(), []mlfeed.Stream{dense("a", 2)}},
+		{lines.String(), []mlfeed.Stream{dense("a", 2)}},
+		{dropped.String(), defining},
+	} {
+		for _, size := range []int64{0, 997, 4096} {
+			r, err := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := r.seqs
+			if kept == nil {
+				t.Fatal("the index kept no sequences")
+			}
+			r.seqs = nil
+			for i := range r.chunks {
+				var scanned []seqInfo
+				if err := r.scanChunk(i, func(q seqInfo) bool { scanned = append(scanned, q); return true }); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(scanned, kept[i]) {
+					t.Fatalf("chunk size %d, chunk %d: kept %v, scanned %v", size, i, kept[i], scanned)
+				}
+			}
+		}
+	}
+}
+
+// TestIndexParallel indexes files in pieces on 2 to 5 threads and requires the sequential
+// index: the same chunks, kept sequences, id warnings and errors, in id mode, line mode, with
+// definesMBSize, and with errors (frameMode) in later pieces.
+func TestIndexParallel(t *testing.T) {
+	defer func(n int64) { indexMinParallel = n }(indexMinParallel)
+	indexMinParallel = 0
+	var ids, lines, dropped strings.Builder
+	rng := rand.New(rand.NewPCG(5, 3))
+	for q := 0; q < 3000; q++ {
+		for l := rng.IntN(4); l >= 0; l-- {
+			id := ""
+			if l == 0 || rng.IntN(2) == 0 {
+				id = fmt.Sprint(q % 700) // ids repeat: a warning
+			}
+			fmt.Fprintf(&ids, "%s |a %d %d\n", id, q, l)
+		}
+		fmt.Fprintf(&lines, "|a %d.5 -%d\n", q, l2(q))
+		if q%3 == 0 {
+			fmt.Fprintf(&dropped, "|a %d 0\n", q)
+		} else {
+			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
+		}
+	}
+	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
+	defining[1].DefinesMBSize = true
+	for _, tc := range []struct {
+		name  string
+		text  string
+		in    []mlfeed.Stream
+		frame bool
+	}{
+		{"ids", ids.String(), []mlfeed.Stream{dense("a", 2)}, false},
+		{"frame", ids.String(), []mlfeed.Stream{dense("a", 2)}, true},
+		{"lines", "# comment\n" + lines.String(), []mlfeed.Stream{dense("a", 2)}, false},
+		{"definesMBSize", dropped.String(), defining, false},
+	} {
+		for _, size := range []int64{0, 997, 8192} {
+			var log1 bytes.Buffer
+			r1, err1 := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size, FrameMode: tc.frame, Log: &log1, TraceLevel: 1})
+			for threads := 2; threads <= 5; threads++ {
+				var log2 bytes.Buffer
+				ctx := sched.WithContext(context.Background(), sched.New(threads, 0))
+				r2, err2 := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size, FrameMode: tc.frame, Log: &log2, TraceLevel: 1, Context: ctx})
+				if fmt.Sprint(err1) != fmt.Sprint(err2) {
+					t.Fatalf("%s, chunk size %d, %d threads: error %v, sequentially %v", tc.name, size, threads, err2, err1)
+				}
+				if log1.String() != log2.String() {
+					t.Fatalf("%s, chunk size %d, %d threads: log %q, sequentially %q", tc.name, size, threads, log2.String(), log1.String())
+				}
+				if err1 != nil {
+					continue
+				}
+				if !reflect.DeepEqual(r1.chunks, r2.chunks) || !reflect.DeepEqual(r1.seqs, r2.seqs) || r2.seqs == nil {
+					t.Fatalf("%s, chunk size %d, %d threads: the index differs from the sequential one", tc.name, size, threads)
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package fastfloat
 
 import (
+	"math/bits"
 	"strconv"
 	"testing"
 )
@@ -56,6 +57,38 @@ func BenchmarkScanLine(b *testing.B) {
 			v, n, _ := Scan(line[p:])
 			s += v
 			p += n + 1
+		}
+	}
+	_ = s
+}
+
+// BenchmarkTokenLine scans BenchmarkScanLine's line with Spaces and Token, as CTF's dense
+// parser does.
+func BenchmarkTokenLine(b *testing.B) {
+	var line []byte
+	x := uint64(12345)
+	for k := 0; k < 100; k++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		v := float64(int64(x>>40)%2000000-1000000) / 1e6
+		line = strconv.AppendFloat(line, v, 'f', -1, 64)
+		line = append(line, ' ')
+	}
+	line = append(line, make([]byte, 80)...)
+	b.SetBytes(int64(len(line) - 80))
+	var s float64
+	for i := 0; i < b.N; i++ {
+		for p := 0; p < len(line)-80; {
+			q := p
+			for m := Spaces(line[p:]); m != 0; m &= m - 1 {
+				e := p + bits.TrailingZeros64(m)
+				v, _, ok := Token(line, q, e)
+				if !ok {
+					b.Fatalf("Token(%q)", line[q:e])
+				}
+				s += v
+				q = e + 1
+			}
+			p = q
 		}
 	}
 	_ = s

@@ -231,3 +231,133 @@ func Parse(b []byte) (float64, bool) {
 	v, n, st := Scan(b)
 	return v, st == OK && n == len(b)
 }
+
+// Token converts b[s:e], which must be all of one number, when it has the short form most
+// text data holds: an optional sign and at most eight bytes of digits with at most one '.'
+// among them, after at least one digit ("-0.788744", "12", "3."). It reports false for any
+// other text, which the caller then hands to Scan; when it reports true, the value and short
+// are ScanShort's for b[s:], provided the byte at e (if any) cannot continue a number (it is
+// not a digit, '.', 'e' or 'E'). It also takes nine to sixteen bytes after the sign when a '.'
+// is among the first eight ("0.00160272"). b must hold at least nine bytes from s (seventeen
+// for the longer numbers); it reports false otherwise.
+//
+// It looks at eight bytes at once and has no loop, so that it costs about the same for every
+// number, and its caller can find the numbers' ends on its own (see Spaces).
+func Token(b []byte, s, e int) (v float64, short, ok bool) {
+	if uint(s) >= uint(len(b)) || len(b)-s < 9 {
+		return 0, false, false
+	}
+	c := b[s]
+	var sign uint64
+	if c == '-' {
+		sign = 1 << 63
+	}
+	s += int(signLen[c])
+	l := e - s
+	if uint(l-1) > 7 {
+		return tokenLong(b, s, l, sign)
+	}
+	x := binary.LittleEndian.Uint64(b[s:])
+	// Drop the '.', if any, so that x starts with the m digits to convert.
+	m, frac := l, 0
+	if byte(x>>8) == '.' && l >= 2 { // one integer digit, the usual case
+		x = x&0xFF | x>>8&^0xFF
+		m, frac = l-1, l-2
+	} else if nd := nonDigits(x) & keep(l); nd != 0 {
+		p := bits.TrailingZeros64(nd) >> 3
+		if p == 0 || byte(x>>(8*p&63)) != '.' {
+			return 0, false, false
+		}
+		low := uint64(1)<<(8*p&63) - 1
+		x = x&low | x>>8&^low
+		m, frac = l-1, l-1-p
+	}
+	if nonDigits(x)&keep(m) != 0 {
+		return 0, false, false
+	}
+	// The m digits (at least one), moved to the top and summed in pairs, quads and octets
+	// (see Digits8; a borrow from the bytes after them cannot reach them).
+	mant := sum8((x - 0x3030303030303030) << (8 * (8 - m) & 63))
+	// At most eight digits and seven decimals: Clinger's fast path is exact.
+	return signed(mant, sign) / pow10[frac&7], mant < 1e6, true
+}
+
+// signed returns mant as a float64 (exactly: it is below 2^53) with the sign bit of sign.
+// Dividing it by a power of ten then rounds as dividing its magnitude does, since rounding to
+// nearest is symmetric; converting a negated integer spares moving the quotient's bits.
+func signed(mant, sign uint64) float64 {
+	if mant == 0 {
+		return math.Float64frombits(sign) // -0 stays -0
+	}
+	m := int64(mant)
+	if sign != 0 {
+		m = -m
+	}
+	return float64(m)
+}
+
+// tokenLong is Token for the l bytes from s, after the sign, when l is more than eight: it
+// takes nine to sixteen bytes with a '.' among the first eight ("0.00160272").
+func tokenLong(b []byte, s, l int, sign uint64) (v float64, short, ok bool) {
+	if uint(l-9) > 7 || len(b)-s < 16 {
+		return 0, false, false
+	}
+	x := binary.LittleEndian.Uint64(b[s:])
+	y := binary.LittleEndian.Uint64(b[s+8:])
+	p := bits.TrailingZeros64(nonDigits(x)) >> 3
+	if p == 0 || p == 8 || byte(x>>(8*p&63)) != '.' {
+		return 0, false, false
+	}
+	// Drop the '.': x takes y's first byte, and y holds the r digits after x's eight.
+	low := uint64(1)<<(8*p&63) - 1
+	x = x&low | x>>8&^low | y<<56
+	y >>= 8
+	r := l - 9
+	if nonDigits(x) != 0 {
+		return 0, false, false
+	}
+	mant := sum8(x - 0x3030303030303030)
+	if r > 0 {
+		if nonDigits(y)&keep(r) != 0 {
+			return 0, false, false
+		}
+		mant = mant*pow10u[r] + sum8((y-0x3030303030303030)<<(8*(8-r)&63))
+	}
+	// At most fifteen digits and fourteen decimals: Clinger's fast path is exact.
+	return signed(mant, sign) / pow10[(l-1-p)&15], mant < 1e6, true
+}
+
+// sum8 returns the number whose decimal digits are the bytes of w, the first in its low byte
+// (the bytes hold 0 to 9).
+func sum8(w uint64) uint64 {
+	w = (w & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+	w = (w & 0x00FF00FF00FF00FF) * 6553601 >> 16
+	return (w & 0x0000FFFF0000FFFF) * 42949672960001 >> 32
+}
+
+// nonDigits returns x with a nonzero byte where x has a byte that is not an ASCII digit, and
+// zero bytes where it has digits up to the first of those (a carry can only flag a digit that
+// follows a non-digit, never hide a non-digit; see Digits8).
+func nonDigits(x uint64) uint64 {
+	return (x&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
+}
+
+// keep returns a mask of the low n bytes of a word, n in [1, 8].
+func keep(n int) uint64 {
+	return ^uint64(0) >> ((64 - 8*n) & 63)
+}
+
+// Spaces returns a mask of the bytes of b[:64] that are ' ': bit i for b[i]. b must hold at
+// least 64 bytes.
+func Spaces(b []byte) uint64 {
+	b = b[:64]
+	var m uint64
+	for k := 0; k < 64; k += 8 {
+		t := binary.LittleEndian.Uint64(b[k:]) ^ 0x2020202020202020
+		// 0x80 in each byte of t that is zero, exactly (no borrows between bytes).
+		z := ^((t&0x7F7F7F7F7F7F7F7F + 0x7F7F7F7F7F7F7F7F) | t | 0x7F7F7F7F7F7F7F7F)
+		// Gather the eight 0x80 bits into one byte.
+		m |= (z >> 7 * 0x0102040810204080 >> 56) << uint(k)
+	}
+	return m
+}

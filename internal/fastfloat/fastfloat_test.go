@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -193,6 +194,119 @@ func TestDigits8(t *testing.T) {
 			if v, m := Digits8(b); m != n || v != want {
 				t.Fatalf("Digits8(%q) = %d, %d; want %d, %d", b, v, m, want, n)
 			}
+		}
+	}
+}
+
+// shortForm is the form Token must accept: a sign, then at most eight bytes of digits with at
+// most one '.' after the first digit, or up to sixteen with the '.' among the first eight.
+var shortForm = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]*)?$`)
+
+// checkToken compares Token on tok, followed by end and then by the bytes of junk, with
+// ScanShort on the same bytes (which strconv backs, see check): the same value to the bit, the
+// same short flag and the token's whole extent; and that Token accepts every short-form token.
+func checkToken(t *testing.T, tok string, end byte, junk string) {
+	t.Helper()
+	b := append(append([]byte(tok), end), junk...)
+	for len(b) < 9 {
+		b = append(b, junk...)
+		if junk == "" {
+			b = append(b, end)
+		}
+	}
+	v, short, ok := Token(b, 0, len(tok))
+	body := strings.TrimLeft(tok, "+-")
+	dot := strings.IndexByte(body, '.')
+	want := shortForm.MatchString(tok) && len(tok)-len(body) <= 1 &&
+		(len(body) <= 8 || len(body) <= 16 && dot >= 1 && dot < 8 && len(b) >= len(tok)-len(body)+16)
+	if ok != want {
+		t.Fatalf("Token(%q) ok = %v, want %v", b, ok, want)
+	}
+	if !ok {
+		return
+	}
+	v2, n2, st2, short2 := ScanShort(b)
+	if st2 != OK || n2 != len(tok) || math.Float64bits(v) != math.Float64bits(v2) || short != short2 {
+		t.Fatalf("Token(%q, 0, %d) = %v (%#x), %v; ScanShort = %v (%#x), %d, %v, %v", b, len(tok), v, math.Float64bits(v), short, v2, math.Float64bits(v2), n2, st2, short2)
+	}
+	checkOne(t, tok)
+}
+
+// tokenEnds are bytes that cannot continue a number.
+const tokenEnds = " \t\n\r|:x,\x00\xff"
+
+func TestToken(t *testing.T) {
+	for _, s := range append(cases, "1", "-1", "+1", "12345678", "-12345678", "123456789", "1.", "-1.",
+		"0.00160272", "-0.00160272", "1234567.12345678", "12345678.1234567", "1.234567890123456", "1.2345678901234567",
+		"0.788744", "-0.788744", "0.0758944", "1.234567", "9.9999999", "99999999", "00000000", "-0.00000",
+		"1..2", "1.2.3", ".1", "-", "+-1", "--1", "1-2", "1e5", "1.5e", "1 2", "") {
+		for _, end := range []byte(tokenEnds) {
+			checkToken(t, s, end, "")
+			checkToken(t, s, end, "9.99e99\xfa\xff")
+		}
+	}
+	// Every short form over a few digits.
+	rng := rand.New(rand.NewPCG(3, 9))
+	for i := 0; i < 100000; i++ {
+		n := 1 + rng.IntN(17)
+		b := make([]byte, 0, 12)
+		switch rng.IntN(3) {
+		case 0:
+			b = append(b, '-')
+		case 1:
+			b = append(b, '+')
+		}
+		for k := 0; k < n; k++ {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		if d := rng.IntN(n + 1); d > 0 {
+			b = append(b[:len(b)-n+d], append([]byte{'.'}, b[len(b)-n+d:]...)...)
+		}
+		checkToken(t, string(b), tokenEnds[rng.IntN(len(tokenEnds))], string([]byte{byte(rng.IntN(256)), byte(rng.IntN(256))}))
+	}
+	// Bounds: too little room after s.
+	if _, _, ok := Token([]byte("1 345678"), 0, 1); ok {
+		t.Fatal("Token accepted a buffer of fewer than nine bytes")
+	}
+}
+
+// FuzzToken checks Token against ScanShort (and that against strconv) on any token, any end
+// byte and any bytes after it.
+func FuzzToken(f *testing.F) {
+	for _, s := range cases {
+		f.Add(s, byte(' '), "")
+	}
+	f.Add("-0.788744", byte('|'), "\xff\xfa")
+	f.Fuzz(func(t *testing.T, tok string, end byte, junk string) {
+		if strings.IndexByte("0123456789.eE", end) >= 0 {
+			end = ' '
+		}
+		checkToken(t, tok, end, junk)
+	})
+}
+
+func TestSpaces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for i := 0; i < 10000; i++ {
+		b := make([]byte, 64+rng.IntN(8))
+		for k := range b {
+			switch rng.IntN(4) {
+			case 0:
+				b[k] = ' '
+			case 1:
+				b[k] = byte(rng.IntN(256))
+			default:
+				b[k] = " !\x1f\xa0\x20\x00"[rng.IntN(6)]
+			}
+		}
+		var want uint64
+		for k := 0; k < 64; k++ {
+			if b[k] == ' ' {
+				want |= 1 << k
+			}
+		}
+		if got := Spaces(b); got != want {
+			t.Fatalf("Spaces(%q) = %#x, want %#x", b, got, want)
 		}
 	}
 }
