@@ -50,8 +50,14 @@ func Into(dst, src []byte, sz int) {
 	for ; k+8 <= len(src); k += 8 {
 		le.PutUint64(dst[k:], rev(le.Uint64(src[k:])))
 	}
-	for ; k+sz <= len(src); k += sz {
-		for b := range sz / 2 { // both ends read before either is written: dst may be src
+	elems(dst[k:], src[k:], sz)
+}
+
+// elems reverses the bytes of each whole sz-byte element of src into dst, one element at a
+// time; dst may be src.
+func elems(dst, src []byte, sz int) {
+	for k := 0; k+sz <= len(src); k += sz {
+		for b := range sz / 2 { // both ends read before either is written
 			lo, hi := src[k+b], src[k+sz-1-b]
 			dst[k+b], dst[k+sz-1-b] = hi, lo
 		}

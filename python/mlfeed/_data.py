@@ -34,6 +34,19 @@ DTYPES = {
 _EMPTY = np.empty(0, np.uint8)
 
 
+# Buffers start on a cache line: the engine copies samples in with 32-byte vector stores, and
+# with malloc's 16-byte alignment half of those straddle two cache lines, which made the copy of
+# a shuffled minibatch (byte-swapped from an IDX file) twice as slow.
+_ALIGN = 64
+
+
+def _aligned(n):
+    """n bytes (uint8) starting on a multiple of _ALIGN."""
+    raw = np.empty(n + _ALIGN, np.uint8)
+    off = -raw.ctypes.data % _ALIGN
+    return raw[off:off + n]
+
+
 class _Buffers:
     """Numpy byte buffers for the slots of a chunk's layout, reused while they are big enough."""
 
@@ -52,7 +65,7 @@ class _Buffers:
         grown = False
         for k, n in enumerate(sizes):
             if n > len(bufs[k]):
-                b = np.empty(max(n, len(bufs[k]) * 3 // 2), np.uint8)
+                b = _aligned(max(n, len(bufs[k]) * 3 // 2))
                 bufs[k] = b
                 ptrs[k] = b.ctypes.data
                 grown = True
