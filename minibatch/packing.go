@@ -153,6 +153,10 @@ func (r *Reader) pack(j *job) {
 	b := &j.batch
 	b.reset()
 	b.reserve(j.refs)
+	if r.raw != nil && r.packRaw(j) {
+		b.pack()
+		return
+	}
 	var last *slot
 	if len(j.refs) > 0 {
 		prefetchSamples(&j.refs[0], b.schema)
@@ -186,6 +190,53 @@ func (r *Reader) pack(j *job) {
 		}
 	}
 	b.pack()
+}
+
+// packRaw packs job j as pack does when every chunk it reads is loaded and packed raw from
+// the source's memory (the common case of a mapped file's shuffled sweep), with nothing to
+// decide per sequence but where its samples lie; it reports false, having done nothing, when
+// one is not.
+func (r *Reader) packRaw(j *job) bool {
+	var last *slot
+	for k := range j.refs {
+		if s := j.refs[k].s; s != last {
+			if !s.loaded.Load() || s.err != nil || s.views == nil {
+				return false
+			}
+			last = s
+		}
+	}
+	b := &j.batch
+	sc := b.schema
+	n := len(j.refs)
+	for k := range j.refs {
+		x := &j.refs[k]
+		if k+valuesAhead < n {
+			y := &j.refs[k+valuesAhead]
+			for i := range y.s.views {
+				v := &y.s.views[i]
+				prefetch.Bytes(v.b[v.off+int(y.idx)*v.stride:])
+			}
+		}
+		if k+1 < n {
+			y := &j.refs[k+1]
+			for i := range y.s.views {
+				v := &y.s.views[i]
+				from := v.off + int(y.idx)*v.stride
+				prefetch.Span(v.b[from : from+sc.Streams[i].Dim*sc.Streams[i].Type.Size()])
+			}
+		}
+		for i := range b.Data.Streams {
+			d := &b.Data.Streams[i]
+			d.Values.Bytes = appendRaw(d.Values.Bytes, &x.s.views[i], int(x.idx), sc.Streams[i].Dim*sc.Streams[i].Type.Size())
+			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+1)
+		}
+		b.Origins = append(b.Origins, Origin{int(x.chunk), int(x.idx)})
+		b.Samples += x.n
+	}
+	b.Data.Sequences += n
+	b.Sequences += n
+	return true
 }
 
 // prefetchAhead and valuesAhead are how many sequences ahead pack prefetches offsets and
