@@ -101,31 +101,39 @@ func TestSplitMatchesSequential(t *testing.T) {
 
 func l2(q int) int { return q % 4 }
 
+// indexCorpus returns n sequences as CTF text in id mode (sequences of 1 to 4 lines, the id
+// of line l of sequence q from id), in line mode, and with a stream "b" that defines the
+// minibatch size and is missing from every third line (with the streams to declare for it).
+func indexCorpus(n int, id func(q, l int) string, rng *rand.Rand) (ids, lines, dropped string, defining []mlfeed.Stream) {
+	var bi, bl, bd strings.Builder
+	for q := 0; q < n; q++ {
+		for l := rng.IntN(4); l >= 0; l-- {
+			fmt.Fprintf(&bi, "%s |a %d %d\n", id(q, l), q, l)
+		}
+		fmt.Fprintf(&bl, "|a %d.5 -%d\n", q, l2(q))
+		if q%3 == 0 {
+			fmt.Fprintf(&bd, "|a %d 0\n", q)
+		} else {
+			fmt.Fprintf(&bd, "|a %d 1 |b 1:%d\n", q, q)
+		}
+	}
+	defining = []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
+	defining[1].DefinesMBSize = true
+	return bi.String(), bl.String(), bd.String(), defining
+}
+
 // TestKeptSequences checks the sequences the index keeps against those a scan of each chunk
 // finds, in id mode, line mode and with definesMBSize, for several chunk sizes.
 func TestKeptSequences(t *testing.T) {
-	var ids, lines, dropped strings.Builder
 	rng := rand.New(rand.NewPCG(4, 2))
-	for q := 0; q < 2000; q++ {
-		for l := rng.IntN(4); l >= 0; l-- {
-			fmt.Fprintf(&ids, "%d |a %d %d\n", q%500, q, l)
-		}
-		fmt.Fprintf(&lines, "|a %d.5 -%d\n", q, l2(q))
-		if q%3 == 0 {
-			fmt.Fprintf(&dropped, "|a %d 0\n", q)
-		} else {
-			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
-		}
-	}
-	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
-	defining[1].DefinesMBSize = true
+	ids, lines, dropped, defining := indexCorpus(2000, func(q, l int) string { return fmt.Sprint(q % 500) }, rng)
 	for _, tc := range []struct {
 		text string
 		in   []mlfeed.Stream
 	}{
-		{ids.String(), []mlfeed.Stream{dense("a", 2)}},
-		{lines.String(), []mlfeed.Stream{dense("a", 2)}},
-		{dropped.String(), defining},
+		{ids, []mlfeed.Stream{dense("a", 2)}},
+		{lines, []mlfeed.Stream{dense("a", 2)}},
+		{dropped, defining},
 	} {
 		for _, size := range []int64{0, 997, 4096} {
 			r, err := newReader("x.ctf", []byte(tc.text), nil, &ReaderOptions{Inputs: tc.in, ChunkSize: size})
@@ -156,35 +164,23 @@ func TestKeptSequences(t *testing.T) {
 func TestIndexParallel(t *testing.T) {
 	defer func(n int64) { indexMinParallel = n }(indexMinParallel)
 	indexMinParallel = 0
-	var ids, lines, dropped strings.Builder
 	rng := rand.New(rand.NewPCG(5, 3))
-	for q := 0; q < 3000; q++ {
-		for l := rng.IntN(4); l >= 0; l-- {
-			id := ""
-			if l == 0 || rng.IntN(2) == 0 {
-				id = fmt.Sprint(q % 700) // ids repeat: a warning
-			}
-			fmt.Fprintf(&ids, "%s |a %d %d\n", id, q, l)
+	ids, lines, dropped, defining := indexCorpus(3000, func(q, l int) string {
+		if l == 0 || rng.IntN(2) == 0 {
+			return fmt.Sprint(q % 700) // ids repeat: a warning
 		}
-		fmt.Fprintf(&lines, "|a %d.5 -%d\n", q, l2(q))
-		if q%3 == 0 {
-			fmt.Fprintf(&dropped, "|a %d 0\n", q)
-		} else {
-			fmt.Fprintf(&dropped, "|a %d 1 |b 1:%d\n", q, q)
-		}
-	}
-	defining := []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
-	defining[1].DefinesMBSize = true
+		return ""
+	}, rng)
 	for _, tc := range []struct {
 		name  string
 		text  string
 		in    []mlfeed.Stream
 		frame bool
 	}{
-		{"ids", ids.String(), []mlfeed.Stream{dense("a", 2)}, false},
-		{"frame", ids.String(), []mlfeed.Stream{dense("a", 2)}, true},
-		{"lines", "# comment\n" + lines.String(), []mlfeed.Stream{dense("a", 2)}, false},
-		{"definesMBSize", dropped.String(), defining, false},
+		{"ids", ids, []mlfeed.Stream{dense("a", 2)}, false},
+		{"frame", ids, []mlfeed.Stream{dense("a", 2)}, true},
+		{"lines", "# comment\n" + lines, []mlfeed.Stream{dense("a", 2)}, false},
+		{"definesMBSize", dropped, defining, false},
 	} {
 		for _, size := range []int64{0, 997, 8192} {
 			var log1 bytes.Buffer
