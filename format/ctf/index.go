@@ -299,7 +299,7 @@ var indexMinParallel int64 = 8 << 20
 // the data is cut at sequence starts into one piece per thread, the pieces are scanned at
 // once, and their sequences go through record and the chunker in order, as buildIndex's do.
 // It returns nil chunks and no error when it does not apply (no scheduler, one thread, small
-// data) or gives up (the sequences of a piece would take more than 1/16 of its bytes to keep),
+// data) or gives up (the sequences of a piece would take more than 1/8 of its bytes to hold),
 // and the caller indexes sequentially. keep, which record fills, is sized for the sequences.
 func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(off, end int64), keep *seqKeeper) ([]chunkEntry, error) {
 	o, l := &r.opts, r.layout
@@ -334,7 +334,11 @@ func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(
 		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
 		pt := &parts[k]
 		from, to := pts[k], pts[k+1]
-		limit := (to - from) / 16 / int64(unsafe.Sizeof(seqInfo{}))
+		// The pieces' sequences are held until the chunker has taken them in order: at most
+		// an eighth of the piece's bytes (a file of short lines, 40 bytes or more a sequence,
+		// stays within it), reserved at once rather than grown by copying.
+		limit := (to - from) / 8 / int64(unsafe.Sizeof(seqInfo{}))
+		pt.seqs = make([]seqInfo, 0, limit)
 		mapped := from
 		if populate != nil {
 			mapped = min(from+populateStep, to)
