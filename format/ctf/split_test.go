@@ -104,17 +104,19 @@ func l2(q int) int { return q % 4 }
 // indexCorpus returns n sequences as CTF text in id mode (sequences of 1 to 4 lines, the id
 // of line l of sequence q from id), in line mode, and with a stream "b" that defines the
 // minibatch size and is missing from every third line (with the streams to declare for it).
-func indexCorpus(n int, id func(q, l int) string, rng *rand.Rand) (ids, lines, dropped string, defining []mlfeed.Stream) {
+// Every line ends in a comment of pad bytes.
+func indexCorpus(n int, id func(q, l int) string, rng *rand.Rand, pad int) (ids, lines, dropped string, defining []mlfeed.Stream) {
 	var bi, bl, bd strings.Builder
+	comment := " |#" + strings.Repeat("-", pad)
 	for q := 0; q < n; q++ {
 		for l := rng.IntN(4); l >= 0; l-- {
-			fmt.Fprintf(&bi, "%s |a %d %d\n", id(q, l), q, l)
+			fmt.Fprintf(&bi, "%s |a %d %d%s\n", id(q, l), q, l, comment)
 		}
-		fmt.Fprintf(&bl, "|a %d.5 -%d\n", q, l2(q))
+		fmt.Fprintf(&bl, "|a %d.5 -%d%s\n", q, l2(q), comment)
 		if q%3 == 0 {
-			fmt.Fprintf(&bd, "|a %d 0\n", q)
+			fmt.Fprintf(&bd, "|a %d 0%s\n", q, comment)
 		} else {
-			fmt.Fprintf(&bd, "|a %d 1 |b 1:%d\n", q, q)
+			fmt.Fprintf(&bd, "|a %d 1 |b 1:%d%s\n", q, q, comment)
 		}
 	}
 	defining = []mlfeed.Stream{dense("a", 2), sparse("b", 9)}
@@ -126,7 +128,7 @@ func indexCorpus(n int, id func(q, l int) string, rng *rand.Rand) (ids, lines, d
 // finds, in id mode, line mode and with definesMBSize, for several chunk sizes.
 func TestKeptSequences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
-	ids, lines, dropped, defining := indexCorpus(2000, func(q, l int) string { return fmt.Sprint(q % 500) }, rng)
+	ids, lines, dropped, defining := indexCorpus(2000, func(q, l int) string { return fmt.Sprint(q % 500) }, rng, 0)
 	for _, tc := range []struct {
 		text string
 		in   []mlfeed.Stream
@@ -165,12 +167,14 @@ func TestIndexParallel(t *testing.T) {
 	defer func(n int64) { indexMinParallel = n }(indexMinParallel)
 	indexMinParallel = 0
 	rng := rand.New(rand.NewPCG(5, 3))
+	// Lines long enough for the pieces to hold their sequences (an eighth of their bytes): the
+	// index is then built in parallel, which the test checks.
 	ids, lines, dropped, defining := indexCorpus(3000, func(q, l int) string {
 		if l == 0 || rng.IntN(2) == 0 {
 			return fmt.Sprint(q % 700) // ids repeat: a warning
 		}
 		return ""
-	}, rng)
+	}, rng, 400)
 	for _, tc := range []struct {
 		name  string
 		text  string
@@ -200,6 +204,9 @@ func TestIndexParallel(t *testing.T) {
 				}
 				if !reflect.DeepEqual(r1.chunks, r2.chunks) || !reflect.DeepEqual(r1.seqs, r2.seqs) || r2.seqs == nil {
 					t.Fatalf("%s, chunk size %d, %d threads: the index differs from the sequential one", tc.name, size, threads)
+				}
+				if chunks, err := r2.indexParallel(r2.sp.main, func(seqInfo) {}, nil, &seqKeeper{}); chunks == nil || err != nil {
+					t.Fatalf("%s, chunk size %d, %d threads: the index was not built in parallel (%v)", tc.name, size, threads, err)
 				}
 			}
 		}
