@@ -80,6 +80,10 @@ func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
 	c.Workers, c.Rank = a.Workers, a.Rank
 	c.KeepDataInMemory = a.KeepInMemory
 	c.Packers, c.Prefetch = a.Packers, a.Prefetch
+	// Python's loop works between minibatches and packs while it waits (minibatch.Reader.Ready):
+	// two more minibatches ahead spare it sleeping until a packer is done (a DataLoader loop
+	// over MNIST: 75 against 71 us a minibatch).
+	c.PackAhead = 3
 	c.Threads, c.Memory = a.Threads, a.Memory
 	if a.Threads < 0 || a.Threads > 1<<16 || a.Memory < 0 || a.Packers < -1 || a.Packers > 1024 {
 		return c, fmt.Errorf("%w: threads must be from 0 (all cores) to 65536, packers from -1 to 1024, memory not negative", format.ErrUsage)

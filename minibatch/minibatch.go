@@ -135,6 +135,12 @@ type Config struct {
 	// each minibatch in Next on the caller's goroutine. The minibatches are the same either
 	// way.
 	Packers int
+	// PackAhead is how many minibatches beyond one per packer may be packed ahead of the one
+	// the caller holds, each in memory of its own. Zero means 1: a packer always finds the
+	// next minibatch to pack while the caller waits for the oldest. A caller that packs while
+	// it waits (Ready) between stretches of work of its own keeps busy with more: the Python
+	// package asks for 3. Unused without packers.
+	PackAhead int
 	// Threads bounds the threads that load chunks and pack minibatches, the caller's
 	// included (the caller packs a minibatch that no packer has started when Next needs
 	// it). Zero means runtime.GOMAXPROCS(0); with 1, everything runs in Next on the

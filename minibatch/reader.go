@@ -182,9 +182,12 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 	r.ctx, r.cancel = context.WithCancel(sched.WithContext(context.Background(), r.sched))
 	r.empty.init(&r.schema, cfg.FrameMode)
 	r.empty.reset()
-	// Jobs: one the caller holds, and one more than there are packers in flight, so that a
-	// packer always has the next minibatch to pack while the caller waits for the oldest.
-	for range r.packers + 2 {
+	ahead := r.packers + 1
+	if cfg.PackAhead > 0 && r.packers > 0 {
+		ahead = r.packers + cfg.PackAhead
+	}
+	// Jobs: the one the caller holds, and those packed ahead of it.
+	for range ahead + 1 {
 		j := &job{done: make(chan struct{}, 1)}
 		j.batch.init(&r.schema, cfg.FrameMode)
 		r.free = append(r.free, j)

@@ -90,3 +90,35 @@ func TestReadyPacksOnCaller(t *testing.T) {
 		t.Fatal("the minibatches differ from Next's alone")
 	}
 }
+
+// TestPackAhead checks how many minibatches take turns in memory of their own: one per
+// packer, PackAhead more (1 by default), and the one the caller holds; without packers, the
+// one the caller holds and the next. The minibatches are the same whatever PackAhead is.
+func TestPackAhead(t *testing.T) {
+	base := Config{MinibatchSize: 7, MaxSweeps: 2, RandomizationWindow: 3, Threads: 3}
+	want := dumpBatches(t, mustNew(t, uniform(300, 1, 20), base), 1<<20)
+	for _, tc := range []struct{ packers, ahead, batches int }{
+		{2, 0, 4}, {2, 3, 6}, {1, 5, 7}, {-1, 3, 2},
+	} {
+		cfg := base
+		cfg.Packers, cfg.PackAhead = tc.packers, tc.ahead
+		r := mustNew(t, uniform(300, 1, 20), cfg)
+		seen := map[*Batch]bool{}
+		var got []string
+		for {
+			mb := dumpBatches(t, r, 1)
+			if len(mb) == 0 {
+				break
+			}
+			seen[r.Batch()] = true
+			got = append(got, mb...)
+		}
+		r.Close()
+		if len(seen) != tc.batches {
+			t.Errorf("%d packers, PackAhead %d: %d batches take turns, want %d", tc.packers, tc.ahead, len(seen), tc.batches)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d packers, PackAhead %d: the minibatches differ", tc.packers, tc.ahead)
+		}
+	}
+}

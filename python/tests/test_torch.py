@@ -63,12 +63,12 @@ def test_tensors_share_memory(data):
     it = iter(MinibatchDataset(data, minibatch_size=100, randomize=False, threads=3, packers=2))
     a = next(it)["features"]
     first = a.clone()
-    later = [next(it)["features"] for _ in range(11)]
+    later = [next(it)["features"] for _ in range(13)]
     # No allocation or copy per minibatch: the engine's packers write into the buffer sets of
-    # its batches (packers + 2 of them), which take turns, and each set's tensor is made once.
+    # its batches (packers + 4 of them), which take turns, and each set's tensor is made once.
     ptrs = [t.data_ptr() for t in [a] + later]
-    assert len(set(ptrs)) == 4 and ptrs[4:] == ptrs[:8]
-    assert later[3] is a and later[7] is a
+    assert len(set(ptrs)) == 6 and ptrs[6:] == ptrs[:8]
+    assert later[5] is a and later[11] is a
     assert not torch.equal(a, first)
     it2 = iter(MinibatchDataset(data, minibatch_size=100, randomize=False, copy=True))
     a2 = next(it2)["features"]
