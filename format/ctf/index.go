@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed/internal/fastfloat"
@@ -292,6 +293,24 @@ func buildIndex(data []byte, l layout, main []byte, chunkSize int64, frameMode b
 	return ck.chunks, err
 }
 
+// indexHold is how many bytes of sequences the index may keep for the chunks (the pieces of a
+// parallel index hold up to twice as many until they are merged): a sixteenth of the file's
+// size, at least 1 MiB, but no more than a sixteenth of the memory budget of the scheduler in
+// ctx (if any), nor an eighth of the Go runtime's memory limit (GOMEMLIMIT), so that the index of a
+// file larger than the memory it may use stays within it.
+func indexHold(size int64, ctx context.Context) int64 {
+	hold := max(size/16, 1<<20)
+	if ctx != nil {
+		if s := sched.FromContext(ctx); s != nil {
+			hold = min(hold, s.Memory()/16)
+		}
+	}
+	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
+		hold = min(hold, lim/8)
+	}
+	return hold
+}
+
 // indexMinParallel is the least data indexParallel cuts into pieces (a variable for tests).
 var indexMinParallel int64 = 8 << 20
 
@@ -299,8 +318,8 @@ var indexMinParallel int64 = 8 << 20
 // the data is cut at sequence starts into one piece per thread, the pieces are scanned at
 // once, and their sequences go through record and the chunker in order, as buildIndex's do.
 // It returns nil chunks and no error when it does not apply (no scheduler, one thread, small
-// data) or gives up (the sequences of a piece would take more than 1/8 of its bytes to hold),
-// and the caller indexes sequentially. keep, which record fills, is sized for the sequences.
+// data) or gives up (the pieces' sequences would take more than twice indexHold), and the
+// caller indexes sequentially. keep, which record fills, is sized for the sequences.
 func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(off, end int64), keep *seqKeeper) ([]chunkEntry, error) {
 	o, l := &r.opts, r.layout
 	if o.Context == nil || l.size-l.dataStart < indexMinParallel {
@@ -330,14 +349,15 @@ func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(
 		over  bool
 	}
 	parts := make([]part, len(pts)-1)
+	hold := indexHold(l.size, o.Context)
 	err := sched.Parallel(o.Context, len(parts), func(ctx context.Context, k int) (err error) {
 		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
 		pt := &parts[k]
 		from, to := pts[k], pts[k+1]
-		// The pieces' sequences are held until the chunker has taken them in order: at most
-		// an eighth of the piece's bytes (a file of short lines, 40 bytes or more a sequence,
-		// stays within it), reserved at once rather than grown by copying.
-		limit := (to - from) / 8 / int64(unsafe.Sizeof(seqInfo{}))
+		// The pieces' sequences are held until the chunker has taken them in order: up to
+		// twice what the index may hold, shared by the pieces by their bytes, reserved at once
+		// rather than grown by copying.
+		limit := 2 * hold * (to - from) / (l.size - l.dataStart) / int64(unsafe.Sizeof(seqInfo{}))
 		pt.seqs = make([]seqInfo, 0, limit)
 		mapped := from
 		if populate != nil {

@@ -323,8 +323,8 @@ func (r *Reader) index(main []byte) error {
 	if r.layout.ids && o.Log != nil && o.TraceLevel >= levelWarning {
 		ids = &idCheck{}
 	}
-	// The sequences are kept while they take at most 1/16 of the file's size.
-	keep := &seqKeeper{limit: max(r.layout.size/16, 1<<20) / int64(unsafe.Sizeof(seqInfo{}))}
+	// The sequences are kept while they fit what the index may hold.
+	keep := &seqKeeper{limit: indexHold(r.layout.size, o.Context) / int64(unsafe.Sizeof(seqInfo{}))}
 	record := func(q seqInfo) {
 		keep.add(q)
 		if rec != nil || ids != nil {
