@@ -1,6 +1,7 @@
 package minibatch
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
@@ -209,6 +210,17 @@ func (r *Reader) packRaw(j *job) bool {
 	b := &j.batch
 	sc := b.schema
 	n := len(j.refs)
+	// Every stream holds one fixed-size sample per sequence: its values and offsets are sized
+	// once and filled in place (in the memory the batch has, a caller's included, when it is
+	// large enough).
+	for i := range b.Data.Streams {
+		d := &b.Data.Streams[i]
+		d.Values.Bytes = slices.Grow(d.Values.Bytes[:0], n*sc.Streams[i].Dim*sc.Streams[i].Type.Size())
+		d.SeqStart = slices.Grow(d.SeqStart[:0], n+1)[:n+1]
+		for q := range d.SeqStart {
+			d.SeqStart[q] = int64(q)
+		}
+	}
 	for k := range j.refs {
 		x := &j.refs[k]
 		if k+valuesAhead < n {
@@ -229,7 +241,6 @@ func (r *Reader) packRaw(j *job) bool {
 		for i := range b.Data.Streams {
 			d := &b.Data.Streams[i]
 			d.Values.Bytes = appendRaw(d.Values.Bytes, &x.s.views[i], int(x.idx), sc.Streams[i].Dim*sc.Streams[i].Type.Size())
-			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+1)
 		}
 		b.Origins = append(b.Origins, Origin{int(x.chunk), int(x.idx)})
 		b.Samples += x.n
