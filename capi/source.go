@@ -80,9 +80,10 @@ func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
 	c.Workers, c.Rank = a.Workers, a.Rank
 	c.KeepDataInMemory = a.KeepInMemory
 	c.Packers, c.Prefetch = a.Packers, a.Prefetch
-	// Python's loop works between minibatches and packs while it waits (minibatch.Reader.Ready):
-	// two more minibatches ahead spare it sleeping until a packer is done (a DataLoader loop
-	// over MNIST: 75 against 71 us a minibatch).
+	// Python's loop works between minibatches and packs while it waits (minibatch.Reader.Ready),
+	// taking minibatches the packer would have packed: with one ahead, the packer found none
+	// planned 861 times in 9,400 minibatches of a DataLoader loop over MNIST, 220 times with
+	// three (71.5 against 64.5 us a minibatch).
 	c.PackAhead = 3
 	c.Threads, c.Memory = a.Threads, a.Memory
 	if a.Threads < 0 || a.Threads > 1<<16 || a.Memory < 0 || a.Packers < -1 || a.Packers > 1024 {

@@ -137,9 +137,10 @@ type Config struct {
 	Packers int
 	// PackAhead is how many minibatches beyond one per packer may be packed ahead of the one
 	// the caller holds, each in memory of its own. Zero means 1: a packer always finds the
-	// next minibatch to pack while the caller waits for the oldest. A caller that packs while
-	// it waits (Ready) between stretches of work of its own keeps busy with more: the Python
-	// package asks for 3. Unused without packers.
+	// next minibatch to pack while the caller waits for the oldest. When the caller packs too
+	// (Ready, while it waits between stretches of work of its own), it takes minibatches the
+	// packers would have packed, and with one ahead they often found none planned until the
+	// caller's next Next: the Python package asks for 3. Unused without packers.
 	PackAhead int
 	// Threads bounds the threads that load chunks and pack minibatches, the caller's
 	// included (the caller packs a minibatch that no packer has started when Next needs
