@@ -204,9 +204,10 @@ func (r *Reader) splits(i, n int) []int64 {
 	return append(pts, c.end)
 }
 
-// sequenceStartAfter returns the first offset at or after target, within chunk c, where a
-// sequence of the index starts (in line mode, a line that may be one), or -1.
+// sequenceStartAfter returns the first offset at or after target, past chunk c's start, where
+// a sequence of the index starts (in line mode, a line that may be one), or -1.
 func (r *Reader) sequenceStartAfter(c chunkEntry, target int64) int64 {
+	target = max(target, c.start+1) // c's start is its first sequence's: no cut there
 	if target >= c.end {
 		return -1
 	}
