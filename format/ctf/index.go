@@ -358,6 +358,7 @@ func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(
 		// twice what the index may hold, shared by the pieces by their bytes, reserved at once
 		// rather than grown by copying.
 		limit := 2 * hold * (to - from) / (l.size - l.dataStart) / int64(unsafe.Sizeof(seqInfo{}))
+		limit = min(limit, to-from+1) // no more sequences than bytes
 		pt.seqs = make([]seqInfo, 0, limit)
 		mapped := from
 		if populate != nil {
