@@ -205,16 +205,9 @@ func digits(b []byte, i int, acc uint64) (uint64, int) {
 // b[:8] only (n is 8 when all eight are digits). b must hold at least eight bytes.
 func Digits8(b []byte) (v uint64, n int) {
 	x := binary.LittleEndian.Uint64(b)
-	// A byte is a digit when its high nibble is 3 and adding 6 keeps it 3: nd's first nonzero
-	// byte is the first non-digit (a carry out of x+6 comes from a non-digit, so it only
-	// reaches the bytes after it).
-	nd := (x&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
-	n = bits.TrailingZeros64(nd) >> 3
+	n = bits.TrailingZeros64(nonDigits(x)) >> 3
 	// Shift the n digits to the top, then sum pairs, quads and octets of them.
-	v = (x - 0x3030303030303030) << (uint(8-n) * 8)
-	v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
-	v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16
-	return (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32, n
+	return sum8((x - 0x3030303030303030) << (uint(8-n) * 8)), n
 }
 
 // slow converts a token the fast path cannot handle exactly.
@@ -336,8 +329,9 @@ func sum8(w uint64) uint64 {
 }
 
 // nonDigits returns x with a nonzero byte where x has a byte that is not an ASCII digit, and
-// zero bytes where it has digits up to the first of those (a carry can only flag a digit that
-// follows a non-digit, never hide a non-digit; see Digits8).
+// zero bytes where it has digits up to the first of those. A byte is a digit when its high
+// nibble is 3 and adding 6 keeps it 3; a carry out of x+6 comes from a non-digit, so it can
+// only flag the digits after one, never hide a non-digit.
 func nonDigits(x uint64) uint64 {
 	return (x&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
 }
