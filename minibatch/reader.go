@@ -240,11 +240,14 @@ func (r *Reader) fail(err error) bool {
 	return false
 }
 
-// drainsAtSweepEnd reports whether the minibatches of a sweep are all packed before the next
-// sweep is planned, so that its chunks decode into the memory of this sweep's: when chunks
-// are recycled and some were decoded. Chunks packed raw from the source's memory (a mapped
-// file) have no memory of their own: the packers go on into the next sweep without a pause.
-func (r *Reader) drainsAtSweepEnd() bool { return r.recycling && r.decoded.Load() }
+// drainsNow reports whether the sweep's minibatches are all planned and must be packed before
+// the next sweep is planned, so that its chunks decode into the memory of this sweep's: when
+// chunks are recycled and some were decoded. Chunks packed raw from the source's memory (a
+// mapped file) have no memory of their own: the packers go on into the next sweep without a
+// pause.
+func (r *Reader) drainsNow() bool {
+	return r.recycling && r.decoded.Load() && r.planned && r.next >= len(r.cur.order)
+}
 
 // Next prepares the next minibatch. It returns false at the end (MaxSweeps or MaxSamples
 // reached, or an empty source) or on an error, which Err then returns.
@@ -277,7 +280,7 @@ func (r *Reader) Next() bool {
 	}
 	// Plan as far ahead as there are free jobs, handing each to the packers.
 	for len(r.free) > 0 && !r.planEnd {
-		if r.drainsAtSweepEnd() && len(r.queue) > 0 && r.planned && r.next >= len(r.cur.order) {
+		if len(r.queue) > 0 && r.drainsNow() {
 			// The sweep's minibatches are all planned. Let them be packed before planning
 			// the next sweep, whose first minibatches need most chunks at once: then those
 			// are decoded into the memory of this sweep's, not into new memory (a pause of

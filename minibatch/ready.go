@@ -23,7 +23,7 @@ func (r *Reader) Ready(d time.Duration) bool {
 		return false
 	}
 	wait := r.queue[:1]
-	if r.drainsAtSweepEnd() && !r.planEnd && r.planned && r.next >= len(r.cur.order) {
+	if !r.planEnd && r.drainsNow() {
 		wait = r.queue // Next packs the sweep's last minibatches before planning the next
 	}
 	var t *time.Timer
