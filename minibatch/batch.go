@@ -208,10 +208,10 @@ func (b *Batch) add(c *mlfeed.Chunk, unit []bool, views []rawView, ci, q int, sa
 		src := &c.Streams[i]
 		d := &b.Data.Streams[i]
 		if unit[i] {
-			row := st.Dim * src.Values.Type.Size()
 			if views != nil {
-				d.Values.Bytes = appendRaw(d.Values.Bytes, &views[i], q, row)
+				d.Values.Bytes = appendRaw(d.Values.Bytes, &views[i], q)
 			} else {
+				row := st.Dim * src.Values.Type.Size()
 				d.Values.Bytes = appendInOrder(d.Values.Bytes, src.Values.Bytes[q*row:(q+1)*row])
 			}
 			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+1)

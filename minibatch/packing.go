@@ -153,11 +153,11 @@ func (r *Reader) pack(j *job) {
 	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
-	b.reserve(j.refs)
 	if r.raw != nil && r.packRaw(j) {
 		b.pack()
 		return
 	}
+	b.reserve(j.refs)
 	var last *slot
 	if len(j.refs) > 0 {
 		prefetchSamples(&j.refs[0], b.schema)
@@ -226,21 +226,18 @@ func (r *Reader) packRaw(j *job) bool {
 		if k+valuesAhead < n {
 			y := &j.refs[k+valuesAhead]
 			for i := range y.s.views {
-				v := &y.s.views[i]
-				prefetch.Bytes(v.b[v.off+int(y.idx)*v.stride:])
+				prefetch.Bytes(y.s.views[i].sample(int(y.idx)))
 			}
 		}
 		if k+1 < n {
 			y := &j.refs[k+1]
 			for i := range y.s.views {
-				v := &y.s.views[i]
-				from := v.off + int(y.idx)*v.stride
-				prefetch.Span(v.b[from : from+sc.Streams[i].Dim*sc.Streams[i].Type.Size()])
+				prefetch.Span(y.s.views[i].sample(int(y.idx)))
 			}
 		}
 		for i := range b.Data.Streams {
 			d := &b.Data.Streams[i]
-			d.Values.Bytes = appendRaw(d.Values.Bytes, &x.s.views[i], int(x.idx), sc.Streams[i].Dim*sc.Streams[i].Type.Size())
+			d.Values.Bytes = appendRaw(d.Values.Bytes, &x.s.views[i], int(x.idx))
 		}
 		b.Origins = append(b.Origins, Origin{int(x.chunk), int(x.idx)})
 		b.Samples += x.n
@@ -278,8 +275,7 @@ func prefetchValues(x *jobRef, sc *mlfeed.Schema) {
 		d := &x.s.chunk.Streams[i]
 		switch {
 		case x.s.views != nil:
-			v := &x.s.views[i]
-			prefetch.Bytes(v.b[v.off+int(x.idx)*v.stride:])
+			prefetch.Bytes(x.s.views[i].sample(int(x.idx)))
 			continue
 		case x.s.unit[i]:
 			prefetch.Bytes(d.Values.Bytes[int(x.idx)*sc.Streams[i].Dim*d.Values.Type.Size():])
@@ -308,13 +304,11 @@ func prefetchSamples(x *jobRef, sc *mlfeed.Schema) {
 		if !x.s.unit[i] {
 			continue
 		}
-		size := sc.Streams[i].Dim * x.s.chunk.Streams[i].Values.Type.Size()
 		if x.s.views != nil {
-			v := &x.s.views[i]
-			from := v.off + int(x.idx)*v.stride
-			prefetch.Span(v.b[from : from+size])
+			prefetch.Span(x.s.views[i].sample(int(x.idx)))
 			continue
 		}
+		size := sc.Streams[i].Dim * x.s.chunk.Streams[i].Values.Type.Size()
 		prefetch.Span(x.s.chunk.Streams[i].Values.Bytes[int(x.idx)*size : int(x.idx+1)*size])
 	}
 }

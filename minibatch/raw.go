@@ -9,8 +9,14 @@ import (
 
 // rawView is where a raw chunk's samples of one stream lie (RawSampler).
 type rawView struct {
-	b                 []byte
-	off, stride, swap int
+	b                       []byte
+	off, stride, swap, size int // size: a sample's bytes
+}
+
+// sample returns sample q's bytes.
+func (v *rawView) sample(q int) []byte {
+	from := v.off + q*v.stride
+	return v.b[from : from+v.size]
 }
 
 // rawChunk is a chunk packed straight from the source's memory: a chunk holding only the
@@ -68,22 +74,21 @@ func (r *Reader) rawOf(c int32) *rawChunk {
 			return nil
 		}
 		rc.chunk.Streams[k] = mlfeed.StreamData{SeqStart: r.identity[: n+1 : n+1], Values: mlfeed.Buffer{Type: st.Type, Bytes: b}}
-		rc.views[k] = rawView{b, off, stride, swap}
+		rc.views[k] = rawView{b, off, stride, swap, int(size)}
 		rc.unit[k] = true
 	}
 	r.rawChunks[c].Store(rc)
 	return rc
 }
 
-// appendRaw appends sample q of view v, size bytes, to dst, in the data model's byte order.
-func appendRaw(dst []byte, v *rawView, q, size int) []byte {
-	from := v.off + q*v.stride
-	seg := v.b[from : from+size]
+// appendRaw appends sample q of view v to dst, in the data model's byte order.
+func appendRaw(dst []byte, v *rawView, q int) []byte {
+	seg := v.sample(q)
 	if v.swap == 0 {
 		return appendInOrder(dst, seg)
 	}
 	n := len(dst)
-	dst = slices.Grow(dst, size)[:n+size]
+	dst = slices.Grow(dst, v.size)[:n+v.size]
 	byteswap.Into(dst[n:], seg, v.swap)
 	return dst
 }
