@@ -19,7 +19,7 @@ import (
 )
 
 // TestChunkRoundTrip copies a chunk through the ABI's layout (chunkSizes, byteSizes,
-// fillChunk) into fresh buffers and reads it back.
+// fillParts) into fresh buffers and reads it back.
 func TestChunkRoundTrip(t *testing.T) {
 	vals := mlfeed.NewBuffer(mlfeed.Float32, 5)
 	copy(vals.Float32s(), []float32{1, 2, 3, 4, 5})
@@ -44,7 +44,7 @@ func TestChunkRoundTrip(t *testing.T) {
 			ptrs[k] = unsafe.Pointer(&bufs[k][0])
 		}
 	}
-	if err := fillChunk(c, ptrs); err != nil {
+	if err := fillParts([]*mlfeed.Chunk{c}, ptrs); err != nil {
 		t.Fatal(err)
 	}
 	i64 := func(b []byte, n int) []int64 { return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n) }
@@ -63,13 +63,13 @@ func TestChunkRoundTrip(t *testing.T) {
 	if got := i64(bufs[12], 3); fmt.Sprint(got) != "[0 1 3]" || string(bufs[13][:3]) != "xyz" {
 		t.Errorf("strings: offsets %v, bytes %q", got, bufs[13][:3])
 	}
-	if err := fillChunk(c, ptrs[:3]); err == nil {
-		t.Error("fillChunk with too few buffers: no error")
+	if err := fillParts([]*mlfeed.Chunk{c}, ptrs[:3]); err == nil {
+		t.Error("fillParts with too few buffers: no error")
 	}
 }
 
 // TestPartsAsConcat checks that a read result's parts cross the ABI (partsSizes, fillParts)
-// exactly as their join by mlfeed.ConcatChunks does (chunkSizes, fillChunk): sparse offsets,
+// exactly as their join by mlfeed.ConcatChunks does (chunkSizes, fillParts): sparse offsets,
 // indices, values, strings and ids rebased and laid end to end.
 func TestPartsAsConcat(t *testing.T) {
 	part := func(seq, samp []int64, idx []int32, vals []float32, strs, ids []string) *mlfeed.Chunk {

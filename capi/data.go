@@ -93,13 +93,6 @@ func bytesAt(p unsafe.Pointer, n int) []byte {
 	return unsafe.Slice((*byte)(p), n)
 }
 
-func int64Bytes(v []int64) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8*len(v))
-}
-
 func int32Bytes(v []int32) []byte {
 	if len(v) == 0 {
 		return nil
@@ -122,29 +115,11 @@ func fillStrings(s []string, offs, data unsafe.Pointer) {
 	o[len(s)] = at
 }
 
-// fillChunk copies c into the caller's buffers ptrs (see chunkSizes).
-func fillChunk(c *mlfeed.Chunk, ptrs []unsafe.Pointer) error {
-	return fillParts([]*mlfeed.Chunk{c}, ptrs)
-}
-
 // fillParts copies parts (at least one chunk), joined as mlfeed.ConcatChunks joins them, into
 // the caller's buffers ptrs, as large as partsSizes said.
 func fillParts(parts []*mlfeed.Chunk, ptrs []unsafe.Pointer) error {
 	if len(ptrs) != sizesHeader+sizesPerStream*len(parts[0].Streams) {
 		return fmt.Errorf("%w: %d buffers for %d streams", format.ErrUsage, len(ptrs), len(parts[0].Streams))
-	}
-	if len(parts) == 1 {
-		c := parts[0]
-		for i := range c.Streams {
-			d := &c.Streams[i]
-			p := ptrs[sizesHeader+sizesPerStream*i:]
-			copy(bytesAt(p[0], 8*len(d.SeqStart)), int64Bytes(d.SeqStart))
-			copy(bytesAt(p[1], 8*len(d.SampleStart)), int64Bytes(d.SampleStart))
-			copy(bytesAt(p[2], 4*len(d.Indices)), int32Bytes(d.Indices))
-			copy(bytesAt(p[3], len(d.Values.Bytes)), d.Values.Bytes)
-		}
-		fillStringsOf(c, ptrs)
-		return nil
 	}
 	sizes := make([]int64, len(ptrs))
 	if err := partsSizes(parts, sizes); err != nil {
