@@ -70,6 +70,12 @@ type Options struct {
 	// Invalid. Formats that choose the precision they read text at follow it: CTF reads at
 	// double precision when it is Float64. Others ignore it.
 	Type mlfeed.ElemType
+	// Sequential says that the caller reads every chunk once, in order, while it writes the
+	// chunks before (a conversion): a format whose default chunk size is only a unit of
+	// reading may then cut smaller chunks, so that the last one, which nothing overlaps, is
+	// short. A chunk size set in Params still applies. CTF cuts chunks of
+	// ctf.SequentialChunkSize bytes of text; others ignore it.
+	Sequential bool
 }
 
 // WriteOptions are the writer options every format receives.

@@ -80,6 +80,7 @@ A progress bar is shown on a terminal.`,
 				return err
 			}
 			opts.Write = format.WriteOptions{Compress: compress, Compat: compat, ChunkSize: chunkSize, Params: p}
+			in.sequential = true
 			src, err := in.open(inputs)
 			if err != nil {
 				return err

@@ -24,6 +24,9 @@ type inputFlags struct {
 	// elemType is the type the command converts numbers to (convert --type), passed to the
 	// formats as format.Options.Type.
 	elemType mlfeed.ElemType
+	// sequential says the command reads every chunk once, in order (convert), passed to the
+	// formats as format.Options.Sequential.
+	sequential bool
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
 	// rc is the --config reader section, once cntkReader has read it.
@@ -75,7 +78,7 @@ func (f *inputFlags) takeDefines(args []string) []string {
 }
 
 func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType, Context: f.ctx}
+	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType, Context: f.ctx, Sequential: f.sequential}
 	if err := f.applyConfig(o); err != nil {
 		return nil, err
 	}

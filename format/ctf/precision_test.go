@@ -211,3 +211,22 @@ func TestUnderflow(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistrySequential: a caller that reads the chunks once, in order, gets
+// SequentialChunkSize unless it states a chunk size.
+func TestRegistrySequential(t *testing.T) {
+	for _, c := range []struct {
+		fo   format.Options
+		want int64
+	}{
+		{format.Options{}, 0},
+		{format.Options{Sequential: true}, SequentialChunkSize},
+		{format.Options{Sequential: true, Params: map[string]string{"chunk_size": "100"}}, 100},
+		{format.Options{Sequential: true, Params: map[string]string{"chunkSizeInBytes": "33554432"}}, DefaultChunkSize},
+	} {
+		o, err := fromFormat(&c.fo)
+		if err != nil || o.ChunkSize != c.want {
+			t.Errorf("%+v: chunk size %d (%v), want %d", c.fo, o.ChunkSize, err, c.want)
+		}
+	}
+}
