@@ -48,6 +48,9 @@ type Reader struct {
 	lines   []atomic.Int64 // per chunk: its first line + 1, 0 while unknown
 	counted []atomic.Bool  // per chunk: its errors were added to errs
 	errs    atomic.Int64   // errors in distinct chunks so far (the maxErrors budget)
+	// mapped, per chunk, is set while the pages the indexer mapped in (Populate) have not been
+	// parsed yet: the first parse of each chunk need not map them in again.
+	mapped []atomic.Bool
 
 	keepMu sync.Mutex
 	kept   map[int]*future // KeepDataInMemory: every chunk parsed so far
@@ -354,6 +357,12 @@ func (r *Reader) index(main []byte) error {
 	rec.commit()
 	r.chunks = chunks
 	r.seqs = keep.split(chunks, r.layout.dataLine)
+	if populate != nil {
+		r.mapped = make([]atomic.Bool, len(chunks))
+		for i := range r.mapped {
+			r.mapped[i].Store(true)
+		}
+	}
 	return nil
 }
 
@@ -648,7 +657,9 @@ func (r *Reader) parse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.
 	var errs int
 	var cause *diag
 	var err error
-	r.region.Populate(r.chunks[i].start, r.chunks[i].end)
+	if r.mapped == nil || !r.mapped[i].Swap(false) {
+		r.region.Populate(r.chunks[i].start, r.chunks[i].end)
+	}
 	pieces := sched.Pieces(ctx)
 	if r.double {
 		c, errs, cause, err = parsePieces(ctx, r, i, pieces, minSplit, memOf[float64](prev, len(r.schema.Streams)))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
@@ -735,5 +736,31 @@ func TestReadChunkReuse(t *testing.T) {
 		}
 		r.Close()
 		fresh.Close()
+	}
+}
+
+// TestMappedOnce: the pages the indexer mapped in are not mapped in again by the first parse of
+// their chunk, but by later ones, when they may have been reclaimed meanwhile.
+func TestMappedOnce(t *testing.T) {
+	p := writeTemp(t, "m.ctf", "1 |a 1 2\n2 |a 3 4\n3 |a 5 6\n")
+	r, err := Open(p, &ReaderOptions{Inputs: []mlfeed.Stream{{Name: "a", Storage: mlfeed.Dense, Dim: 2}}, ChunkSize: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.region == nil || !mmap.CanPopulate {
+		t.Skip("no mapped file here")
+	}
+	if len(r.mapped) != len(r.chunks) || len(r.chunks) != 3 {
+		t.Fatalf("%d chunks, %d mapped flags", len(r.chunks), len(r.mapped))
+	}
+	for pass := 0; pass < 2; pass++ {
+		c, err := r.ReadChunk(context.Background(), 1)
+		if err != nil || c.Sequences != 1 || c.Streams[0].Values.Float32s()[0] != 3 {
+			t.Fatalf("pass %d: %v, %v", pass, c, err)
+		}
+		if !r.mapped[0].Load() || r.mapped[1].Load() || !r.mapped[2].Load() {
+			t.Fatalf("pass %d: mapped %v %v %v", pass, r.mapped[0].Load(), r.mapped[1].Load(), r.mapped[2].Load())
+		}
 	}
 }
