@@ -155,10 +155,11 @@ func elemCode(t mlfeed.ElemType) (byte, bool) {
 	return 0, false
 }
 
-// appendHeader appends the encoded header and trailer of h to b.
-func appendHeader(b []byte, h *Header) []byte {
+// appendHeaderStart appends what comes before the chunk table in the header of h, whose table
+// holds n entries (h.Chunks is not looked at): the writer encodes the table as it goes.
+func appendHeaderStart(b []byte, h *Header, n int) []byte {
 	b = le.AppendUint64(b, Magic)
-	b = le.AppendUint32(b, uint32(len(h.Chunks)))
+	b = le.AppendUint32(b, uint32(n))
 	b = le.AppendUint32(b, uint32(len(h.Streams)))
 	for _, s := range h.Streams {
 		enc := byte(encDense)
@@ -172,13 +173,18 @@ func appendHeader(b []byte, h *Header) []byte {
 		b = append(b, code)
 		b = le.AppendUint32(b, uint32(s.Dim))
 	}
-	for _, c := range h.Chunks {
-		b = le.AppendUint64(b, uint64(c.Offset))
-		b = le.AppendUint32(b, c.Sequences)
-		b = le.AppendUint32(b, c.Samples)
-	}
-	return le.AppendUint64(b, uint64(h.Offset))
+	return b
 }
+
+// appendChunkEntry appends the encoded entry c of the chunk table.
+func appendChunkEntry(b []byte, c ChunkEntry) []byte {
+	b = le.AppendUint64(b, uint64(c.Offset))
+	b = le.AppendUint32(b, c.Sequences)
+	return le.AppendUint32(b, c.Samples)
+}
+
+// appendTrailer appends the trailer: the header's offset.
+func appendTrailer(b []byte, offset int64) []byte { return le.AppendUint64(b, uint64(offset)) }
 
 // prefix returns the 12 bytes that start every CBF file.
 func prefix() []byte {

@@ -45,6 +45,12 @@ type Writer struct {
 
 	estimate int64 // ctf2bin.py's running estimate, never reset
 
+	// The chunk table, encoded as flush adds to it (rather than all at once by Close, when
+	// no other work overlaps it: ctf2bin's chunking makes a chunk of each sequence past its
+	// estimate's threshold), and its length.
+	table   []byte
+	nchunks int
+
 	keys []uint64 // one sample's sparse values as index<<32 | position, being sorted
 }
 
@@ -262,7 +268,8 @@ func (w *Writer) sparse(b []byte, k int, st *mlfeed.Stream, d *mlfeed.StreamData
 
 // flush writes the current chunk and starts the next.
 func (w *Writer) flush() {
-	w.header.Chunks = append(w.header.Chunks, ChunkEntry{Offset: w.pos, Sequences: w.nseq, Samples: w.nsamp})
+	w.table = appendChunkEntry(w.table, ChunkEntry{Offset: w.pos, Sequences: w.nseq, Samples: w.nsamp})
+	w.nchunks++
 	w.write(w.lengths)
 	for k := range w.data {
 		sp := &w.data[k]
@@ -286,7 +293,7 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	// ctf2bin.py writes its last chunk even when it is empty.
-	if w.nseq > 0 || w.compat && len(w.header.Chunks) == 0 {
+	if w.nseq > 0 || w.compat && w.nchunks == 0 {
 		w.flush()
 	}
 	for k := range w.header.Streams {
@@ -294,8 +301,10 @@ func (w *Writer) Close() error {
 			w.header.Streams[k].Dim = 1
 		}
 	}
-	w.header.Offset = w.pos
-	w.write(appendHeader(nil, &w.header))
+	off := w.pos
+	w.write(appendHeaderStart(nil, &w.header, w.nchunks))
+	w.write(w.table)
+	w.write(appendTrailer(nil, off))
 	if w.err == nil {
 		w.err = w.w.Flush()
 	}
