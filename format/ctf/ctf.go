@@ -150,6 +150,10 @@ type ReaderOptions struct {
 	KeepDataInMemory bool
 	// FrameMode requires every sequence to have exactly one sample (CNTK's frameMode).
 	FrameMode bool
+	// Sequential says that the caller reads every chunk once, in order (format.Options.Sequential,
+	// as a conversion does): a mapped file's pages are then unmapped once their chunk is parsed
+	// (they stay in the page cache), so that Close has little left to unmap.
+	Sequential bool
 	// CacheIndex stores the index beside the file, in CNTK's layout and under CNTK's name
 	// (FILE.<alias or _>.<0|1>.0.0.v1.cache), and reuses it while it is newer than the file.
 	CacheIndex bool
@@ -257,7 +261,7 @@ func parseBool(k, v string) (bool, error) {
 }
 
 // fromFormat converts the registry's options: Inputs, Params, Log and Context, with CNTK's default
-// traceLevel of 1 (and SequentialChunkSize for Sequential).
+// traceLevel of 1, and Sequential (with SequentialChunkSize).
 func fromFormat(fo *format.Options) (*ReaderOptions, error) {
 	o := &ReaderOptions{TraceLevel: 1}
 	if fo == nil {
@@ -272,7 +276,7 @@ func fromFormat(fo *format.Options) (*ReaderOptions, error) {
 	if err := ParseParams(o, fo.Params); err != nil {
 		return nil, err
 	}
-	if fo.Sequential && o.ChunkSize == 0 {
+	if o.Sequential = fo.Sequential; o.Sequential && o.ChunkSize == 0 {
 		o.ChunkSize = SequentialChunkSize
 	}
 	return o, nil

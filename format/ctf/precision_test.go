@@ -225,7 +225,7 @@ func TestRegistrySequential(t *testing.T) {
 		{format.Options{Sequential: true, Params: map[string]string{"chunkSizeInBytes": "33554432"}}, DefaultChunkSize},
 	} {
 		o, err := fromFormat(&c.fo)
-		if err != nil || o.ChunkSize != c.want {
+		if err != nil || o.ChunkSize != c.want || o.Sequential != c.fo.Sequential {
 			t.Errorf("%+v: chunk size %d (%v), want %d", c.fo, o.ChunkSize, err, c.want)
 		}
 	}

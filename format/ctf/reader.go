@@ -669,6 +669,9 @@ func (r *Reader) parse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.
 	if err != nil {
 		return nil, err
 	}
+	if r.opts.Sequential {
+		r.region.Unmap(r.chunks[i].start, r.chunks[i].end)
+	}
 	if n := r.chunks[i].end - r.chunks[i].start; n > 0 {
 		for s, d := range c.Streams {
 			if !r.sp.dense[s] {

@@ -94,3 +94,40 @@ func TestGuardTruncated(t *testing.T) {
 		return errors.New(fmt.Sprint(*p))
 	})
 }
+
+// TestPopulateUnmap: the bytes read the same after their pages are mapped in, unmapped (whole
+// pages only, the file's last partial page included) and mapped in again; spans out of range
+// are left alone.
+func TestPopulateUnmap(t *testing.T) {
+	data := make([]byte, 3*os.Getpagesize()+100)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	name := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := Map(f, int64(len(data)))
+	if err == ErrUnsupported {
+		t.Skip("no mmap on this platform")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := int64(len(data))
+	for _, s := range [][2]int64{{0, n}, {1, n - 1}, {100, 5000}, {n - 10, n}, {-1, 5}, {0, n + 1}, {7, 7}} {
+		r.Populate(s[0], s[1])
+		r.Unmap(s[0], s[1])
+		if string(r.Bytes()) != string(data) {
+			t.Fatalf("span %v: the bytes changed", s)
+		}
+	}
+	var nilRegion *Region
+	nilRegion.Unmap(0, 1)
+}

@@ -24,3 +24,20 @@ func (r *Region) Populate(off, end int64) {
 	start := off &^ (pageSize - 1)
 	_ = syscall.Madvise(r.data[start:end], madvPopulateRead)
 }
+
+// Unmap drops the mappings of the whole pages of r's bytes [off, end) (MADV_DONTNEED): the
+// pages stay in the page cache, and a later read maps them in again. A reader that is done
+// with a span calls it so that closing the region, with no other work beside it, has less to
+// unmap. A nil region, or an empty or out-of-range span, is left alone.
+func (r *Region) Unmap(off, end int64) {
+	if r == nil || off < 0 || end > int64(len(r.data)) || end <= off {
+		return
+	}
+	start := (off + pageSize - 1) &^ (pageSize - 1)
+	if end < int64(len(r.data)) {
+		end &^= pageSize - 1
+	}
+	if end > start {
+		_ = syscall.Madvise(r.data[start:end], syscall.MADV_DONTNEED)
+	}
+}
