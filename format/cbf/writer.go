@@ -65,7 +65,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	if err := schema.Validate(); err != nil {
 		return nil, fmt.Errorf("cbf: %w", err)
 	}
-	cw := &Writer{w: bufio.NewWriterSize(w, 64<<10), schema: schema, chunkSize: opts.ChunkSize}
+	cw := &Writer{w: bufio.NewWriterSize(w, 1<<20), schema: schema, chunkSize: opts.ChunkSize}
 	switch opts.Compat {
 	case "":
 	case CompatCTF2Bin:
