@@ -355,11 +355,12 @@ func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(
 		pt := &parts[k]
 		from, to := pts[k], pts[k+1]
 		// The pieces' sequences are held until the chunker has taken them in order: up to
-		// twice what the index may hold, shared by the pieces by their bytes, reserved at once
-		// rather than grown by copying.
+		// twice what the index may hold, shared by the pieces by their bytes. They are reserved
+		// a sixteenth at a time, doubled as they fill (a copy of at most as much as they hold),
+		// so that a file of long sequences does not reserve heap for many more.
 		limit := 2 * hold * (to - from) / (l.size - l.dataStart) / int64(unsafe.Sizeof(seqInfo{}))
 		limit = min(limit, to-from+1) // no more sequences than bytes
-		pt.seqs = make([]seqInfo, 0, limit)
+		pt.seqs = make([]seqInfo, 0, max(limit/16, 1))
 		mapped := from
 		if populate != nil {
 			mapped = min(from+populateStep, to)
@@ -374,6 +375,9 @@ func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(
 			if populate != nil && mapped < to && q.end+populateStep/2 >= mapped {
 				populate(mapped, min(mapped+populateStep, to))
 				mapped = min(mapped+populateStep, to)
+			}
+			if len(pt.seqs) == cap(pt.seqs) {
+				pt.seqs = append(make([]seqInfo, 0, min(2*int64(cap(pt.seqs)), limit)), pt.seqs...)
 			}
 			pt.seqs = append(pt.seqs, q)
 			return true
