@@ -8,3 +8,6 @@ const CanPopulate = false
 // Populate does nothing where MADV_POPULATE_READ does not exist: pages fault in as they are
 // read.
 func (r *Region) Populate(off, end int64) {}
+
+// adviseHuge does nothing: huge pages for file mappings are Linux's.
+func adviseHuge(b []byte) {}
