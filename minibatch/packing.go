@@ -215,7 +215,8 @@ func (r *Reader) packRaw(j *job) bool {
 	// large enough).
 	for i := range b.Data.Streams {
 		d := &b.Data.Streams[i]
-		d.Values.Bytes = slices.Grow(d.Values.Bytes[:0], n*sc.Streams[i].Dim*sc.Streams[i].Type.Size())
+		size := n * sc.Streams[i].Dim * sc.Streams[i].Type.Size()
+		d.Values.Bytes = slices.Grow(d.Values.Bytes[:0], size)[:size]
 		d.SeqStart = slices.Grow(d.SeqStart[:0], n+1)[:n+1]
 		for q := range d.SeqStart {
 			d.SeqStart[q] = int64(q)
@@ -236,8 +237,8 @@ func (r *Reader) packRaw(j *job) bool {
 			}
 		}
 		for i := range b.Data.Streams {
-			d := &b.Data.Streams[i]
-			d.Values.Bytes = appendRaw(d.Values.Bytes, &x.s.views[i], int(x.idx))
+			v := &x.s.views[i]
+			v.put(b.Data.Streams[i].Values.Bytes[k*v.size:(k+1)*v.size], int(x.idx))
 		}
 		b.Origins = append(b.Origins, Origin{int(x.chunk), int(x.idx)})
 		b.Samples += x.n
