@@ -127,10 +127,16 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		return fmt.Errorf("%w: %s: %s output %w, not a pipe or a device", format.ErrUsage, out, ft.Name, format.ErrNeedsSeek)
 	}
 	var w io.Writer = f.File
+	var pieces *output
 	if ft.Streamable && !f.Direct() {
-		w = withWriteback(f.File)
+		pieces = &output{w: withWriteback(f.File)}
+		w = pieces
 	}
-	if err := write(ctx, w, ft, schema, src, out, opts); err != nil {
+	err = write(ctx, w, ft, schema, src, out, opts)
+	if err == nil && pieces != nil {
+		err = pieces.Flush()
+	}
+	if err != nil {
 		return f.Err(fmt.Errorf("%s: %w", out, err))
 	}
 	return f.Commit()

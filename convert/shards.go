@@ -239,8 +239,10 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 		wo.Sequences = to - from
 	}
 	var out io.Writer = f.File
+	var pieces *output
 	if w.opts.Format.Streamable {
-		out = withWriteback(f.File) // as a single output is written
+		pieces = &output{w: withWriteback(f.File)} // as a single output is written
+		out = pieces
 	}
 	sink, err := w.opts.Format.Create(out, w.out, &wo)
 	if err != nil {
@@ -279,7 +281,11 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 			break
 		}
 	}
-	if err := sink.Close(); err != nil {
+	err = sink.Close()
+	if err == nil && pieces != nil {
+		err = pieces.Flush()
+	}
+	if err != nil {
 		return shard.Entry{}, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := f.Commit(); err != nil {

@@ -27,7 +27,8 @@ type slot struct {
 	loaded  atomic.Bool // done is closed: a cheaper test than receiving from it
 	chunk   *mlfeed.Chunk
 	unit    []bool    // per stream: one fixed-size dense sample per sequence, sample q at q
-	views   []rawView // where the samples lie, for a chunk packed from the source's memory
+	views   []rawView // where the samples lie, when every stream is unit (packRaw)
+	raw     bool      // views are the source's memory (RawSampler): the chunk has none of its own
 	err     error
 	// Planning side only: the (sweep, position) of the chunk's last use, and the number of
 	// the last job that reads it.
@@ -113,7 +114,7 @@ func (r *Reader) load(s *slot) bool {
 			return err
 		}
 		if rc := r.rawOf(s.c); rc != nil {
-			s.chunk, s.views, s.unit = rc.chunk, rc.views, rc.unit
+			s.chunk, s.views, s.unit, s.raw = rc.chunk, rc.views, rc.unit, true
 			return nil
 		}
 		r.decoded.Store(true)
@@ -121,7 +122,7 @@ func (r *Reader) load(s *slot) bool {
 		return err
 	})
 	s.prev = nil
-	if s.views != nil {
+	if s.raw {
 		close(s.done)
 		s.loaded.Store(true)
 		return true
@@ -134,6 +135,7 @@ func (r *Reader) load(s *slot) bool {
 	}
 	if s.err == nil {
 		s.unit = unitStreams(&r.schema, s.chunk)
+		s.views = unitViews(&r.schema, s.chunk, s.unit)
 	}
 	close(s.done)
 	s.loaded.Store(true)
@@ -175,6 +177,22 @@ func unitStreams(sc *mlfeed.Schema, c *mlfeed.Chunk) []bool {
 		}
 	}
 	return unit
+}
+
+// unitViews returns views of a decoded chunk's values, so that packRaw packs it as it packs a
+// raw chunk, when every stream is unit and of the schema's type; else nil.
+func unitViews(sc *mlfeed.Schema, c *mlfeed.Chunk, unit []bool) []rawView {
+	for i, u := range unit {
+		if !u || c.Streams[i].Values.Type != sc.Streams[i].Type {
+			return nil
+		}
+	}
+	views := make([]rawView, len(unit))
+	for i := range views {
+		size := sc.Streams[i].Dim * sc.Streams[i].Type.Size()
+		views[i] = rawView{b: c.Streams[i].Values.Bytes, stride: size, size: size}
+	}
+	return views
 }
 
 // take returns the slot of this worker's sequence at position t, requesting the chunk if
@@ -262,7 +280,7 @@ func (r *Reader) recycle(seq uint64) {
 	k := 0
 	for ; k < len(r.retired) && r.retired[k].lastJob <= seq; k++ {
 		// A raw chunk's memory is the source's: it is never decoded into.
-		if s := r.retired[k]; s.loaded.Load() && s.err == nil && s.views == nil && len(r.spare) < limit {
+		if s := r.retired[k]; s.loaded.Load() && s.err == nil && !s.raw && len(r.spare) < limit {
 			r.spare = append(r.spare, s.chunk)
 		}
 		r.retired[k] = nil

@@ -153,7 +153,7 @@ func (r *Reader) pack(j *job) {
 	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
-	if r.raw != nil && r.packRaw(j) {
+	if r.packRaw(j) {
 		b.pack()
 		return
 	}
@@ -193,10 +193,10 @@ func (r *Reader) pack(j *job) {
 	b.pack()
 }
 
-// packRaw packs job j as pack does when every chunk it reads is loaded and packed raw from
-// the source's memory (the common case of a mapped file's shuffled sweep), with nothing to
-// decide per sequence but where its samples lie; it reports false, having done nothing, when
-// one is not.
+// packRaw packs job j as pack does when every chunk it reads is loaded and holds one
+// fixed-size sample per sequence in every stream (views: the source's memory, as in a mapped
+// file's shuffled sweep, or a decoded chunk's), with nothing to decide per sequence but where
+// its samples lie; it reports false, having done nothing, when one is not.
 func (r *Reader) packRaw(j *job) bool {
 	var last *slot
 	for k := range j.refs {
@@ -215,7 +215,8 @@ func (r *Reader) packRaw(j *job) bool {
 	// large enough).
 	for i := range b.Data.Streams {
 		d := &b.Data.Streams[i]
-		d.Values.Bytes = slices.Grow(d.Values.Bytes[:0], n*sc.Streams[i].Dim*sc.Streams[i].Type.Size())
+		size := n * sc.Streams[i].Dim * sc.Streams[i].Type.Size()
+		d.Values.Bytes = slices.Grow(d.Values.Bytes[:0], size)[:size]
 		d.SeqStart = slices.Grow(d.SeqStart[:0], n+1)[:n+1]
 		for q := range d.SeqStart {
 			d.SeqStart[q] = int64(q)
@@ -236,8 +237,11 @@ func (r *Reader) packRaw(j *job) bool {
 			}
 		}
 		for i := range b.Data.Streams {
-			d := &b.Data.Streams[i]
-			d.Values.Bytes = appendRaw(d.Values.Bytes, &x.s.views[i], int(x.idx))
+			v := &x.s.views[i]
+			v.put(b.Data.Streams[i].Values.Bytes[k*v.size:(k+1)*v.size], int(x.idx))
+		}
+		if b.Data.IDs != nil && x.s.chunk.IDs != nil {
+			b.Data.IDs = append(b.Data.IDs, x.s.chunk.IDs[x.idx])
 		}
 		b.Origins = append(b.Origins, Origin{int(x.chunk), int(x.idx)})
 		b.Samples += x.n

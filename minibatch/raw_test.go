@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -391,6 +392,62 @@ func TestAppendInOrder(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%d bytes after %d: got %d bytes, not what append gives", n, len(prefix), len(got))
 			}
+		}
+	}
+}
+
+// TestUnitChunksPacked packs decoded chunks whose streams all hold one fixed-size sample per
+// sequence (packRaw over the chunks' own memory) with every configuration of rawConfigs: each
+// minibatch holds, per sequence, the values and the id of the sequence its origin names.
+func TestUnitChunksPacked(t *testing.T) {
+	for _, ids := range []bool{false, true} {
+		src := uniform(700, 1, 90)
+		src.schema.Streams[1] = mlfeed.Stream{Name: "y", Storage: mlfeed.Dense, Type: mlfeed.Int32, Dim: 1}
+		g := 0
+		for _, c := range src.chunks {
+			y := mlfeed.NewBuffer(mlfeed.Int32, c.Sequences)
+			for q := range c.Sequences {
+				y.Int32s()[q] = int32(3*(g+q) + 1)
+			}
+			c.Streams[1] = mlfeed.StreamData{SeqStart: c.Streams[0].SeqStart, Values: y}
+			g += c.Sequences
+		}
+		if ids {
+			all := make([]int, 700)
+			for i := range all {
+				all[i] = 1000 + i
+			}
+			withIDs(src, "", all...)
+		}
+		for k, cfg := range rawConfigs {
+			r, err := New(src, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for r.Next() {
+				b := r.Batch()
+				x, y := b.Dense(0).Float32s(), b.Dense(1).Int32s()
+				for q := range b.Origins {
+					gq := src.global(b, q)
+					if x[2*q] != float32(gq) || x[2*q+1] != 0 || y[q] != int32(3*gq+1) {
+						t.Fatalf("ids %v, config %d: sequence %d (%d) packed as %v, %v", ids, k, q, gq, x[2*q:2*q+2], y[q])
+					}
+					if ids && b.Data.IDs[q] != strconv.Itoa(1000+gq) || !ids && b.Data.IDs != nil {
+						t.Fatalf("ids %v, config %d: sequence %d (%d) has the ids %v", ids, k, q, gq, b.Data.IDs)
+					}
+				}
+				n += len(b.Origins)
+			}
+			if err := r.Err(); err != nil || n == 0 {
+				t.Fatalf("ids %v, config %d: %d sequences, %v", ids, k, n, err)
+			}
+			for i := range src.chunks {
+				if s := r.slots[i]; s != nil && s.loaded.Load() && s.views == nil {
+					t.Fatalf("ids %v, config %d: chunk %d has no views", ids, k, i)
+				}
+			}
+			r.Close()
 		}
 	}
 }

@@ -19,6 +19,7 @@ func Map(f *os.File, size int64) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
+	adviseHuge(b)
 	r := &Region{data: b, unmap: syscall.Munmap, name: f.Name()}
 	track(r)
 	return r, nil

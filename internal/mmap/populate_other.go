@@ -11,3 +11,6 @@ func (r *Region) Populate(off, end int64) {}
 
 // Unmap does nothing here: the mappings go when the region is closed.
 func (r *Region) Unmap(off, end int64) {}
+
+// adviseHuge does nothing: huge pages for file mappings are Linux's.
+func adviseHuge(b []byte) {}
