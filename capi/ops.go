@@ -75,6 +75,9 @@ type openArgs struct {
 	Deserializers []deserializerArgs `json:"deserializers"`
 	// elemType is the type convert converts numbers to, passed to the formats.
 	elemType mlfeed.ElemType
+	// sequential says the caller reads every chunk once, in order (convert), passed to the
+	// formats as format.Options.Sequential.
+	sequential bool
 }
 
 // deserializerArgs is one file of a composite source.
@@ -128,7 +131,7 @@ func mergeParams(base, over map[string]string) map[string]string {
 // options returns the format options: the config's streams and parameters (of every
 // deserializer), then the explicit inputs and options.
 func (a *openArgs) options(rc *cntkconfig.Reader) (*format.Options, error) {
-	o := &format.Options{Log: io.Discard, Type: a.elemType}
+	o := &format.Options{Log: io.Discard, Type: a.elemType, Sequential: a.sequential}
 	if rc != nil {
 		o.Config, _ = splitConfig(a.Config)
 		for _, d := range rc.Deserializers {
@@ -430,6 +433,7 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 		a.elemType = t
 	}
 	opts.Write = format.WriteOptions{Compress: a.Compress, Compat: a.Compat, ChunkSize: a.ChunkSize, Params: a.WriteOptions}
+	a.sequential = true
 	src, _, own, err := a.open()
 	if err != nil {
 		return nil, err
