@@ -90,7 +90,7 @@ kept_direct = MinibatchDataset([images, labels], minibatch_size=MB, seed=1)
 in_memory = MinibatchDataset([images, labels], minibatch_size=MB, seed=1, keep_in_memory=True)
 mlfeed_sweep = kept_run(kept, True, SWEEPS)
 mlfeed_direct_sweep = kept_run(kept_direct, False, SWEEPS)
-mlfeed_keep_sweep = kept_run(in_memory, True, 1)
+mlfeed_keep_sweep = kept_run(in_memory, True, SWEEPS)
 
 # A fresh MinibatchDataset every SWEEPS sweeps: opening the files and the first sweep (the
 # first decoding into new memory, the pages first mapped) count once in SWEEPS.
@@ -163,7 +163,7 @@ for f in methods.values():
     f()  # untimed: warm up
 # Per method, the time, process CPU time and Python thread CPU time of one sweep, from its
 # fastest run.
-sweeps = {k: SWEEPS if k in ("mlfeed", "direct", "fresh") else 1 for k in methods}
+sweeps = {k: SWEEPS if k in ("mlfeed", "direct", "keep", "fresh") else 1 for k in methods}
 best = {k: float("inf") for k in methods}
 cpu = {k: float("inf") for k in methods}
 thread = {k: float("inf") for k in methods}
