@@ -47,9 +47,8 @@ type Writer struct {
 
 	// The chunk table, encoded as flush adds to it (rather than all at once by Close, when
 	// no other work overlaps it: ctf2bin's chunking makes a chunk of each sequence past its
-	// estimate's threshold), and its length.
-	table   []byte
-	nchunks int
+	// estimate's threshold): chunkEntrySize bytes a chunk.
+	table []byte
 
 	keys []uint64 // one sample's sparse values as index<<32 | position, being sorted
 }
@@ -269,7 +268,6 @@ func (w *Writer) sparse(b []byte, k int, st *mlfeed.Stream, d *mlfeed.StreamData
 // flush writes the current chunk and starts the next.
 func (w *Writer) flush() {
 	w.table = appendChunkEntry(w.table, ChunkEntry{Offset: w.pos, Sequences: w.nseq, Samples: w.nsamp})
-	w.nchunks++
 	w.write(w.lengths)
 	for k := range w.data {
 		sp := &w.data[k]
@@ -293,7 +291,7 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	// ctf2bin.py writes its last chunk even when it is empty.
-	if w.nseq > 0 || w.compat && w.nchunks == 0 {
+	if w.nseq > 0 || w.compat && len(w.table) == 0 {
 		w.flush()
 	}
 	for k := range w.header.Streams {
@@ -302,7 +300,7 @@ func (w *Writer) Close() error {
 		}
 	}
 	off := w.pos
-	w.write(appendHeaderStart(nil, &w.header, w.nchunks))
+	w.write(appendHeaderStart(nil, &w.header, len(w.table)/chunkEntrySize))
 	w.write(w.table)
 	w.write(appendTrailer(nil, off))
 	if w.err == nil {
