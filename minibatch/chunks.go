@@ -118,25 +118,20 @@ func (r *Reader) load(s *slot) bool {
 			return nil
 		}
 		r.decoded.Store(true)
-		s.chunk, err = r.src.ReadChunkReuse(r.ctx, int(s.c), s.prev)
-		return err
-	})
-	s.prev = nil
-	if s.raw {
-		close(s.done)
-		s.loaded.Store(true)
-		return true
-	}
-	if s.err == nil && s.chunk == nil {
-		s.err = fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, s.c)
-	}
-	if s.err == nil {
-		s.err = r.checkChunk(s.c, s.chunk)
-	}
-	if s.err == nil {
+		if s.chunk, err = r.src.ReadChunkReuse(r.ctx, int(s.c), s.prev); err != nil {
+			return err
+		}
+		if s.chunk == nil {
+			return fmt.Errorf("%w: chunk %d read as nil", mlfeed.ErrFormat, s.c)
+		}
+		if err := r.checkChunk(s.c, s.chunk); err != nil {
+			return err
+		}
 		s.unit = unitStreams(&r.schema, s.chunk)
 		s.views = unitViews(&r.schema, s.chunk, s.unit)
-	}
+		return nil
+	})
+	s.prev = nil
 	close(s.done)
 	s.loaded.Store(true)
 	return true
