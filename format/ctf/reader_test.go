@@ -764,3 +764,32 @@ func TestMappedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSequentialRealFiles reads CNTK's dense test files chunk by chunk, in order, as a
+// conversion does (Sequential: each chunk's pages unmapped once it is parsed, the first parse
+// not mapping in again what the indexer mapped): every chunk is the one an ordinary read gives.
+func TestSequentialRealFiles(t *testing.T) {
+	for _, name := range []string{"100x1_dense.txt", "10x1_MI_dense.txt"} {
+		p := testutil.Local(t, "cntk", "ctf", name)
+		read := func(seq bool) []*mlfeed.Chunk {
+			r, err := Open(p, &ReaderOptions{ChunkSize: 16 << 10, Sequential: seq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var cs []*mlfeed.Chunk
+			for i := range r.Chunks() {
+				c, err := r.ReadChunk(context.Background(), i)
+				if err != nil {
+					t.Fatalf("%s, sequential %v, chunk %d: %v", name, seq, i, err)
+				}
+				cs = append(cs, c)
+			}
+			return cs
+		}
+		want, got := read(false), read(true)
+		if len(want) < 3 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %d chunks read sequentially differ from the %d of an ordinary read", name, len(got), len(want))
+		}
+	}
+}
