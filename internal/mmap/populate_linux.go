@@ -25,17 +25,23 @@ func (r *Region) Populate(off, end int64) {
 	_ = syscall.Madvise(r.data[start:end], madvPopulateRead)
 }
 
-// Unmap drops the mappings of the whole pages of r's bytes [off, end) (MADV_DONTNEED): the
-// pages stay in the page cache, and a later read maps them in again. A reader that is done
-// with a span calls it so that closing the region, with no other work beside it, has less to
-// unmap. A nil region, or an empty or out-of-range span, is left alone.
+// unmapBlock is the unit Unmap drops mappings in: a huge page, so that a mapping in 2 MiB
+// pages (adviseHuge) is dropped a whole page at a time rather than split.
+const unmapBlock = 2 << 20
+
+// Unmap drops the mappings of r's bytes from the unmapBlock holding off to the one holding
+// end, or to the end of r when end is r's end (MADV_DONTNEED): the pages stay in the page
+// cache, and a later read maps them in again. A reader going front to back calls it for each
+// span it is done with, which drops every block once, whole, so that closing the region,
+// with no other work beside it, has little left to unmap. A nil region, or an empty or
+// out-of-range span, is left alone.
 func (r *Region) Unmap(off, end int64) {
 	if r == nil || off < 0 || end > int64(len(r.data)) || end <= off {
 		return
 	}
-	start := (off + pageSize - 1) &^ (pageSize - 1)
+	start := off &^ (unmapBlock - 1)
 	if end < int64(len(r.data)) {
-		end &^= pageSize - 1
+		end &^= unmapBlock - 1
 	}
 	if end > start {
 		_ = syscall.Madvise(r.data[start:end], syscall.MADV_DONTNEED)
