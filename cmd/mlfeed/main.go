@@ -24,6 +24,7 @@ import (
 	"github.com/mlfeed/mlfeed/format/ctf"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	_ "github.com/mlfeed/mlfeed/internal/startheap" // before the packages that allocate as they initialise
 )
 
 // Exit statuses.
@@ -53,7 +54,6 @@ unsupported (format, feature, value), 130/143/129 interrupted by SIGINT/SIGTERM/
 }
 
 func main() {
-	startHeap(startHeapSize)
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
