@@ -129,7 +129,7 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	var w io.Writer = f.File
 	var pieces *output
 	if ft.Streamable && !f.Direct() {
-		pieces = &output{w: withWriteback(f.File)}
+		pieces = &output{w: withWriteback(f.File), size: pieceSize(ft, schema)}
 		w = pieces
 	}
 	err = write(ctx, w, ft, schema, src, out, opts)

@@ -241,7 +241,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 	var out io.Writer = f.File
 	var pieces *output
 	if w.opts.Format.Streamable {
-		pieces = &output{w: withWriteback(f.File)} // as a single output is written
+		pieces = &output{w: withWriteback(f.File), size: pieceSize(w.opts.Format, w.out)} // as a single output is written
 		out = pieces
 	}
 	sink, err := w.opts.Format.Create(out, w.out, &wo)

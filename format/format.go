@@ -139,6 +139,11 @@ type Format struct {
 	// Streamable reports that Create writes its output front to back, never seeking nor
 	// reopening it, so that it can go to standard output or a pipe.
 	Streamable bool
+	// RawSamples reports that the format's reader lets the minibatch engine gather the
+	// samples of a file whose every stream is dense straight from its mapping
+	// (mlfeed.RawSampler) rather than decode it chunk by chunk. Package convert writes such
+	// outputs so that the page cache keeps them in huge pages.
+	RawSamples bool
 	// ReadParams and WriteParams declare the format-specific options Options.Params and
 	// WriteOptions.Params take (CLI: --opt and --write-opt), for `mlfeed formats` and for
 	// NormalizeParams.

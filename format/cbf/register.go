@@ -34,6 +34,7 @@ func init() {
 			return NewReader(r, size, opts)
 		},
 		Streamable: true,
+		RawSamples: true,
 		Create: func(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {
 			if _, err := format.NormalizeParams("cbf", o.Params, nil); err != nil {
 				return nil, err

@@ -38,6 +38,7 @@ func init() {
 			return NewReader(r, size, opts)
 		},
 		Streamable: true,
+		RawSamples: true,
 		Create: func(f io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			params, err := format.NormalizeParams("idx", w.Params, WriteParams)
 			if err != nil {
