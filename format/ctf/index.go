@@ -316,10 +316,11 @@ var indexMinParallel int64 = 8 << 20
 
 // indexParallel is buildIndex on the idle threads of the scheduler in the options' Context:
 // the data is cut at sequence starts into one piece per thread, the pieces are scanned at
-// once, and their sequences go through record and the chunker in order, as buildIndex's do.
-// It returns nil chunks and no error when it does not apply (no scheduler, one thread, small
-// data) or gives up (the pieces' sequences would take more than twice indexHold), and the
-// caller indexes sequentially. keep, which record fills, is sized for the sequences.
+// once, their sequences are checked and go to keep on the same threads, and then through
+// record (if not nil) and the chunker in order, as buildIndex's do. It returns nil chunks and
+// no error when it does not apply (no scheduler, one thread, small data) or gives up (the
+// pieces' sequences would take more than twice indexHold), and the caller indexes
+// sequentially.
 func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(off, end int64), keep *seqKeeper) ([]chunkEntry, error) {
 	o, l := &r.opts, r.layout
 	if o.Context == nil || l.size-l.dataStart < indexMinParallel {
@@ -395,26 +396,51 @@ func (r *Reader) indexParallel(main []byte, record func(seqInfo), populate func(
 		}
 		total += len(pt.seqs)
 	}
-	keep.reserve(total)
-	// In order, as buildIndex: lines (and line-mode keys) counted from the data's start.
-	ck := chunker{limit: min(o.ChunkSize, l.size)}
-	base := int64(0)
-	for _, pt := range parts {
-		for _, q := range pt.seqs {
-			q.line += base
+	// Lines (and line-mode keys) counted from the data's start, as buildIndex counts them, and
+	// each piece's place among the kept sequences.
+	base, at := make([]int64, len(parts)), make([]int, len(parts))
+	for k := 1; k < len(parts); k++ {
+		base[k] = base[k-1] + parts[k-1].lines
+		at[k] = at[k-1] + len(parts[k-1].seqs)
+	}
+	kept := keep.take(total)
+	checked := make([]error, len(parts))
+	err = sched.Parallel(o.Context, len(parts), func(ctx context.Context, k int) error {
+		seqs := parts[k].seqs
+		for j := range seqs {
+			q := &seqs[j]
+			q.line += base[k]
 			if !l.ids {
-				q.key += uint64(l.dataLine + base)
+				q.key += uint64(l.dataLine + base[k])
 			}
-			if err := checkSequence(q, o.FrameMode); err != nil {
-				return nil, err
+			if err := checkSequence(*q, o.FrameMode); err != nil {
+				checked[k], parts[k].seqs = err, seqs[:j]
+				break
 			}
-			record(q)
+		}
+		if kept != nil {
+			copy(kept[at[k]:], parts[k].seqs)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// In order, as buildIndex: the first error in the file wins.
+	ck := chunker{limit: min(o.ChunkSize, l.size)}
+	for k, pt := range parts {
+		for _, q := range pt.seqs {
+			if record != nil {
+				record(q)
+			}
 			ck.add(q, l.dataLine+q.line)
+		}
+		if checked[k] != nil {
+			return nil, checked[k]
 		}
 		if pt.err != nil {
 			return nil, pt.err
 		}
-		base += pt.lines
 	}
 	return ck.chunks, nil
 }

@@ -328,9 +328,10 @@ func (r *Reader) index(main []byte) error {
 	}
 	// The sequences are kept while they fit what the index may hold.
 	keep := &seqKeeper{limit: indexHold(r.layout.size, o.Context) / int64(unsafe.Sizeof(seqInfo{}))}
-	record := func(q seqInfo) {
-		keep.add(q)
-		if rec != nil || ids != nil {
+	// What else sees every sequence: the index cache and the id check, when there.
+	var record func(q seqInfo)
+	if rec != nil || ids != nil {
+		record = func(q seqInfo) {
 			if rec != nil {
 				rec.add(q)
 			}
@@ -345,7 +346,12 @@ func (r *Reader) index(main []byte) error {
 	}
 	chunks, err := r.indexParallel(main, record, populate, keep)
 	if chunks == nil && err == nil {
-		chunks, err = buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, record, populate)
+		chunks, err = buildIndex(r.data, r.layout, main, o.ChunkSize, o.FrameMode, func(q seqInfo) {
+			keep.add(q)
+			if record != nil {
+				record(q)
+			}
+		}, populate)
 	}
 	if err != nil {
 		rec.abort()
@@ -373,11 +379,15 @@ type seqKeeper struct {
 	over  bool
 }
 
-// reserve makes room for n more sequences when they fit the limit.
-func (k *seqKeeper) reserve(n int) {
-	if !k.over && int64(len(k.all)+n) <= k.limit {
-		k.all = slices.Grow(k.all, n)
+// take returns room for n more sequences, to be filled in order, or nil when they do not fit
+// the limit (and then keeps none).
+func (k *seqKeeper) take(n int) []seqInfo {
+	if k.over || int64(len(k.all)+n) > k.limit {
+		k.over, k.all = true, nil
+		return nil
 	}
+	k.all = slices.Grow(k.all, n)[:len(k.all)+n]
+	return k.all[len(k.all)-n:]
 }
 
 func (k *seqKeeper) add(q seqInfo) {
