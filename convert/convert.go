@@ -251,10 +251,7 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 		order[i] = i
 	}
 	// A sink keeps nothing of a chunk after WriteChunk: the next ones may decode into it.
-	// Now and then a sink stops to write what it gathered (CBF: a whole chunk of tens of MB,
-	// 15-20 ms): the helpers may decode up to readAheadPerThread chunks each ahead meanwhile,
-	// within the memory budget, rather than wait once they are a chunk ahead.
-	ra := s.ReadAhead(ctx, src, order, &sched.ReadAheadOptions{Recycle: true, Ahead: readAheadPerThread * s.Threads()})
+	ra := s.ReadAhead(ctx, src, order, &sched.ReadAheadOptions{Recycle: true})
 	defer ra.Close()
 	var done int64
 	for ra.Next() {
@@ -276,11 +273,6 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 	}
 	return ctx.Err()
 }
-
-// readAheadPerThread is how many chunks per thread Copy lets the scheduler decode ahead of
-// the one being written. `convert --compat ctf2bin` of a 200 MB CTF file (4 MiB chunks) on 2
-// cores: 0.240 s with 1 (the scheduler's default), 0.234 s with 2, 0.233 s with 4.
-const readAheadPerThread = 4
 
 // Transform converts a chunk of schema in into schema out, which differs from in only by
 // element types and by sparse streams made dense (see TargetSchema). Streams that do not change
