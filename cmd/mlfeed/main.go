@@ -53,6 +53,9 @@ unsupported (format, feature, value), 130/143/129 interrupted by SIGINT/SIGTERM/
 	SilenceErrors: true,
 }
 
+// stopProfile ends the CPU profile that builds with the pgoprofile tag take (pgo_profile.go).
+var stopProfile = func() {}
+
 func main() {
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
@@ -62,6 +65,7 @@ func main() {
 	handleSignals(cancel)
 	// Faults on mapped input files that shrink meanwhile become errors (see internal/mmap).
 	err := mmap.Guard(func() error { return rootCmd.ExecuteContext(ctx) })
+	stopProfile()
 	if interrupted.Load() {
 		select {} // the signal handler cleans up, reports and exits
 	}
