@@ -129,11 +129,10 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	var w io.Writer = f.File
 	var pieces *output
 	if ft.Streamable && !f.Direct() {
-		pieces = &output{w: withWriteback(f.File), size: pieceSize(ft, schema)}
-		w = pieces
+		w, pieces = streamed(f.File, ft, schema)
 	}
 	err = write(ctx, w, ft, schema, src, out, opts)
-	if err == nil && pieces != nil {
+	if err == nil {
 		err = pieces.Flush()
 	}
 	if err != nil {

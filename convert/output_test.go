@@ -27,62 +27,64 @@ func (w *writes) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-// TestOutputPieces writes pieces of every size through an output of each piece size: what
-// arrives is what was written, in writes that start at multiples of the piece size and are
-// whole multiples of it, but for the last.
+// TestOutputPieces writes pieces of every size through an output: what arrives is what was
+// written, in writes that start at multiples of hugeWrite and are whole multiples of it, but
+// for the last.
 func TestOutputPieces(t *testing.T) {
-	for _, size := range []int{hugeWrite, smallWrite} {
-		rng := rand.New(rand.NewSource(1))
-		var want []byte
-		rec := &writes{}
-		o := &output{w: rec, size: size}
-		for _, n := range []int{0, 1, 100, 64 << 10, hugeWrite - 1, hugeWrite, 3*hugeWrite + 5, 7, 2 * hugeWrite, 1, smallWrite + 3} {
-			p := make([]byte, n)
-			rng.Read(p)
-			want = append(want, p...)
-			if k, err := o.Write(p); k != n || err != nil {
-				t.Fatalf("size %d: Write(%d bytes) = %d, %v", size, n, k, err)
-			}
+	rng := rand.New(rand.NewSource(1))
+	var want []byte
+	rec := &writes{}
+	o := &output{w: rec}
+	for _, n := range []int{0, 1, 100, 64 << 10, hugeWrite - 1, hugeWrite, 3*hugeWrite + 5, 7, 2 * hugeWrite, 1} {
+		p := make([]byte, n)
+		rng.Read(p)
+		want = append(want, p...)
+		if k, err := o.Write(p); k != n || err != nil {
+			t.Fatalf("Write(%d bytes) = %d, %v", n, k, err)
 		}
-		if err := o.Flush(); err != nil {
-			t.Fatal(err)
+	}
+	if err := o.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rec.Bytes(), want) {
+		t.Fatal("the bytes written differ")
+	}
+	for k, c := range rec.calls {
+		if c[0]%hugeWrite != 0 || k < len(rec.calls)-1 && c[1]%hugeWrite != 0 {
+			t.Errorf("write %d at offset %d of %d bytes: not in whole pieces", k, c[0], c[1])
 		}
-		if !bytes.Equal(rec.Bytes(), want) {
-			t.Fatalf("size %d: the bytes written differ", size)
-		}
-		for k, c := range rec.calls {
-			if c[0]%size != 0 || k < len(rec.calls)-1 && c[1]%size != 0 {
-				t.Errorf("size %d: write %d at offset %d of %d bytes: not in whole pieces", size, k, c[0], c[1])
-			}
-		}
-		if len(rec.calls) < 5 {
-			t.Errorf("size %d: %d writes", size, len(rec.calls))
-		}
+	}
+	if len(rec.calls) < 5 {
+		t.Errorf("%d writes", len(rec.calls))
+	}
+	var none *output
+	if err := none.Flush(); err != nil {
+		t.Errorf("Flush of no output: %v", err)
 	}
 }
 
-// TestPieceSize: huge pieces only for outputs the engine gathers samples from straight out of
-// the mapping (a RawSamples format, every stream dense).
-func TestPieceSize(t *testing.T) {
+// TestHugePieces: huge pieces only for outputs the engine gathers samples from straight out
+// of the mapping (a RawSamples format, every stream dense).
+func TestHugePieces(t *testing.T) {
 	dense := mlfeed.Stream{Name: "x", Storage: mlfeed.Dense, Dim: 784, Type: mlfeed.Float32}
 	sparse := mlfeed.Stream{Name: "y", Storage: mlfeed.Sparse, Dim: 10, Type: mlfeed.Float32}
 	for _, c := range []struct {
 		format  string
 		streams []mlfeed.Stream
-		want    int
+		want    bool
 	}{
-		{"idx", []mlfeed.Stream{dense}, hugeWrite},
-		{"cbf", []mlfeed.Stream{dense, dense}, hugeWrite},
-		{"cbf", []mlfeed.Stream{dense, sparse}, smallWrite},
-		{"cbf", nil, smallWrite},
-		{"ctf", []mlfeed.Stream{dense}, smallWrite},
+		{"idx", []mlfeed.Stream{dense}, true},
+		{"cbf", []mlfeed.Stream{dense, dense}, true},
+		{"cbf", []mlfeed.Stream{dense, sparse}, false},
+		{"cbf", nil, false},
+		{"ctf", []mlfeed.Stream{dense}, false},
 	} {
 		ft, ok := format.Lookup(c.format)
 		if !ok {
 			t.Fatalf("no format %q", c.format)
 		}
-		if got := pieceSize(ft, mlfeed.Schema{Streams: c.streams}); got != c.want {
-			t.Errorf("%s with %d streams: pieces of %d bytes, want %d", c.format, len(c.streams), got, c.want)
+		if got := hugePieces(ft, mlfeed.Schema{Streams: c.streams}); got != c.want {
+			t.Errorf("%s with %d streams: huge pieces %v, want %v", c.format, len(c.streams), got, c.want)
 		}
 	}
 }
@@ -90,7 +92,7 @@ func TestPieceSize(t *testing.T) {
 // TestOutputError: the first error of the file is returned by the Write that met it, by every
 // later Write and by Flush.
 func TestOutputError(t *testing.T) {
-	o := &output{w: &writes{failAt: hugeWrite + 10}, size: hugeWrite}
+	o := &output{w: &writes{failAt: hugeWrite + 10}}
 	if _, err := o.Write(make([]byte, hugeWrite+100)); err != nil {
 		t.Fatalf("first piece: %v", err)
 	}

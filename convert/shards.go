@@ -241,8 +241,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 	var out io.Writer = f.File
 	var pieces *output
 	if w.opts.Format.Streamable {
-		pieces = &output{w: withWriteback(f.File), size: pieceSize(w.opts.Format, w.out)} // as a single output is written
-		out = pieces
+		out, pieces = streamed(f.File, w.opts.Format, w.out) // as a single output is written
 	}
 	sink, err := w.opts.Format.Create(out, w.out, &wo)
 	if err != nil {
@@ -282,7 +281,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 		}
 	}
 	err = sink.Close()
-	if err == nil && pieces != nil {
+	if err == nil {
 		err = pieces.Flush()
 	}
 	if err != nil {
