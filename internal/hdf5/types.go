@@ -101,7 +101,10 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 		}
 	case 3:
 		t.Class, t.UTF8 = String, bits[0]>>4 == 1
-		if size < 0 || uint64(size) > uint64(f.size)+64 {
+		if size < 1 { // HDF5's H5Tset_size refuses 0 too
+			return t, f.errAt(at, "datatype", ErrFormat, "fixed-length string of %d bytes", size)
+		}
+		if uint64(size) > uint64(f.size)+64 {
 			return t, f.errAt(at, "datatype", ErrTooLarge, "string of %d bytes", size)
 		}
 	case 9:
