@@ -82,14 +82,15 @@ func FuzzRead(f *testing.F) {
 }
 
 // FuzzPieces reads arbitrary text as a file of megabytes is read on several threads: indexed
-// in pieces (ReaderOptions.Context with a scheduler, indexMinParallel 0) and each chunk parsed
-// in two to four pieces from the sequences the index kept. The errors, the chunk table, the
-// kept sequences and every chunk must be the sequential reader's. Seeded as FuzzRead is.
+// and its streams inferred in pieces (ReaderOptions.Context with a scheduler, indexMinParallel
+// 0, inferMinPiece 1) and each chunk parsed in two to four pieces from the sequences the index
+// kept. The errors, the streams, the chunk table, the kept sequences and every chunk must be
+// the sequential reader's. Seeded as FuzzRead is.
 func FuzzPieces(f *testing.F) {
 	seedCNTK(f)
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
-		defer func(n int64) { indexMinParallel = n }(indexMinParallel)
-		indexMinParallel = 0
+		defer func(n, m int64) { indexMinParallel, inferMinPiece = n, m }(indexMinParallel, inferMinPiece)
+		indexMinParallel, inferMinPiece = 0, 1
 		opts := ReaderOptions{MaxErrors: int(mode & 3), ChunkSize: int64(mode>>2&15)*97 + 1, SkipSequenceIDs: mode&64 != 0}
 		if mode&128 != 0 {
 			opts.Precision = mlfeed.Float64
@@ -104,6 +105,9 @@ func FuzzPieces(f *testing.F) {
 		}
 		if err1 != nil {
 			return
+		}
+		if !reflect.DeepEqual(r1.schema, r2.schema) || !reflect.DeepEqual(r1.inferred, r2.inferred) {
+			t.Fatalf("the streams differ from the sequential reader's:\n%+v\n%+v", r2.schema, r1.schema)
 		}
 		if !reflect.DeepEqual(r1.chunks, r2.chunks) || !reflect.DeepEqual(r1.seqs, r2.seqs) {
 			t.Fatalf("the index differs from the sequential one:\n%+v\n%+v", r2.chunks, r1.chunks)

@@ -2,9 +2,13 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // inferStat is what a scan learns about one input name.
@@ -67,39 +71,41 @@ func inferScan(data []byte, from, to int64, check bool) (out []*inferStat, wide 
 			byName[st.name] = st
 			out = append(out, st)
 		}
-		count, tok, colon := 0, -1, false
+		// tok is where the current token starts, val where its number does (after the
+		// token's first colon, if any), both -1 between tokens.
+		count, tok, val := 0, -1, -1
 		for ; i < len(b); i++ {
 			switch inferClass[b[i]] {
 			case clsToken:
 				if tok < 0 {
-					tok, colon = i, false
+					tok, val = i, i
 					count++
 				}
 				continue
 			case clsSep:
 				if check && tok >= 0 && !wide {
-					wide = needs64(b[tok:i])
+					wide = valueNeeds64(b[val:i])
 				}
 				tok = -1
 				continue
 			case clsColon:
 				if tok < 0 {
-					tok, colon = i, false
+					tok, val = i, i
 					count++
 				}
-				if !colon {
-					colon = true
+				if val == tok {
 					st.sparse = true
 					if ix, ok := index(b[tok:i]); ok && ix > st.maxIndex {
 						st.maxIndex = ix
 					}
+					val = i + 1
 				}
 				continue
 			}
 			break
 		}
 		if check && tok >= 0 && !wide {
-			wide = needs64(b[tok:i])
+			wide = valueNeeds64(b[val:i])
 		}
 		if !st.sparse {
 			st.maxCount = max(st.maxCount, count)
@@ -120,16 +126,36 @@ func index(b []byte) (int64, bool) {
 	return ix, len(b) > 0
 }
 
+// inferMinPiece is the least data a piece of the inference scan holds (a variable for tests).
+var inferMinPiece int64 = 4 << 20
+
 // infer determines the streams (and, unless the precision is chosen, whether values need
-// float64) by a scan of every chunk, on the caller's goroutine.
+// float64) by a scan of the data, in pieces cut at line starts that run on the idle threads
+// of the scheduler in the options' Context (on the caller's goroutine without one).
 func (r *Reader) infer() ([]mlfeed.Stream, error) {
-	parts := make([][]*inferStat, len(r.chunks))
+	ctx := r.opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	threads := 1
+	if s := sched.FromContext(ctx); s != nil {
+		threads = s.Threads()
+	}
+	pieces := r.inferPieces(threads)
+	parts := make([][]*inferStat, len(pieces))
 	check := r.opts.Precision == mlfeed.Invalid && !r.double
-	wide := false
-	for i, c := range r.chunks {
+	var wide atomic.Bool
+	err := sched.Parallel(ctx, len(pieces), func(ctx context.Context, k int) (err error) {
+		defer mmap.Recover(mmap.Catch(), &err) // the mapped file may shrink meanwhile
 		var w bool
-		parts[i], w = inferScan(r.data, c.start, c.end, check && !wide)
-		wide = wide || w
+		parts[k], w = inferScan(r.data, pieces[k][0], pieces[k][1], check && !wide.Load())
+		if w {
+			wide.Store(true)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, r.fileError(err)
 	}
 	var order []*inferStat
 	all := map[string]*inferStat{}
@@ -162,7 +188,7 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		streams[i] = st
 		r.inferred = append(r.inferred, fmt.Sprintf("%s:%s:%d", st.Name, st.Storage, st.Dim))
 	}
-	if wide {
+	if wide.Load() {
 		r.double, r.inferredDouble = true, true
 	}
 	if r.opts.Log != nil && r.opts.TraceLevel >= levelWarning {
@@ -176,4 +202,29 @@ func (r *Reader) infer() ([]mlfeed.Stream, error) {
 		fmt.Fprintln(r.opts.Log)
 	}
 	return streams, nil
+}
+
+// inferPieces cuts the chunks' data into the pieces of the inference scan, in order: about
+// four per thread, each at least inferMinPiece bytes (a chunk smaller than that is one), cut
+// after a newline so that each starts at a line's start.
+func (r *Reader) inferPieces(threads int) [][2]int64 {
+	var total int64
+	for _, c := range r.chunks {
+		total += c.end - c.start
+	}
+	size := max(inferMinPiece, total/int64(4*threads), 1)
+	var ps [][2]int64
+	for _, c := range r.chunks {
+		for from := c.start; from < c.end; {
+			to := c.end
+			if to-from >= 2*size {
+				if i := bytes.IndexByte(r.data[from+size:c.end], '\n'); i >= 0 {
+					to = from + size + int64(i) + 1
+				}
+			}
+			ps = append(ps, [2]int64{from, to})
+			from = to
+		}
+	}
+	return ps
 }

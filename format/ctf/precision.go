@@ -131,9 +131,41 @@ func needs64(tok []byte) bool {
 	if i := bytes.IndexByte(tok, ':'); i >= 0 {
 		tok = tok[i+1:]
 	}
-	if len(tok) <= 12 && bytes.IndexAny(tok, "eE") < 0 && sigDigits(tok) <= 6 {
+	return valueNeeds64(tok)
+}
+
+// valueNeeds64 is needs64 for a number without an index.
+func valueNeeds64(tok []byte) bool {
+	if len(tok) <= 12 && fewDigits(tok) {
 		return false
 	}
 	v, ok := fastfloat.Parse(tok)
 	return ok && !fits32(tok, v)
 }
+
+// fewDigits reports whether a number has no exponent and at most six significant digits
+// (sigDigits), in one pass without a branch per byte: the inference scan asks it of every
+// value, whose digits and zeros come in no order a branch predictor learns.
+func fewDigits(tok []byte) bool {
+	// n counts digits from the first nonzero one on, zeros the zeros that end them.
+	var n, zeros, started, exp uint
+	for _, c := range tok {
+		k := uint(digitKind[c])
+		nonzero, zero := k&1, k>>1&1
+		exp |= k >> 2
+		started |= nonzero
+		n += started & (nonzero | zero)
+		zeros = (zeros + zero&started) & (nonzero - 1) // a nonzero digit clears them
+	}
+	return exp == 0 && n-zeros <= 6
+}
+
+// digitKind classifies a number's bytes for fewDigits: 1 for the digits 1-9, 2 for 0, 4 for
+// an exponent's e or E, 0 for the rest.
+var digitKind = func() (t [256]uint8) {
+	for c := '1'; c <= '9'; c++ {
+		t[c] = 1
+	}
+	t['0'], t['e'], t['E'] = 2, 4, 4
+	return t
+}()

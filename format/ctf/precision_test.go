@@ -1,8 +1,10 @@
 package ctf
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +41,42 @@ func TestFits32(t *testing.T) {
 		if got := needs64([]byte("3:" + tc.tok)); got == tc.want {
 			t.Errorf("needs64(3:%s) = %v, want %v", tc.tok, got, !tc.want)
 		}
+	}
+}
+
+// TestFewDigits checks fewDigits against its definition (no exponent, at most six significant
+// digits by sigDigits) on every token of up to five bytes over digits, signs, points and
+// exponent marks, and on random longer ones.
+func TestFewDigits(t *testing.T) {
+	const alphabet = "0123456789.-+eE"
+	check := func(tok []byte) {
+		want := !bytes.ContainsAny(tok, "eE") && sigDigits(tok) <= 6
+		if got := fewDigits(tok); got != want {
+			t.Fatalf("fewDigits(%q) = %v, want %v", tok, got, want)
+		}
+	}
+	var gen func(tok []byte, n int)
+	gen = func(tok []byte, n int) {
+		check(tok)
+		if n == 0 {
+			return
+		}
+		for i := range len(alphabet) {
+			gen(append(tok, alphabet[i]), n-1)
+		}
+	}
+	gen(nil, 5)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		tok := make([]byte, 6+rng.IntN(12))
+		for i := range tok {
+			if rng.IntN(8) == 0 {
+				tok[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				tok[i] = "00000123456789"[rng.IntN(14)]
+			}
+		}
+		check(tok)
 	}
 }
 
