@@ -17,19 +17,24 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
 // run performs operation name with JSON arguments args and returns its JSON result.
 func run(ctx context.Context, name string, args []byte) ([]byte, error) {
+	// One scheduler for the operation, as the CLI's default: all cores and the default memory
+	// budget, for the work of opening (a CTF file indexed and its streams inferred in pieces),
+	// converting and validating.
+	ctx = sched.WithContext(ctx, sched.New(0, 0))
 	var out any
 	var err error
 	switch name {
 	case "open":
-		out, err = opOpen(args)
+		out, err = opOpen(ctx, args)
 	case "info":
-		out, err = opInfo(args)
+		out, err = opInfo(ctx, args)
 	case "validate":
 		out, err = opValidate(ctx, args)
 	case "convert":
@@ -37,7 +42,7 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 	case "read":
 		out, err = opRead(ctx, args)
 	case "source":
-		out, err = opSource(args)
+		out, err = opSource(ctx, args)
 	case "merge":
 		out, err = opMerge(args)
 	case "formats":
@@ -78,6 +83,10 @@ type openArgs struct {
 	// sequential says the caller reads every chunk once, in order (convert), passed to the
 	// formats as format.Options.Sequential.
 	sequential bool
+	// ctx is the formats' format.Options.Context: the operation's, with its scheduler. A
+	// source that outlives the operation (a data set's, a minibatch source's) gets one that
+	// its end does not cancel, as an object in object storage reads with it later.
+	ctx context.Context
 }
 
 // deserializerArgs is one file of a composite source.
@@ -131,7 +140,7 @@ func mergeParams(base, over map[string]string) map[string]string {
 // options returns the format options: the config's streams and parameters (of every
 // deserializer), then the explicit inputs and options.
 func (a *openArgs) options(rc *cntkconfig.Reader) (*format.Options, error) {
-	o := &format.Options{Log: io.Discard, Type: a.elemType, Sequential: a.sequential}
+	o := &format.Options{Log: io.Discard, Type: a.elemType, Sequential: a.sequential, Context: a.ctx}
 	if rc != nil {
 		o.Config, _ = splitConfig(a.Config)
 		for _, d := range rc.Deserializers {
@@ -195,7 +204,7 @@ func (a *openArgs) openDeserializers(rc *cntkconfig.Reader) (mlfeed.Source, erro
 	var srcs []mlfeed.Source
 	for _, d := range rc.Deserializers {
 		o := d.Options
-		o.Log = io.Discard
+		o.Log, o.Context = io.Discard, a.ctx
 		o.Config, _ = splitConfig(a.Config)
 		if len(a.Inputs) > 0 {
 			o.Inputs = base.Inputs
@@ -215,7 +224,7 @@ func (a *openArgs) openDeserializers(rc *cntkconfig.Reader) (mlfeed.Source, erro
 func (a *openArgs) openComposite() (mlfeed.Source, error) {
 	var srcs []mlfeed.Source
 	for _, d := range a.Deserializers {
-		o := &format.Options{Log: io.Discard, Params: d.Options}
+		o := &format.Options{Log: io.Discard, Params: d.Options, Context: a.ctx}
 		for _, in := range d.Inputs {
 			st, err := format.ParseInput(in)
 			if err != nil {
@@ -280,11 +289,12 @@ type dataset struct {
 
 func (d *dataset) close() { d.src.Close() }
 
-func opOpen(args []byte) (any, error) {
+func opOpen(ctx context.Context, args []byte) (any, error) {
 	var a openArgs
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
+	a.ctx = context.WithoutCancel(ctx)
 	if a.Dataset != 0 {
 		return nil, fmt.Errorf("%w: open takes paths, not a data set", format.ErrUsage)
 	}
@@ -297,7 +307,7 @@ func opOpen(args []byte) (any, error) {
 	return map[string]any{"handle": uint64(cgo.NewHandle(ds)), "info": doc}, nil
 }
 
-func opInfo(args []byte) (any, error) {
+func opInfo(ctx context.Context, args []byte) (any, error) {
 	var a struct {
 		openArgs
 		Chunks bool `json:"chunks"`
@@ -305,6 +315,7 @@ func opInfo(args []byte) (any, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
+	a.ctx = ctx
 	src, rc, own, err := a.open()
 	if err != nil {
 		return nil, err
@@ -433,7 +444,7 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 		a.elemType = t
 	}
 	opts.Write = format.WriteOptions{Compress: a.Compress, Compat: a.Compat, ChunkSize: a.ChunkSize, Params: a.WriteOptions}
-	a.sequential = true
+	a.sequential, a.ctx = true, ctx
 	src, _, own, err := a.open()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -206,11 +208,18 @@ func byteSizes(dst, sizes []int64, nstreams int) []int64 {
 	return out
 }
 
-func opSource(args []byte) (any, error) {
+func opSource(ctx context.Context, args []byte) (any, error) {
 	var a sourceArgs
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
+	// Opening uses the threads and memory the minibatches will (a.config rejects values out
+	// of range; opening meanwhile uses the defaults).
+	threads := a.Threads
+	if threads > 1<<16 {
+		threads = 0
+	}
+	a.ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(threads, a.Memory))
 	src, rc, own, err := a.open()
 	if err != nil {
 		return nil, err
