@@ -22,7 +22,7 @@ type schedFlags struct {
 func (f *schedFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.threads, "threads", 0, "use at most `N` threads for reading and decoding (default: all cores)")
-	fl.StringVar(&f.memory, "memory", "", "budget `SIZE` for decoded chunks read ahead, in bytes or with K, M, G, T (default 2G)")
+	fl.StringVar(&f.memory, "memory", "", "budget `SIZE` for decoded chunks read ahead, in bytes or with K, M, G, T (default 2G, or a quarter of GOMEMLIMIT when less)")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		s, err := f.scheduler()

@@ -22,11 +22,13 @@ package sched
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
 
-// DefaultMemory is the memory budget of New(threads, 0): 2 GiB of decoded chunks.
+// DefaultMemory is the memory budget of New(threads, 0): 2 GiB of decoded chunks (less under
+// a lower Go memory limit, see New).
 const DefaultMemory int64 = 2 << 30
 
 // Scheduler bounds the threads and the memory that reading and decoding use. It is safe for
@@ -49,13 +51,14 @@ type Scheduler struct {
 }
 
 // New returns a scheduler of the given number of threads (threads <= 0: runtime.GOMAXPROCS(0))
-// and memory budget in bytes (memory <= 0: DefaultMemory).
+// and memory budget in bytes (memory <= 0: DefaultMemory, or a quarter of the Go runtime's
+// memory limit, GOMEMLIMIT, when that is less).
 func New(threads int, memory int64) *Scheduler {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	if memory <= 0 {
-		memory = DefaultMemory
+		memory = min(DefaultMemory, max(debug.SetMemoryLimit(-1)/4, 1))
 	}
 	return &Scheduler{
 		threads:  threads,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,15 @@ func TestNewDefaults(t *testing.T) {
 	s := New(0, 0)
 	if s.Threads() != runtime.GOMAXPROCS(0) || s.Memory() != DefaultMemory {
 		t.Fatalf("New(0, 0): %d threads, %d bytes", s.Threads(), s.Memory())
+	}
+	// Under a Go memory limit below four times DefaultMemory, the default is a quarter of it;
+	// an explicit budget stays as given.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(64 << 20))
+	if m := New(0, 0).Memory(); m != 16<<20 {
+		t.Fatalf("New(0, 0) under a 64 MiB memory limit: %d bytes, want 16 MiB", m)
+	}
+	if m := New(0, 1<<30).Memory(); m != 1<<30 {
+		t.Fatalf("New(0, 1 GiB) under a 64 MiB memory limit: %d bytes", m)
 	}
 	if FromContext(context.Background()) != nil {
 		t.Fatal("a scheduler in a bare context")
