@@ -137,3 +137,20 @@ func sweeps(b *testing.B, src *denseSource, cfg Config) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkPlan measures the randomizer's order of one MNIST-sized sweep (60000 sequences in
+// chunks of 6000, the default window of the whole data set): the part of planning done once
+// per sweep.
+func BenchmarkPlan(b *testing.B) {
+	rz := randomizer{randomize: true}
+	for range 10 {
+		rz.chunks = append(rz.chunks, chunkCounts{6000, 6000})
+	}
+	rz.sequences = 60000
+	var p plan
+	s := int64(0)
+	for b.Loop() {
+		rz.plan(s, &p)
+		s++
+	}
+}

@@ -25,14 +25,20 @@ func (m *mt64) seed(s uint64) {
 }
 
 func (m *mt64) twist() {
-	for i := 0; i < mtN; i++ {
-		x := m.state[i]&mtUpper | m.state[(i+1)%mtN]&mtLower
-		y := x >> 1
-		if x&1 != 0 {
-			y ^= mtMatrixA
-		}
-		m.state[i] = m.state[(i+mtM)%mtN] ^ y
+	// state[i] from state[i], state[i+1] and state[i+M], indices mod N, in three runs without
+	// the modulo.
+	mix := func(a, b, c uint64) uint64 {
+		x := a&mtUpper | b&mtLower
+		return c ^ x>>1 ^ -(x&1)&mtMatrixA
 	}
+	st := &m.state
+	for i := 0; i < mtN-mtM; i++ {
+		st[i] = mix(st[i], st[i+1], st[i+mtM])
+	}
+	for i := mtN - mtM; i < mtN-1; i++ {
+		st[i] = mix(st[i], st[i+1], st[i+mtM-mtN])
+	}
+	st[mtN-1] = mix(st[mtN-1], st[0], st[mtM-1])
 	m.i = 0
 }
 
