@@ -88,9 +88,6 @@ func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
 	// three (71.5 against 64.5 us a minibatch).
 	c.PackAhead = 3
 	c.Threads, c.Memory = a.Threads, a.Memory
-	if a.Threads < 0 || a.Threads > 1<<16 || a.Memory < 0 || a.Packers < -1 || a.Packers > 1024 {
-		return c, fmt.Errorf("%w: threads must be from 0 (all cores) to 65536, packers from -1 to 1024, memory not negative", format.ErrUsage)
-	}
 	if a.CNTKDistribution {
 		c.Distribution = minibatch.CNTKCompatible
 	}
@@ -213,13 +210,11 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	// Opening uses the threads and memory the minibatches will (a.config rejects values out
-	// of range; opening meanwhile uses the defaults).
-	threads := a.Threads
-	if threads > 1<<16 {
-		threads = 0
+	if a.Threads < 0 || a.Threads > 1<<16 || a.Memory < 0 || a.Packers < -1 || a.Packers > 1024 {
+		return nil, fmt.Errorf("%w: threads must be from 0 (all cores) to 65536, packers from -1 to 1024, memory not negative", format.ErrUsage)
 	}
-	a.ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(threads, a.Memory))
+	// Opening uses the threads and memory the minibatches will.
+	a.ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(a.Threads, a.Memory))
 	src, rc, own, err := a.open()
 	if err != nil {
 		return nil, err

@@ -84,7 +84,7 @@ func inferScan(data []byte, from, to int64, check bool) (out []*inferStat, wide 
 				continue
 			case clsSep:
 				if check && tok >= 0 && !wide {
-					wide = valueNeeds64(b[val:i])
+					wide = needs64(b[val:i])
 				}
 				tok = -1
 				continue
@@ -105,7 +105,7 @@ func inferScan(data []byte, from, to int64, check bool) (out []*inferStat, wide 
 			break
 		}
 		if check && tok >= 0 && !wide {
-			wide = valueNeeds64(b[val:i])
+			wide = needs64(b[val:i])
 		}
 		if !st.sparse {
 			st.maxCount = max(st.maxCount, count)

@@ -1,7 +1,6 @@
 package ctf
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -124,18 +123,10 @@ func nonzeroDigit(tok []byte) bool {
 	return false
 }
 
-// needs64 reports whether the value of an inference scan token (a number, or a sparse
-// index:number pair) does not fit float32. A short token of at most six significant digits
+// needs64 reports whether a number of an inference scan token (the token, or what follows a
+// sparse index's colon) does not fit float32. A short token of at most six significant digits
 // and no exponent is decided without converting it; malformed tokens are left to the parser.
 func needs64(tok []byte) bool {
-	if i := bytes.IndexByte(tok, ':'); i >= 0 {
-		tok = tok[i+1:]
-	}
-	return valueNeeds64(tok)
-}
-
-// valueNeeds64 is needs64 for a number without an index.
-func valueNeeds64(tok []byte) bool {
 	if len(tok) <= 12 && fewDigits(tok) {
 		return false
 	}

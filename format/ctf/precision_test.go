@@ -38,8 +38,9 @@ func TestFits32(t *testing.T) {
 		if _, _, _, short := fastfloat.ScanShort([]byte(tc.tok + " ")); short && !tc.want {
 			t.Errorf("ScanShort(%s) says short, but it does not fit float32", tc.tok)
 		}
-		if got := needs64([]byte("3:" + tc.tok)); got == tc.want {
-			t.Errorf("needs64(3:%s) = %v, want %v", tc.tok, got, !tc.want)
+		line := []byte("|x 3:" + tc.tok + "\n")
+		if _, got := inferScan(line, 0, int64(len(line)), true); got == tc.want {
+			t.Errorf("the inference scan of 3:%s says it needs float64: %v, want %v", tc.tok, got, !tc.want)
 		}
 	}
 }
