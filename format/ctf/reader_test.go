@@ -379,6 +379,49 @@ func TestInfer(t *testing.T) {
 	}
 }
 
+// TestInferPieces infers the streams of CNTK's test files with a scheduler of three threads
+// and pieces of at least 1 KiB: the pieces cover the chunks exactly, each after a newline,
+// and the streams, their order and the precision are the sequential scan's.
+func TestInferPieces(t *testing.T) {
+	defer func(n int64) { inferMinPiece = n }(inferMinPiece)
+	inferMinPiece = 1 << 10
+	ctx := sched.WithContext(context.Background(), sched.New(3, 0))
+	for _, name := range []string{"10x1_MI_dense.txt", "MNIST_dense.txt"} {
+		p := testutil.Testdata(t, "cntk", "ctf", name)
+		seq, err := Open(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		par, err := Open(p, &ReaderOptions{Context: ctx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces := par.inferPieces(3)
+		if len(pieces) <= len(par.chunks) {
+			t.Errorf("%s: %d pieces for %d chunks", name, len(pieces), len(par.chunks))
+		}
+		at, k := par.chunks[0].start, 0
+		for _, pc := range pieces {
+			if pc[0] != at || pc[1] <= pc[0] || pc[0] > par.layout.dataStart && par.data[pc[0]-1] != '\n' {
+				t.Fatalf("%s: piece %v after offset %d", name, pc, at)
+			}
+			at = pc[1]
+			if at == par.chunks[k].end && k+1 < len(par.chunks) {
+				k++
+				at = par.chunks[k].start
+			}
+		}
+		if at != par.chunks[len(par.chunks)-1].end {
+			t.Fatalf("%s: the pieces end at %d, the data at %d", name, at, par.chunks[len(par.chunks)-1].end)
+		}
+		if !reflect.DeepEqual(par.Schema(), seq.Schema()) || !reflect.DeepEqual(par.inferred, seq.inferred) {
+			t.Fatalf("%s: inferred in pieces %v, sequentially %v", name, par.inferred, seq.inferred)
+		}
+		seq.Close()
+		par.Close()
+	}
+}
+
 func TestConcurrentReadChunk(t *testing.T) {
 	p := testutil.Testdata(t, "cntk", "ctf", "MNIST_dense.txt")
 	r, err := Open(p, &ReaderOptions{Inputs: []mlfeed.Stream{dense("F", 784), dense("L", 10)}, ChunkSize: 100000, Precision: mlfeed.Float64})
