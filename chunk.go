@@ -241,6 +241,17 @@ type Detailer interface {
 	Details() map[string]any
 }
 
+// NumChunks returns the number of chunks of src, len(src.Chunks()), without making the chunk
+// table of a source that makes it on first use: a CTF file opened for a sequential read
+// (format.Options.Sequential) counts its sequences on the first call to Chunks, and has a
+// method NumChunks that does not. A caller that reads every chunk once needs only this.
+func NumChunks(src Source) int {
+	if n, ok := src.(interface{ NumChunks() int }); ok {
+		return n.NumChunks()
+	}
+	return len(src.Chunks())
+}
+
 // Totals returns the number of sequences and samples in a chunk table.
 func Totals(chunks []ChunkInfo) (sequences, samples int64) {
 	for _, c := range chunks {

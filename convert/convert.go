@@ -181,7 +181,9 @@ func toObject(ctx context.Context, src mlfeed.Source, out string, ft *format.For
 // write creates ft's sink on w and copies src into it.
 func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Schema, src mlfeed.Source, out string, opts *Options) error {
 	wo := opts.Write
-	wo.Sequences, _ = mlfeed.Totals(src.Chunks())
+	if ft.NeedsCount {
+		wo.Sequences, _ = mlfeed.Totals(src.Chunks())
+	}
 	wo.Name = out
 	if sched.FromContext(ctx) == nil {
 		// One scheduler for reading (Copy) and for the writer's own work.
@@ -239,13 +241,19 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 	if err != nil {
 		return err
 	}
-	chunks := src.Chunks()
-	_, total := mlfeed.Totals(chunks)
+	// The chunk table's counts only serve the progress report: a source that makes its table on
+	// first use (mlfeed.NumChunks) is read without one otherwise.
+	var chunks []mlfeed.ChunkInfo
+	var total int64
+	if opts.Progress != nil {
+		chunks = src.Chunks()
+		_, total = mlfeed.Totals(chunks)
+	}
 	s := sched.FromContext(ctx)
 	if s == nil {
 		s = sched.New(opts.Threads, opts.Memory)
 	}
-	order := make([]int, len(chunks))
+	order := make([]int, mlfeed.NumChunks(src))
 	for i := range order {
 		order[i] = i
 	}
@@ -262,8 +270,8 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 		if err := sink.WriteChunk(c); err != nil {
 			return err
 		}
-		done += chunks[i].Samples
 		if opts.Progress != nil {
+			done += chunks[i].Samples
 			opts.Progress(done, total)
 		}
 	}

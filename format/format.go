@@ -139,6 +139,11 @@ type Format struct {
 	// Streamable reports that Create writes its output front to back, never seeking nor
 	// reopening it, so that it can go to standard output or a pipe.
 	Streamable bool
+	// NeedsCount reports that Create writes straight through only when WriteOptions.Sequences
+	// gives the number of sequences (IDX states it in its header; without it the sink spools
+	// the data and copies it after), so that package convert makes the chunk table of a source
+	// that has none yet (see mlfeed.NumChunks) for it.
+	NeedsCount bool
 	// RawSamples reports that the format's reader lets the minibatch engine gather the
 	// samples of a file whose every stream is dense straight from its mapping
 	// (mlfeed.RawSampler) rather than decode it chunk by chunk. Package convert writes such

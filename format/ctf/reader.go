@@ -30,10 +30,16 @@ type Reader struct {
 	chunks []chunkEntry
 	// seqs, when the index kept them, holds each chunk's sequences as scanChunk finds them,
 	// so that parsing does not scan for them again.
-	seqs   [][]seqInfo
-	infos  []mlfeed.ChunkInfo
-	sp     *spec
-	double bool
+	seqs  [][]seqInfo
+	infos []mlfeed.ChunkInfo
+	// lazy is set when the file was cut into chunks without an index (see lazy.go): the
+	// chunks' counts are made on the first call to Chunks, and parsing finds the sequences.
+	lazy      bool
+	countOnce sync.Once
+	lazyIDs   *idFeed   // the id check of a lazy reader, fed as chunks are parsed
+	rates     lazyRates // what the chunks parsed so far hold per byte (lazy reservations)
+	sp        *spec
+	double    bool
 
 	fromCache string   // the index cache used, if any
 	inferred  []string // inferred streams as NAME:STORAGE:DIM declarations
@@ -172,7 +178,9 @@ func (r *Reader) init() error {
 	if r.layout, err = detectLayout(r.data, o.SkipSequenceIDs); err != nil {
 		return r.fileError(err)
 	}
-	if err := r.index(main); err != nil {
+	if r.lazyApplies() {
+		r.cutLazily()
+	} else if err := r.index(main); err != nil {
 		return r.fileError(err)
 	}
 	if streams == nil {
@@ -189,9 +197,11 @@ func (r *Reader) init() error {
 	}
 	r.schema = mlfeed.Schema{Streams: streams, HasIDs: r.layout.ids}
 	r.sp = newSpec(r.name, streams, main, r.layout.ids, o)
-	r.infos = make([]mlfeed.ChunkInfo, len(r.chunks))
-	for i, c := range r.chunks {
-		r.infos[i] = mlfeed.ChunkInfo{Sequences: c.sequences, Samples: c.samples}
+	if !r.lazy {
+		r.infos = make([]mlfeed.ChunkInfo, len(r.chunks))
+		for i, c := range r.chunks {
+			r.infos[i] = mlfeed.ChunkInfo{Sequences: c.sequences, Samples: c.samples}
+		}
 	}
 	r.density = make([]atomic.Int64, len(streams))
 	r.lines = make([]atomic.Int64, len(r.chunks))
@@ -513,8 +523,19 @@ func (c *idCheck) warn(log io.Writer, name string) {
 func (r *Reader) Schema() mlfeed.Schema { return r.schema }
 
 // Chunks returns the chunk table. Samples follow CNTK's index: lines spanned per sequence, or
-// lines mentioning the definesMBSize stream.
-func (r *Reader) Chunks() []mlfeed.ChunkInfo { return r.infos }
+// lines mentioning the definesMBSize stream. A reader opened for a sequential read
+// (ReaderOptions.Sequential) of a large file with sequence ids has no index: its first call
+// to Chunks scans the file to count (NumChunks does not).
+func (r *Reader) Chunks() []mlfeed.ChunkInfo {
+	if r.lazy {
+		r.countOnce.Do(r.countLazily)
+	}
+	return r.infos
+}
+
+// NumChunks returns the number of chunks, len(Chunks()), without the scan that a reader
+// opened for a sequential read makes on the first call to Chunks.
+func (r *Reader) NumChunks() int { return len(r.chunks) }
 
 // SequenceInfo describes one sequence as the index sees it.
 type SequenceInfo struct {
@@ -712,11 +733,17 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 	if strict != nil {
 		p.check = true
 	}
-	p.reserve(r.chunks[i], r.density, mem)
+	ce := r.chunks[i]
+	if r.lazy {
+		ce = r.rates.estimate(ce)
+	}
+	p.reserve(ce, r.density, mem)
 	var ids idList
 	if r.layout.ids && strict == nil {
-		ids.reserve(r.chunks[i].sequences)
+		ids.reserve(ce.sequences)
 	}
+	var keys []uint64 // for the id check of a lazy reader
+	feed := r.lazyIDs != nil && strict == nil
 	defer func() {
 		if v := recover(); v != nil {
 			a, ok := v.(abort)
@@ -727,9 +754,21 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 		}
 	}()
 	n := 0
+	var samples int64
 	keepIDs := r.layout.ids && strict == nil
 	var cerr error
 	serr := r.scanChunk(i, func(q seqInfo) bool {
+		if r.lazy {
+			// The checks the index makes at opening, made as the sequences are found.
+			if serr := checkSequence(q, r.opts.FrameMode); serr != nil {
+				cerr = r.fileError(serr)
+				return false
+			}
+			if feed {
+				keys = append(keys, q.key)
+			}
+			samples += q.samples
+		}
 		p.sequence(q)
 		if keepIDs {
 			ids.add(q.key)
@@ -745,6 +784,12 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 	}
 	if serr != nil {
 		return nil, p.errors, nil, r.fileError(serr)
+	}
+	if r.lazy && strict == nil {
+		r.rates.note(ce.end-ce.start, n, samples)
+		if feed {
+			r.lazyIDs.add(i, keys)
+		}
 	}
 	return p.chunk(n, ids.strings()), p.errors, &p.lastFail, nil
 }

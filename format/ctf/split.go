@@ -28,7 +28,7 @@ var errSequential = errors.New("ctf: parse sequentially")
 // they are large enough.
 func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, minBytes int64, mem []acc[T]) (*mlfeed.Chunk, int, *diag, error) {
 	c := r.chunks[i]
-	if n < 2 || c.end-c.start < minBytes {
+	if n < 2 || c.end-c.start < minBytes || r.lazy { // a lazy chunk has no count to check the pieces against
 		return parseChunkInto(ctx, r, i, nil, mem)
 	}
 	pts := r.splits(i, n)

@@ -39,6 +39,7 @@ func init() {
 		},
 		Streamable: true,
 		RawSamples: true,
+		NeedsCount: true,
 		Create: func(f io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
 			params, err := format.NormalizeParams("idx", w.Params, WriteParams)
 			if err != nil {

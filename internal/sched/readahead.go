@@ -194,8 +194,8 @@ func (r *ReadAhead) read(p int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 		ctx = context.WithValue(ctx, lastKey{}, true)
 	}
 	i := r.order[p]
-	if i < 0 || i >= len(r.src.Chunks()) {
-		return nil, fmt.Errorf("mlfeed: chunk %d outside [0, %d)", i, len(r.src.Chunks()))
+	if n := mlfeed.NumChunks(r.src); i < 0 || i >= n {
+		return nil, fmt.Errorf("mlfeed: chunk %d outside [0, %d)", i, n)
 	}
 	var c *mlfeed.Chunk
 	// A fault on a mapped input file that shrinks meanwhile is an error naming it.
