@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlfeed/mlfeed/internal/fastfloat"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/prefetch"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
@@ -165,12 +166,28 @@ func (s *scanner) lineEnd(p int64) (content, next int64) {
 	return p + int64(i), p + int64(i) + 1
 }
 
+// scanAhead is how far ahead of the line it scans the scanner has the text's cache lines
+// loaded (prefetch.Span). The scan finds each line's end with one bytes.IndexByte, which
+// waits for the line's memory; the hardware prefetcher starts late on every line.
+// `mlfeed info` of bench/cbf.sh's 200 MB CTF file (the index): 34.3 -> 29.0 ms, 50 -> 40 ms
+// of CPU; convert --compat ctf2bin, which scans as it parses: 229 -> 218 ms (medians of 10
+// and 15 alternating runs; 2 KiB and 8 KiB ahead gained less).
+const scanAhead = 4096
+
+// ahead starts loading the bytes scanAhead after the line [p, next).
+func (s *scanner) ahead(p, next int64) {
+	if next+scanAhead < s.to {
+		prefetch.Span(s.data[p+scanAhead : next+scanAhead])
+	}
+}
+
 // each calls yield for every sequence of the range in order, until yield returns false.
 func (s *scanner) each(yield func(seqInfo) bool) error {
 	if !s.ids {
 		line := int64(0)
 		for p := s.from; p < s.to; line++ {
 			c, next := s.lineEnd(p)
+			s.ahead(p, next)
 			if s.main == nil || mentions(s.data[p:c], s.main) {
 				if !yield(seqInfo{start: p, end: next, key: uint64(s.firstLine + line), samples: 1, line: line}) {
 					return nil
@@ -193,6 +210,7 @@ func (s *scanner) each(yield func(seqInfo) bool) error {
 	line := int64(0)
 	for p := s.from; p < s.to; {
 		c, next := s.lineEnd(p)
+		s.ahead(p, next)
 		if s.main == nil || mentions(s.data[p:c], s.main) {
 			seq.samples++
 			found = true
