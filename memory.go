@@ -91,6 +91,9 @@ type selectSource struct {
 
 func (s selectSource) Schema() Schema { return s.schema }
 
+// NumChunks passes on the source's count, without making a chunk table it makes on first use.
+func (s selectSource) NumChunks() int { return NumChunks(s.Source) }
+
 func (s selectSource) ReadChunk(ctx context.Context, i int) (*Chunk, error) {
 	return s.ReadChunkReuse(ctx, i, nil)
 }

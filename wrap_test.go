@@ -139,3 +139,33 @@ func TestMemSize(t *testing.T) {
 		t.Fatalf("MemSize %d, want %d", got, want)
 	}
 }
+
+// lazySource is a source that makes its chunk table on first use (as a CTF file opened for a
+// sequential read does): Chunks fails the test, NumChunks answers.
+type lazySource struct {
+	*lenSource
+	t *testing.T
+}
+
+func (l lazySource) Chunks() []ChunkInfo {
+	l.t.Fatal("Chunks called: the chunk table was made")
+	return nil
+}
+
+func (l lazySource) NumChunks() int { return len(l.lenSource.Chunks()) }
+
+// TestNumChunksPassesThrough: Select passes the count of a source that makes its chunk table
+// on first use on, without making it.
+func TestNumChunksPassesThrough(t *testing.T) {
+	a := lazySource{&lenSource{name: "a", lens: []int64{2, 2, 1, 3}, bounds: []int{0, 2, 4}}, t}
+	s, err := Select(a, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := NumChunks(s); n != 2 {
+		t.Fatalf("NumChunks %d, want 2", n)
+	}
+	if n := NumChunks(a.lenSource); n != 2 {
+		t.Fatalf("NumChunks of a plain source %d, want 2", n)
+	}
+}

@@ -355,6 +355,9 @@ type renamedSource struct {
 
 func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
 
+// NumChunks passes on the source's count (mlfeed.NumChunks).
+func (r renamedSource) NumChunks() int { return mlfeed.NumChunks(r.Source) }
+
 // RawSamples passes on where the source describes its samples (mlfeed.RawSampler).
 func (r renamedSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
 	if rs, is := r.Source.(mlfeed.RawSampler); is {
