@@ -154,3 +154,23 @@ func BenchmarkPlan(b *testing.B) {
 		s++
 	}
 }
+
+// BenchmarkPlanMinibatches measures planning an MNIST-sized sweep's minibatches of 256 (which
+// sequences, from which chunks), per sweep, without loading or packing: the part of Next's
+// work done on the caller's goroutine for every minibatch.
+func BenchmarkPlanMinibatches(b *testing.B) {
+	src := newDenseSource(60000, 1, 6000)
+	r, err := New(src, Config{MinibatchSize: 256, Threads: 1, MaxSweeps: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	j := &job{done: make(chan struct{}, 1)}
+	for b.Loop() {
+		for mbs := 0; mbs < (60000+255)/256; mbs++ {
+			if !r.planNext(j) || j.err != nil {
+				b.Fatal("planning ended", j.err)
+			}
+		}
+	}
+}

@@ -110,6 +110,25 @@ func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, 
 	return st, nil
 }
 
+// unitMinibatch is minibatch when every sequence is one sample long: the same step, found
+// by counting. (Sample positions are then sequence positions, so a sweep ends at its table's
+// count; the minibatch size is at least one, and pos is before MaxSamples, or planning ended.)
+func (pl *planner) unitMinibatch(p *sweepPlan, next int, pos int64) step {
+	limit, epochEnd := int64(math.MaxInt64), int64(math.MaxInt64)
+	if e := pl.epochSize; e > 0 {
+		epochEnd = (pos/e + 1) * e
+		limit = epochEnd
+	}
+	if m := pl.maxSamples; m > 0 && m < limit {
+		limit = m
+	}
+	k := min(int64(len(p.order)-next), pl.mbSize, limit-pos)
+	st := step{next: next + int(k), pos: pos + k, global: k}
+	st.endOfSweep = st.next == len(p.order)
+	st.endOfEpoch = st.pos >= epochEnd
+	return st
+}
+
 // seek returns the position in sweep p's order of the first sequence that starts at or after
 // global sample position pos, and that sequence's sample position.
 func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error) {

@@ -219,3 +219,49 @@ func TestFirstChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitMinibatch checks that unitMinibatch, which counts, ends every minibatch where
+// minibatch, which walks the sequences, does when every sequence is one sample long: over
+// minibatch sizes, epochs, maxima, workers and randomization, from every position.
+func TestUnitMinibatch(t *testing.T) {
+	var chunks [][]int32
+	for _, n := range []int{5, 0, 7, 1, 12} {
+		c := make([]int32, n)
+		for i := range c {
+			c[i] = 1
+		}
+		chunks = append(chunks, c)
+	}
+	for _, mb := range []int64{1, 2, 4, 7, 25, 100} {
+		for _, epoch := range []int64{0, 3, 10, 26} {
+			for _, max := range []int64{0, 1, 9, 60} {
+				for _, workers := range []int{1, 3} {
+					pl := newPlanner(chunks, mb)
+					pl.epochSize, pl.maxSamples = epoch, max
+					pl.workers, pl.rank = workers, workers-1
+					pl.rz.randomize, pl.rz.seed = epoch%2 == 0, uint64(mb)
+					p := &sweepPlan{}
+					for s := int64(0); s < 3; s++ {
+						if err := pl.planSweep(s, p); err != nil {
+							t.Fatal(err)
+						}
+						for next := 0; next < len(p.order); next++ {
+							pos := s*pl.samples + int64(next)
+							if pl.finished(s, pos) {
+								break
+							}
+							want, err := pl.minibatch(p, next, pos, func(int, seqRef, int64) error { return nil })
+							if err != nil {
+								t.Fatal(err)
+							}
+							if got := pl.unitMinibatch(p, next, pos); got != want {
+								t.Fatalf("mb %d epoch %d max %d workers %d, sweep %d at %d: %+v, want %+v",
+									mb, epoch, max, workers, s, next, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
