@@ -86,6 +86,19 @@ func (rz *randomizer) planFirst(s int64, p *plan, first func([]seqRef)) {
 		return
 	}
 	wins := rz.windows(p)
+	if whole(wins, n) {
+		// Every window is the whole sweep: every draw is accepted, and a position's chunk
+		// and a sequence's home are never asked for.
+		rng.seed(rz.seed + uint64(s))
+		for q := 0; q < t; q++ {
+			j := rng.between(0, t)
+			p.order[q], p.order[j] = p.order[j], p.order[q]
+		}
+		if first != nil {
+			first(p.order[:seqStart[1]])
+		}
+		return
+	}
 	// posChunk[t] is the randomized chunk that position t belongs to; home[t] the randomized
 	// chunk the sequence now at t came from.
 	rz.posChunk, rz.home = resize(rz.posChunk, t), resize(rz.home, t)
@@ -130,6 +143,16 @@ func (rz *randomizer) planFirst(s int64, p *plan, first func([]seqRef)) {
 }
 
 func in(k int32, w window) bool { return k >= w.begin && k < w.end }
+
+// whole reports whether each of the n windows is every chunk.
+func whole(wins []window, n int) bool {
+	for _, w := range wins {
+		if w.begin != 0 || int(w.end) != n {
+			return false
+		}
+	}
+	return true
+}
 
 // windows returns each randomized chunk's window.
 func (rz *randomizer) windows(p *plan) []window {
