@@ -66,14 +66,7 @@ func (pl *planner) lastSweep(s int64) bool { return pl.maxSweeps > 0 && s+1 >= p
 // own, in order, for each of this worker's sequences in the minibatch with its position t in
 // the order, the sequence and its length.
 func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, ref seqRef, n int64) error) (step, error) {
-	limit, epochEnd := int64(math.MaxInt64), int64(math.MaxInt64)
-	if e := pl.epochSize; e > 0 {
-		epochEnd = (pos/e + 1) * e
-		limit = epochEnd
-	}
-	if m := pl.maxSamples; m > 0 && m < limit {
-		limit = m
-	}
+	limit, epochEnd := pl.ends(pos)
 	st := step{next: next, pos: pos}
 	for st.next < len(p.order) {
 		t := st.next
@@ -110,11 +103,11 @@ func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, 
 	return st, nil
 }
 
-// unitMinibatch is minibatch when every sequence is one sample long: the same step, found
-// by counting. (Sample positions are then sequence positions, so a sweep ends at its table's
-// count; the minibatch size is at least one, and pos is before MaxSamples, or planning ended.)
-func (pl *planner) unitMinibatch(p *sweepPlan, next int, pos int64) step {
-	limit, epochEnd := int64(math.MaxInt64), int64(math.MaxInt64)
+// ends returns where a minibatch that starts at global sample position pos must end: the
+// sample position it may reach (the epoch's end or MaxSamples, whichever comes first) and the
+// epoch's end (math.MaxInt64 for each that does not apply).
+func (pl *planner) ends(pos int64) (limit, epochEnd int64) {
+	limit, epochEnd = math.MaxInt64, math.MaxInt64
 	if e := pl.epochSize; e > 0 {
 		epochEnd = (pos/e + 1) * e
 		limit = epochEnd
@@ -122,6 +115,14 @@ func (pl *planner) unitMinibatch(p *sweepPlan, next int, pos int64) step {
 	if m := pl.maxSamples; m > 0 && m < limit {
 		limit = m
 	}
+	return limit, epochEnd
+}
+
+// unitMinibatch is minibatch when every sequence is one sample long: the same step, found
+// by counting. (Sample positions are then sequence positions, so a sweep ends at its table's
+// count; the minibatch size is at least one, and pos is before MaxSamples, or planning ended.)
+func (pl *planner) unitMinibatch(p *sweepPlan, next int, pos int64) step {
+	limit, epochEnd := pl.ends(pos)
 	k := min(int64(len(p.order)-next), pl.mbSize, limit-pos)
 	st := step{next: next + int(k), pos: pos + k, global: k}
 	st.endOfSweep = st.next == len(p.order)
