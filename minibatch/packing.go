@@ -233,12 +233,23 @@ func (r *Reader) packRaw(j *job) bool {
 		if k+1 < n {
 			y := &j.refs[k+1]
 			for i := range y.s.views {
-				prefetch.Span(y.s.views[i].sample(int(y.idx)))
+				// (A small sample's line was prefetched valuesAhead on.)
+				if v := &y.s.views[i]; v.size > smallSample {
+					prefetch.Span(v.sample(int(y.idx)))
+				}
 			}
 		}
 		for i := range b.Data.Streams {
 			v := &x.s.views[i]
-			v.put(b.Data.Streams[i].Values.Bytes[k*v.size:(k+1)*v.size], int(x.idx))
+			dst := b.Data.Streams[i].Values.Bytes[k*v.size : (k+1)*v.size]
+			if v.size <= smallSample && v.swap == 0 {
+				// A label or a scalar: a few bytes, copied here rather than by a call.
+				for q, c := range v.sample(int(x.idx)) {
+					dst[q] = c
+				}
+				continue
+			}
+			v.put(dst, int(x.idx))
 		}
 		if b.Data.IDs != nil && x.s.chunk.IDs != nil {
 			b.Data.IDs = append(b.Data.IDs, x.s.chunk.IDs[x.idx])
@@ -250,6 +261,9 @@ func (r *Reader) packRaw(j *job) bool {
 	b.Sequences += n
 	return true
 }
+
+// smallSample is the most bytes packRaw copies in its loop, and prefetches with one line.
+const smallSample = 8
 
 // prefetchAhead and valuesAhead are how many sequences ahead pack prefetches offsets and
 // the first values. The whole of a sample (an MNIST image as float32 is 49 cache lines over
