@@ -8,7 +8,9 @@
 #   (a)     DataLoader(TensorDataset(X, y), batch_size=256, shuffle=True) over tensors in memory;
 #   (b)     a hand-written loop indexing in-memory tensors by torch.randperm, 256 at a time,
 #           timed one sweep a run (also shown: SWEEPS sweeps a run, as mlfeed's kept reader is
-#           timed, where the loop is faster);
+#           timed: in some runs the loop got faster from sweep to sweep, 105-110 -> 92-96 us a
+#           minibatch over ten on the 2-core VM, and (b) was then 1.76-1.87x over four where it
+#           was 1.97-1.99x over one; in others it did not);
 #   (c)     the Go engine alone (go test -bench 'Sweep/engine' in minibatch: the same shape, one
 #           stream, synthetic chunks in memory);
 #   (c')    the Go engine alone on the same two files: `mlfeed batches`' median sweep (same
@@ -207,9 +209,7 @@ print("mlfeed with keep_in_memory=True: %.0f samples/s (%s)" % (r_keep, ratios(r
 print("mlfeed iterated directly (no DataLoader): %.0f samples/s (%s); "
       "DataLoader(batch_size=None) itself: %.1f us per item (a plain loop over the same items: %.1f us)"
       % (N / best["direct"], ratios(N / best["direct"]), us(best["dl"]), us(best["plain"])))
-print("(b) timed over %d sweeps in a row, as mlfeed is: %.0f samples/s (mlfeed/(b) %.2fx): the loop "
-      "gets faster over consecutive sweeps (on the 2-core VM, 105-110 -> 92-96 us a minibatch "
-      "over ten), mlfeed's kept reader does not"
+print("(b) timed over %d sweeps in a row, as mlfeed is: %.0f samples/s (mlfeed/(b) %.2fx)"
       % (SWEEPS, N / best["b_run"], best["b_run"] / best["mlfeed"]))
 print("setup (not in the rates): mlfeed from a new MinibatchDataset to its first minibatch %.0f ms; "
       "(a), (b) loading the data set into tensors %.0f ms" % (setup_mlfeed * 1e3, setup_peers * 1e3))
