@@ -8,9 +8,9 @@
 #   (a)     DataLoader(TensorDataset(X, y), batch_size=256, shuffle=True) over tensors in memory;
 #   (b)     a hand-written loop indexing in-memory tensors by torch.randperm, 256 at a time,
 #           timed one sweep a run (also shown: SWEEPS sweeps a run, as mlfeed's kept reader is
-#           timed: in some runs the loop got faster from sweep to sweep, 105-110 -> 92-96 us a
-#           minibatch over ten on the 2-core VM, and (b) was then 1.76-1.87x over four where it
-#           was 1.97-1.99x over one; in others it did not);
+#           timed: the loop sometimes gets faster from sweep to sweep, once 105-110 -> 92-96 us
+#           a minibatch over ten on the 2-core VM; over four, (b) was below its one-sweep
+#           figure in each of eight runs, by 1-14%);
 #   (c)     the Go engine alone (go test -bench 'Sweep/engine' in minibatch: the same shape, one
 #           stream, synthetic chunks in memory);
 #   (c')    the Go engine alone on the same two files: `mlfeed batches`' median sweep (same
