@@ -10,7 +10,7 @@
 #           timed one sweep a run (also shown: SWEEPS sweeps a run, as mlfeed's kept reader is
 #           timed: the loop sometimes gets faster from sweep to sweep, once 105-110 -> 92-96 us
 #           a minibatch over ten on the 2-core VM; over four, (b) was below its one-sweep
-#           figure in each of eight runs, by 1-14%);
+#           figure in each of eight runs, by 1-16%);
 #   (c)     the Go engine alone (go test -bench 'Sweep/engine' in minibatch: the same shape, one
 #           stream, synthetic chunks in memory);
 #   (c')    the Go engine alone on the same two files: `mlfeed batches`' median sweep (same
