@@ -24,6 +24,9 @@ type planner struct {
 	epochSize    int64 // 0: no epochs
 	maxSamples   int64 // 0: no limit
 	maxSweeps    int64 // 0: no limit
+	// unit says every sequence is one sample long: minibatch counts (unitMinibatch) rather
+	// than walk the lengths.
+	unit bool
 	// lengths returns the lengths of chunk c's sequences: the defining stream's sample
 	// counts, or each sequence's longest stream's.
 	lengths func(c int32) ([]int32, error)
@@ -66,6 +69,17 @@ func (pl *planner) lastSweep(s int64) bool { return pl.maxSweeps > 0 && s+1 >= p
 // own, in order, for each of this worker's sequences in the minibatch with its position t in
 // the order, the sequence and its length.
 func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, ref seqRef, n int64) error) (step, error) {
+	if pl.unit {
+		st := pl.unitMinibatch(p, next, pos)
+		for t := next; t < st.next; t++ {
+			if p.own[t] {
+				if err := own(t, p.order[t], 1); err != nil {
+					return st, err
+				}
+			}
+		}
+		return st, nil
+	}
 	limit, epochEnd := pl.ends(pos)
 	st := step{next: next, pos: pos}
 	for st.next < len(p.order) {

@@ -221,7 +221,8 @@ func TestFirstChunks(t *testing.T) {
 }
 
 // TestUnitMinibatch checks that unitMinibatch, which counts, ends every minibatch where
-// minibatch, which walks the sequences, does when every sequence is one sample long: over
+// minibatch, which walks the sequences, does when every sequence is one sample long, and that
+// minibatch counting (planner.unit) hands over the same sequences: over
 // minibatch sizes, epochs, maxima, workers and randomization, from every position.
 func TestUnitMinibatch(t *testing.T) {
 	var chunks [][]int32
@@ -250,13 +251,27 @@ func TestUnitMinibatch(t *testing.T) {
 							if pl.finished(s, pos) {
 								break
 							}
-							want, err := pl.minibatch(p, next, pos, func(int, seqRef, int64) error { return nil })
+							var wantOwn, gotOwn []string
+							record := func(to *[]string) func(int, seqRef, int64) error {
+								return func(tt int, ref seqRef, n int64) error {
+									*to = append(*to, fmt.Sprintf("%d:%d.%d/%d", tt, ref.chunk, ref.idx, n))
+									return nil
+								}
+							}
+							pl.unit = false
+							want, err := pl.minibatch(p, next, pos, record(&wantOwn))
 							if err != nil {
 								t.Fatal(err)
 							}
 							if got := pl.unitMinibatch(p, next, pos); got != want {
 								t.Fatalf("mb %d epoch %d max %d workers %d, sweep %d at %d: %+v, want %+v",
 									mb, epoch, max, workers, s, next, got, want)
+							}
+							pl.unit = true
+							got, err := pl.minibatch(p, next, pos, record(&gotOwn))
+							if err != nil || got != want || !slices.Equal(gotOwn, wantOwn) {
+								t.Fatalf("mb %d epoch %d max %d workers %d, sweep %d at %d, counting: %+v %v (%v), want %+v %v",
+									mb, epoch, max, workers, s, next, got, gotOwn, err, want, wantOwn)
 							}
 						}
 					}

@@ -86,10 +86,10 @@ func (rz *randomizer) planFirst(s int64, p *plan, first func([]seqRef)) {
 		return
 	}
 	wins := rz.windows(p)
+	rng.seed(rz.seed + uint64(s))
 	if whole(wins, n) {
 		// Every window is the whole sweep: every draw is accepted, and a position's chunk
 		// and a sequence's home are never asked for.
-		rng.seed(rz.seed + uint64(s))
 		for q := 0; q < t; q++ {
 			j := rng.between(0, t)
 			p.order[q], p.order[j] = p.order[j], p.order[q]
@@ -109,7 +109,6 @@ func (rz *randomizer) planFirst(s int64, p *plan, first func([]seqRef)) {
 			home[q] = int32(k)
 		}
 	}
-	rng.seed(rz.seed + uint64(s))
 	// The first chunk's positions are final once every position whose window holds that chunk
 	// has drawn: the first position of a chunk whose window begins after it, and every one
 	// after (windows begin in order), draw from later positions only.

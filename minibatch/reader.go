@@ -72,8 +72,7 @@ type Reader struct {
 	empty Batch // what Batch returns before the first minibatch
 
 	lengths [][]int32
-	known   int  // chunks whose entry of lengths is set
-	unit    bool // every sequence is one sample long: every entry of lengths set by New
+	known   int // chunks whose entry of lengths is set
 	ones    []int32
 	slots   []*slot // per chunk: being read or held, or nil
 	early   []int32 // chunks requestFirst requested, whose slots' until planning then sets
@@ -171,12 +170,12 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 		r.ones[i] = 1
 	}
 	// Every sequence one sample long, as lengthsOf finds from the table (MNIST, any data set
-	// of single samples): the lengths are known now, and planNext plans by counting.
-	r.unit = cfg.DefinesMBSize == ""
+	// of single samples): the lengths are known now, and the planner counts.
+	r.pl.unit = cfg.DefinesMBSize == ""
 	for _, c := range r.infos {
-		r.unit = r.unit && c.Samples == int64(c.Sequences)
+		r.pl.unit = r.pl.unit && c.Samples == int64(c.Sequences)
 	}
-	if r.unit {
+	if r.pl.unit {
 		for c, info := range r.infos {
 			r.lengths[c] = r.ones[:info.Sequences]
 		}
@@ -370,35 +369,16 @@ func (r *Reader) planNext(j *job) bool {
 		r.planEnd = true
 		return false
 	}
-	var st step
-	if r.unit {
-		// The minibatch's extent is a count; then this worker's sequences in it.
-		st = r.pl.unitMinibatch(r.cur, r.next, r.pos)
-		p := r.cur
-		for t := r.next; t < st.next; t++ {
-			if !p.own[t] {
-				continue
-			}
-			ref := p.order[t]
-			s, err := r.take(t, ref)
-			if err != nil {
-				return r.planFail(j, err)
-			}
-			j.refs = append(j.refs, jobRef{s, ref.chunk, ref.idx, 1})
-		}
-	} else {
-		var err error
-		st, err = r.pl.minibatch(r.cur, r.next, r.pos, func(t int, ref seqRef, n int64) error {
-			s, err := r.take(t, ref)
-			if err != nil {
-				return err
-			}
-			j.refs = append(j.refs, jobRef{s, ref.chunk, ref.idx, n})
-			return nil
-		})
+	st, err := r.pl.minibatch(r.cur, r.next, r.pos, func(t int, ref seqRef, n int64) error {
+		s, err := r.take(t, ref)
 		if err != nil {
-			return r.planFail(j, err)
+			return err
 		}
+		j.refs = append(j.refs, jobRef{s, ref.chunk, ref.idx, n})
+		return nil
+	})
+	if err != nil {
+		return r.planFail(j, err)
 	}
 	r.next, r.pos = st.next, st.pos
 	m := &j.batch // packing leaves these fields alone
