@@ -19,11 +19,11 @@ import math
 import os
 
 from . import _lib, _data
-from ._errors import (Error, FormatError, UsageError, FileNotFound, InternalError,
-                      ForkError)
+from ._errors import (Error, FormatError, UsageError, FileNotFound, FileError,
+                      InternalError, ForkError)
 
 __all__ = ["open", "info", "convert", "merge", "validate", "formats", "Dataset", "MinibatchSource",
-           "Minibatch", "Error", "FormatError", "UsageError", "FileNotFound",
+           "Minibatch", "Error", "FormatError", "UsageError", "FileNotFound", "FileError",
            "InternalError", "ForkError", "INFINITELY_REPEAT"]
 
 #: For max_sweeps: read sweep after sweep without end.

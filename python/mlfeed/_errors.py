@@ -42,11 +42,12 @@ class ForkError(Error, RuntimeError):
     """mlfeed used in a process forked after its parent used it."""
 
 
-class _IOError(Error, OSError):
-    pass
+class FileError(Error, OSError):
+    """Another operating-system error on a file: permission denied, a directory where a file
+    was expected, a full disk."""
 
 
-_KINDS = {1: FormatError, 2: UsageError, 4: InternalError, 5: FileNotFound, 6: _IOError}
+_KINDS = {1: FormatError, 2: UsageError, 4: InternalError, 5: FileNotFound, 6: FileError}
 
 
 def _error(kind, message, file, line, column, offset, field):

@@ -111,6 +111,9 @@ def test_validate_and_errors(tmp_path, idx_pair):
     with pytest.raises(mlfeed.FileNotFound) as ei:
         mlfeed.open(tmp_path / "missing.idx")
     assert isinstance(ei.value, FileNotFoundError)
+    with pytest.raises(mlfeed.FileError) as ei:
+        mlfeed.validate(tmp_path)  # a directory where a file is read
+    assert isinstance(ei.value, OSError) and ei.value.file == str(tmp_path)
     with pytest.raises(mlfeed.UsageError):
         mlfeed.open(paths, format="nosuchformat")
 
