@@ -283,6 +283,13 @@ func (r *Reader) recycle(seq uint64) {
 	r.retired = r.retired[:copy(r.retired, r.retired[k:])]
 }
 
+// oneSampleEach reports whether chunk table entry info says that every sequence of its chunk
+// is one sample long: the table counts samples as the planner does (no defining stream), and
+// sequences are at least one sample long.
+func (r *Reader) oneSampleEach(info mlfeed.ChunkInfo) bool {
+	return info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == ""
+}
+
 // lengthsOf returns the lengths of chunk c's sequences (the planner's lengths).
 func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 	if l := r.lengths[c]; l != nil {
@@ -291,9 +298,7 @@ func (r *Reader) lengthsOf(c int32) ([]int32, error) {
 	info := r.infos[c]
 	var l []int32
 	switch {
-	case info.Samples == int64(info.Sequences) && r.cfg.DefinesMBSize == "":
-		// The table counts samples as we do, and sequences are at least one sample long:
-		// every sequence is one sample long.
+	case r.oneSampleEach(info):
 		l = r.ones[:info.Sequences]
 	case r.defining < 0:
 		// The source's lengths are each sequence's longest stream's, as ours.

@@ -171,9 +171,9 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 	}
 	// Every sequence one sample long, as lengthsOf finds from the table (MNIST, any data set
 	// of single samples): the lengths are known now, and the planner counts.
-	r.pl.unit = cfg.DefinesMBSize == ""
+	r.pl.unit = true
 	for _, c := range r.infos {
-		r.pl.unit = r.pl.unit && c.Samples == int64(c.Sequences)
+		r.pl.unit = r.pl.unit && r.oneSampleEach(c)
 	}
 	if r.pl.unit {
 		for c, info := range r.infos {
