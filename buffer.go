@@ -8,18 +8,19 @@ import (
 )
 
 // Buffer holds element-typed values: fixed-width elements as raw little-endian bytes in Bytes,
-// or text in Strings. Typed views (Float32s, Uint8s, ...) reinterpret Bytes without copying.
+// or variable-length values (String text, Bytes byte strings) in Strings. Typed views
+// (Float32s, Uint8s, ...) reinterpret Bytes without copying.
 //
 // The bytes may be memory-mapped from a file; such a buffer must not be written to.
 type Buffer struct {
 	Type    ElemType
-	Bytes   []byte   // len = Len() * Type.Size(); nil for String
-	Strings []string // String elements only
+	Bytes   []byte   // len = Len() * Type.Size(); nil for String and Bytes
+	Strings []string // String and Bytes elements only (see ElemType.IsVarLen)
 }
 
 // NewBuffer returns a zeroed buffer of n elements of type t, aligned for typed views.
 func NewBuffer(t ElemType, n int) Buffer {
-	if t == String {
+	if t.IsVarLen() {
 		return Buffer{Type: t, Strings: make([]string, n)}
 	}
 	return Buffer{Type: t, Bytes: alignedBytes(n * t.Size())}
@@ -37,7 +38,7 @@ func alignedBytes(n int) []byte {
 
 // Len returns the number of elements.
 func (b Buffer) Len() int {
-	if b.Type == String {
+	if b.Type.IsVarLen() {
 		return len(b.Strings)
 	}
 	if sz := b.Type.Size(); sz > 0 {
@@ -48,7 +49,7 @@ func (b Buffer) Len() int {
 
 // Slice returns the elements [from, to) sharing memory with b.
 func (b Buffer) Slice(from, to int) Buffer {
-	if b.Type == String {
+	if b.Type.IsVarLen() {
 		return Buffer{Type: b.Type, Strings: b.Strings[from:to]}
 	}
 	sz := b.Type.Size()
@@ -57,7 +58,7 @@ func (b Buffer) Slice(from, to int) Buffer {
 
 // Append appends the elements of o, which must have the same type, to b.
 func (b *Buffer) Append(o Buffer) {
-	if b.Type == String {
+	if b.Type.IsVarLen() {
 		b.Strings = append(b.Strings, o.Strings...)
 		return
 	}

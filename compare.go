@@ -122,7 +122,7 @@ func sampleValues(st *Stream, d *StreamData, s int64) ([]any, error) {
 
 func elemValue(b Buffer, k int) any {
 	switch {
-	case b.Type == String:
+	case b.Type.IsVarLen():
 		return b.Strings[k]
 	case b.Type.IsNumeric():
 		v := b.Float64At(k)

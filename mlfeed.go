@@ -55,6 +55,9 @@ const (
 	DateTimeOffset
 	// RowID is a 128-bit row identifier stored as two uint64: low, then high (IDV DataViewRowId).
 	RowID
+	// Bytes is an opaque byte string (an encoded image, audio, a serialized record), held like
+	// String in Buffer.Strings but never read as text: base64 in JSON, bytes in Python.
+	Bytes
 	numElemTypes
 )
 
@@ -64,12 +67,14 @@ var elemNames = [numElemTypes]string{
 	Uint8: "uint8", Uint16: "uint16", Uint32: "uint32", Uint64: "uint64",
 	Bool: "bool", String: "string", Complex64: "complex64", Complex128: "complex128",
 	Duration: "duration", DateTime: "datetime", DateTimeOffset: "datetimeoffset", RowID: "rowid",
+	Bytes: "bytes",
 }
 
 var elemSizes = [numElemTypes]int{
 	Float32: 4, Float64: 8, Int8: 1, Int16: 2, Int32: 4, Int64: 8,
 	Uint8: 1, Uint16: 2, Uint32: 4, Uint64: 8, Bool: 1, String: 0,
 	Complex64: 8, Complex128: 16, Duration: 8, DateTime: 8, DateTimeOffset: 16, RowID: 16,
+	Bytes: 0,
 }
 
 // String returns the type's name as used in `mlfeed info --json`: "float32", "uint8", ...
@@ -80,14 +85,18 @@ func (t ElemType) String() string {
 	return fmt.Sprintf("ElemType(%d)", uint8(t))
 }
 
-// Size returns the number of bytes one element occupies in a Buffer, or 0 for String and
-// Invalid.
+// Size returns the number of bytes one element occupies in a Buffer, or 0 for String, Bytes
+// and Invalid.
 func (t ElemType) Size() int {
 	if t < numElemTypes {
 		return elemSizes[t]
 	}
 	return 0
 }
+
+// IsVarLen reports whether t's values have their own lengths and are held in Buffer.Strings
+// (String and Bytes) rather than as fixed-width elements in Buffer.Bytes.
+func (t ElemType) IsVarLen() bool { return t == String || t == Bytes }
 
 // IsInteger reports whether t is a signed or unsigned integer type.
 func (t ElemType) IsInteger() bool { return t >= Int8 && t <= Uint64 }

@@ -217,7 +217,7 @@ func ConcatChunks(parts []*Chunk) *Chunk {
 		d := &out.Streams[i]
 		d.SeqStart = append(make([]int64, 0, seqs+1), 0)
 		d.Values = NewBuffer(parts[0].Streams[i].Values.Type, values)
-		if d.Values.Type == String {
+		if d.Values.Type.IsVarLen() {
 			d.Values.Strings = d.Values.Strings[:0]
 		} else {
 			d.Values.Bytes = d.Values.Bytes[:0]
