@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -198,7 +199,7 @@ func TestSourceZeroCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func() mlfeed.Source {
-		src, err := format.Open([]string{in}, "", &format.Options{Inputs: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 3}}})
+		src, err := dataset.OpenFiles([]string{in}, "", &format.Options{Inputs: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 3}}})
 		if err != nil {
 			t.Fatal(err)
 		}

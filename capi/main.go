@@ -45,6 +45,7 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/minibatch"
+	_ "github.com/mlfeed/mlfeed/storage/all" // s3://, gs://, azblob://
 )
 
 func main() {}

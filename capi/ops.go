@@ -7,18 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime/cgo"
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/internal/sched"
-	"github.com/mlfeed/mlfeed/minibatch"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -78,15 +75,6 @@ type openArgs struct {
 	// Deserializers are files each read with its own streams and options, joined as CNTK's
 	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
 	Deserializers []deserializerArgs `json:"deserializers"`
-	// elemType is the type convert converts numbers to, passed to the formats.
-	elemType mlfeed.ElemType
-	// sequential says the caller reads every chunk once, in order (convert), passed to the
-	// formats as format.Options.Sequential.
-	sequential bool
-	// ctx is the formats' format.Options.Context: the operation's, with its scheduler. A
-	// source that outlives the operation (a data set's, a minibatch source's) gets one that
-	// its end does not cancel, as an object in object storage reads with it later.
-	ctx context.Context
 }
 
 // deserializerArgs is one file of a composite source.
@@ -97,212 +85,90 @@ type deserializerArgs struct {
 	Options map[string]string `json:"options"`
 }
 
-// splitConfig splits FILE[:SECTION] as the CLI's --config does.
-func splitConfig(arg string) (file, section string) { return cntkconfig.SplitSection(arg) }
-
-// cntkReader parses the configuration's reader section, or returns nil without a config.
-func (a *openArgs) cntkReader() (*cntkconfig.Reader, error) {
-	if a.Config == "" {
-		if len(a.Defines) > 0 {
-			return nil, fmt.Errorf("%w: defines need a config", format.ErrUsage)
-		}
-		return nil, nil
-	}
-	file, section := splitConfig(a.Config)
-	cfg, err := cntkconfig.Open(file, &cntkconfig.Options{Defines: a.Defines})
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
-	}
-	r, err := cfg.Reader(section)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
-	}
-	return r, nil
-}
-
-func mergeParams(base, over map[string]string) map[string]string {
-	if len(over) == 0 {
-		return base
-	}
-	out := map[string]string{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
-	return out
-}
-
-// options returns the format options: the config's streams and parameters (of every
-// deserializer), then the explicit inputs and options.
-func (a *openArgs) options(rc *cntkconfig.Reader) (*format.Options, error) {
-	o := &format.Options{Log: io.Discard, Type: a.elemType, Sequential: a.sequential, Context: a.ctx}
-	if rc != nil {
-		o.Config, _ = splitConfig(a.Config)
-		for _, d := range rc.Deserializers {
-			if len(a.Inputs) == 0 {
-				o.Inputs = append(o.Inputs, d.Options.Inputs...)
-			}
-			o.Params = mergeParams(o.Params, d.Options.Params)
-		}
-	}
-	for _, in := range a.Inputs {
+// parseInputs parses stream declarations as --input does.
+func parseInputs(decls []string) ([]mlfeed.Stream, error) {
+	var out []mlfeed.Stream
+	for _, in := range decls {
 		st, err := format.ParseInput(in)
 		if err != nil {
 			return nil, err
 		}
-		o.Inputs = append(o.Inputs, st)
+		out = append(out, st)
 	}
-	o.Params = mergeParams(o.Params, a.Options)
-	return o, nil
+	return out, nil
 }
 
-// open opens the data set the arguments name, and returns the config's reader section (or nil)
-// and whether the caller owns the source (false for a data set handle's).
-func (a *openArgs) open() (src mlfeed.Source, rc *cntkconfig.Reader, own bool, err error) {
-	if rc, err = a.cntkReader(); err != nil {
+// spec returns the data set the arguments describe (without Dataset).
+func (a *openArgs) spec() (*dataset.Spec, error) {
+	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines}
+	var err error
+	if s.Inputs, err = parseInputs(a.Inputs); err != nil {
+		return nil, err
+	}
+	for _, d := range a.Deserializers {
+		ds := dataset.Deserializer{Path: d.Path, Format: d.Format, Params: d.Options}
+		if ds.Inputs, err = parseInputs(d.Inputs); err != nil {
+			return nil, err
+		}
+		s.Deserializers = append(s.Deserializers, ds)
+	}
+	if len(s.Paths) == 0 && len(s.Deserializers) == 0 && s.Config == "" {
+		return nil, fmt.Errorf("%w: no files to read (give paths or a config)", format.ErrUsage)
+	}
+	if _, err := s.Reader(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// open opens the data set the arguments name (an open data set's handle, or a Spec's
+// source opened with ctx, which carries the scheduler and outlives the call where the source
+// does), and returns its Spec (nil for a handle's) and whether the caller owns the source
+// (false for a handle's).
+func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src mlfeed.Source, spec *dataset.Spec, own bool, err error) {
+	if a.Dataset != 0 {
+		if len(a.Paths) > 0 || a.Config != "" || len(a.Deserializers) > 0 {
+			return nil, nil, false, fmt.Errorf("%w: a data set takes the place of paths, a config and deserializers", format.ErrUsage)
+		}
+		ds, err := value[*openDataset](uintptr(a.Dataset))
+		if err != nil {
+			return nil, nil, false, err
+		}
+		return ds.src, nil, false, nil
+	}
+	if spec, err = a.spec(); err != nil {
 		return nil, nil, false, err
 	}
-	if a.Dataset != 0 {
-		ds, err := value[*dataset](uintptr(a.Dataset))
-		if err != nil {
-			return nil, nil, false, err
-		}
-		return ds.src, rc, false, nil
+	if adjust != nil {
+		adjust(spec)
 	}
-	if len(a.Deserializers) > 0 {
-		src, err = a.openComposite()
-		return src, rc, err == nil, err
-	}
-	if len(a.Paths) == 0 && rc == nil {
-		return nil, nil, false, fmt.Errorf("%w: no files to read (give paths or a config)", format.ErrUsage)
-	}
-	if len(a.Paths) > 0 {
-		o, err := a.options(rc)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		src, err = format.Open(a.Paths, rc.FormatFor(a.Paths, a.Format), o)
-		return src, rc, err == nil, err
-	}
-	src, err = a.openDeserializers(rc)
-	return src, rc, err == nil, err
+	src, err = spec.Open(ctx)
+	return src, spec, err == nil, err
 }
 
-// openDeserializers opens the data files of a config's reader section, each with its own
-// streams and options (explicit inputs and options applied to each), joined by sequence id
-// when they all have ids, else in order, as CNTK's composite reader does.
-func (a *openArgs) openDeserializers(rc *cntkconfig.Reader) (mlfeed.Source, error) {
-	base, err := a.options(nil)
-	if err != nil {
-		return nil, err
-	}
-	var srcs []mlfeed.Source
-	for _, d := range rc.Deserializers {
-		o := d.Options
-		o.Log, o.Context = io.Discard, a.ctx
-		o.Config, _ = splitConfig(a.Config)
-		if len(a.Inputs) > 0 {
-			o.Inputs = base.Inputs
-		}
-		o.Params = mergeParams(o.Params, a.Options)
-		s, err := format.Open([]string{d.Path}, a.Format, &o)
-		if err != nil {
-			closeSources(srcs)
-			return nil, err
-		}
-		srcs = append(srcs, s)
-	}
-	return joinSources(srcs)
-}
-
-// openComposite opens the files of a.Deserializers, each with its own streams and options.
-func (a *openArgs) openComposite() (mlfeed.Source, error) {
-	var srcs []mlfeed.Source
-	for _, d := range a.Deserializers {
-		o := &format.Options{Log: io.Discard, Params: d.Options, Context: a.ctx}
-		for _, in := range d.Inputs {
-			st, err := format.ParseInput(in)
-			if err != nil {
-				closeSources(srcs)
-				return nil, err
-			}
-			o.Inputs = append(o.Inputs, st)
-		}
-		s, err := format.Open([]string{d.Path}, d.Format, o)
-		if err != nil {
-			closeSources(srcs)
-			return nil, err
-		}
-		srcs = append(srcs, s)
-	}
-	return joinSources(srcs)
-}
-
-func closeSources(srcs []mlfeed.Source) {
-	for _, s := range srcs {
-		s.Close()
-	}
-}
-
-// joinSources joins sources by sequence id when they all have ids, else in order, as CNTK
-// joins its deserializers (files without ids are keyed by line). It closes them on error.
-func joinSources(srcs []mlfeed.Source) (mlfeed.Source, error) {
-	if len(srcs) == 1 {
-		return srcs[0], nil
-	}
-	join, ids := mlfeed.Zip, true
-	for _, s := range srcs {
-		ids = ids && s.Schema().HasIDs
-	}
-	if ids {
-		join = minibatch.Join
-	}
-	z, err := join(srcs...)
-	if err != nil {
-		closeSources(srcs)
-		return nil, err
-	}
-	return z, nil
-}
-
-// formatOf names the format of the inputs, for info.
-func (a *openArgs) formatOf(rc *cntkconfig.Reader) string {
-	names := a.Paths
-	if len(names) == 0 && rc != nil {
-		for _, d := range rc.Deserializers {
-			names = append(names, d.Path)
-		}
-	}
-	return inspect.FormatOf(names, a.Format)
-}
-
-// dataset is an open data set (mlfeed.open).
-type dataset struct {
+// openDataset is an open data set (mlfeed.open).
+type openDataset struct {
 	src    mlfeed.Source
 	format string
 }
 
-func (d *dataset) close() { d.src.Close() }
+func (d *openDataset) close() { d.src.Close() }
 
 func opOpen(ctx context.Context, args []byte) (any, error) {
 	var a openArgs
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	a.ctx = context.WithoutCancel(ctx)
 	if a.Dataset != 0 {
 		return nil, fmt.Errorf("%w: open takes paths, not a data set", format.ErrUsage)
 	}
-	src, rc, _, err := a.open()
+	// The data set outlives the call: its source reads with a context the call's end does not
+	// cancel (an object in object storage reads with it later).
+	src, spec, _, err := a.open(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return nil, err
 	}
-	ds := &dataset{src: src, format: a.formatOf(rc)}
+	ds := &openDataset{src: src, format: spec.FormatName()}
 	doc := inspect.Describe(ds.format, src, false)
 	return map[string]any{"handle": uint64(cgo.NewHandle(ds)), "info": doc}, nil
 }
@@ -315,17 +181,16 @@ func opInfo(ctx context.Context, args []byte) (any, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	a.ctx = ctx
-	src, rc, own, err := a.open()
+	src, spec, own, err := a.open(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
+	var name string
 	if own {
 		defer src.Close()
-	}
-	name := a.formatOf(rc)
-	if a.Dataset != 0 {
-		ds, _ := value[*dataset](uintptr(a.Dataset))
+		name = spec.FormatName()
+	} else {
+		ds, _ := value[*openDataset](uintptr(a.Dataset))
 		name = ds.format
 	}
 	return inspect.Describe(name, src, a.Chunks), nil
@@ -365,20 +230,15 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 	if a.Max <= 0 {
 		a.Max = 100
 	}
-	rc, err := a.cntkReader()
+	spec, err := a.spec()
 	if err != nil {
 		return nil, err
 	}
-	opts, err := a.options(rc)
+	opts, err := spec.FormatOptions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	names := a.Paths
-	if len(names) == 0 && rc != nil {
-		for _, d := range rc.Deserializers {
-			names = append(names, d.Path)
-		}
-	}
+	names := spec.Files()
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w: no files to validate", format.ErrUsage)
 	}
@@ -387,7 +247,7 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		_, err := inspect.Validate(ctx, name, a.Format, opts, a.Max, func(e error) {
+		_, err := inspect.Validate(ctx, name, spec.FormatFor([]string{name}), opts, a.Max, func(e error) {
 			if !format.IsWarning(e) { // a warning leaves the file valid
 				problems = append(problems, problemOf(name, e))
 			}
@@ -441,11 +301,9 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 			return nil, fmt.Errorf("%w: %v", format.ErrUsage, err)
 		}
 		opts.Type = t
-		a.elemType = t
 	}
 	opts.Write = format.WriteOptions{Compress: a.Compress, Compat: a.Compat, ChunkSize: a.ChunkSize, Params: a.WriteOptions}
-	a.sequential, a.ctx = true, ctx
-	src, _, own, err := a.open()
+	src, _, own, err := a.open(ctx, func(s *dataset.Spec) { s.Type, s.Sequential = opts.Type, true })
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +351,7 @@ func opRead(ctx context.Context, args []byte) (any, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	ds, err := value[*dataset](uintptr(a.Dataset))
+	ds, err := value[*openDataset](uintptr(a.Dataset))
 	if err != nil {
 		return nil, err
 	}

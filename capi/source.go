@@ -19,7 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/cntkconfig"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/internal/sched"
@@ -50,32 +50,19 @@ type sourceArgs struct {
 	CNTKDistribution bool    `json:"cntk_distribution"`
 }
 
-// config builds the engine's configuration as `mlfeed batches` does: the config's reader
-// section, then the explicit settings.
-func (a *sourceArgs) config(rc *cntkconfig.Reader) (minibatch.Config, error) {
-	c := minibatch.Config{Log: io.Discard}
-	if rc != nil {
-		c.NoRandomize = !rc.Randomize
-		c.RandomizationSeed = rc.RandomizationSeed
-		c.RandomizationWindow = rc.RandomizationWindow
-		c.SampleBasedRandomizationWindow = rc.SampleBasedRandomizationWindow
-		c.FrameMode = rc.FrameMode
+// config builds the engine's configuration as `mlfeed batches` does: the data set's (its
+// config's reader section; spec is nil for an open data set's handle), then the explicit
+// settings.
+func (a *sourceArgs) config(spec *dataset.Spec) (minibatch.Config, error) {
+	if spec == nil {
+		spec = &dataset.Spec{}
 	}
-	if a.Randomize != nil {
-		c.NoRandomize = !*a.Randomize
+	spec.Randomization = dataset.Randomization{Randomize: a.Randomize, Seed: a.Seed, Window: a.Window, SampleWindow: a.SampleWindow, FrameMode: a.FrameMode}
+	c, err := spec.MinibatchConfig()
+	if err != nil {
+		return c, err
 	}
-	if a.Seed != nil {
-		c.RandomizationSeed = *a.Seed
-	}
-	if a.Window != nil {
-		c.RandomizationWindow = *a.Window
-	}
-	if a.SampleWindow != nil {
-		c.SampleBasedRandomizationWindow = *a.SampleWindow
-	}
-	if a.FrameMode != nil {
-		c.FrameMode = *a.FrameMode
-	}
+	c.Log, c.TraceLevel = io.Discard, 0
 	c.MinibatchSize = a.MinibatchSize
 	c.DefinesMBSize = a.DefinesMBSize
 	c.MaxSweeps, c.MaxSamples, c.EpochSize = a.MaxSweeps, a.MaxSamples, a.EpochSize
@@ -214,12 +201,12 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 		return nil, fmt.Errorf("%w: threads must be from 0 (all cores) to 65536, packers from -1 to 1024, memory not negative", format.ErrUsage)
 	}
 	// Opening uses the threads and memory the minibatches will.
-	a.ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(a.Threads, a.Memory))
-	src, rc, own, err := a.open()
+	ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(a.Threads, a.Memory))
+	src, spec, own, err := a.open(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := a.config(rc)
+	cfg, err := a.config(spec)
 	if err == nil {
 		var s *source
 		if s, err = newSource(src, own, cfg); err == nil {

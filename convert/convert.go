@@ -19,8 +19,8 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
-	"github.com/mlfeed/mlfeed/internal/remote"
 	"github.com/mlfeed/mlfeed/internal/sched"
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // Options control a conversion. The zero value converts losslessly to the format named by the
@@ -112,7 +112,7 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		}
 		return nil
 	}
-	if remote.IsURL(out) {
+	if storage.IsURL(out) {
 		return toObject(ctx, src, out, ft, schema, opts)
 	}
 	f, err := atomicfile.Create(out)
@@ -145,7 +145,7 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 // a streamable format is uploaded as it is written, another is written to a temporary file
 // first (removed afterwards, and on a signal).
 func toObject(ctx context.Context, src mlfeed.Source, out string, ft *format.Format, schema mlfeed.Schema, opts *Options) error {
-	w, err := remote.Create(ctx, out)
+	w, err := storage.Create(ctx, out)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/cbf"
@@ -33,7 +34,7 @@ func TestFileTypeConversionAndBack(t *testing.T) {
 		t.Error("no progress reported")
 	}
 	back := filepath.Join(dir, "images.idx")
-	src, err := format.Open([]string{f32}, "", nil)
+	src, err := dataset.OpenFiles([]string{f32}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestFileTypeConversionAndBack(t *testing.T) {
 	}
 	src.Close()
 	orig, _ := mlfeed.Select(data, "features")
-	got, err := format.Open([]string{back}, "", nil)
+	got, err := dataset.OpenFiles([]string{back}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

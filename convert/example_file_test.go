@@ -9,7 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all"
 )
 
@@ -17,7 +17,7 @@ import (
 // t10k-labels-idx1-ubyte.gz labels.ctf` does: the output format follows the name, and the
 // file appears only once complete.
 func ExampleFile() {
-	src, err := format.Open([]string{"../testdata/mnist/t10k-labels-idx1-ubyte.gz"}, "", nil)
+	src, err := dataset.OpenFiles([]string{"../testdata/mnist/t10k-labels-idx1-ubyte.gz"}, "", nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +45,7 @@ func ExampleFile() {
 		fmt.Println(lines.Text())
 	}
 	// Read back (CTF has no header: the stream is inferred from the text).
-	back, err := format.Open([]string{out}, "", nil)
+	back, err := dataset.OpenFiles([]string{out}, "", nil)
 	if err != nil {
 		fmt.Println(err)
 		return

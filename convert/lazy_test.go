@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/ctf"
 	"github.com/mlfeed/mlfeed/internal/sched"
@@ -54,7 +55,7 @@ func TestSequentialCTF(t *testing.T) {
 		for _, seq := range []bool{false, true, true} {
 			progress := len(outs) == 2
 			ctx := sched.WithContext(ctx, sched.New(2, 0))
-			src, err := format.Open([]string{filepath.Join(dir, tc.in)}, "ctf", &format.Options{Sequential: seq, Context: ctx})
+			src, err := dataset.OpenFiles([]string{filepath.Join(dir, tc.in)}, "ctf", &format.Options{Sequential: seq, Context: ctx})
 			if err != nil {
 				t.Fatal(err)
 			}

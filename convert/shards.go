@@ -12,9 +12,9 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
-	"github.com/mlfeed/mlfeed/internal/remote"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/shard"
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // ShardOptions control a sharded conversion (see Shards). The zero value writes one shard
@@ -77,7 +77,7 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	}
 	noteFlattened(dir, o.Format, schema, &o.Options)
 	w := &shardWriter{src: src, dir: dir, opts: &o, in: src.Schema(), out: schema, ext: o.Format.Extensions[0]}
-	if remote.IsURL(dir) {
+	if storage.IsURL(dir) {
 		// Each shard is written to a local staging directory, read back for its manifest
 		// entry, then uploaded (appearing whole) and removed; the manifest goes up last.
 		w.url = dir
@@ -292,7 +292,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 	}
 	e, err := w.describe(j, name)
 	if err == nil && w.url != "" {
-		if err = remote.Upload(ctx, path, remote.Join(w.url, name)); err == nil {
+		if err = storage.Upload(ctx, path, storage.Join(w.url, name)); err == nil {
 			err = os.Remove(path)
 		}
 	}
@@ -370,7 +370,7 @@ func (w *shardWriter) manifest(ctx context.Context, entries []shard.Entry) (*sha
 		if err != nil {
 			return nil, err
 		}
-		return m, remote.WriteFile(ctx, remote.Join(w.url, name), b)
+		return m, storage.WriteFile(ctx, storage.Join(w.url, name), b)
 	}
 	return m, shard.WriteManifest(filepath.Join(w.dir, name), m)
 }

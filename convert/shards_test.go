@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/cbf"
@@ -40,7 +41,7 @@ func TestShardsRoundTrip(t *testing.T) {
 			t.Errorf("%s holds %d sequences, want 200", e.Path, e.Sequences)
 		}
 	}
-	got, err := format.Open([]string{dir}, "", nil)
+	got, err := dataset.OpenFiles([]string{dir}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestShardsRoundTrip(t *testing.T) {
 	if err := convert.File(ctx, data, f32, &convert.Options{Type: mlfeed.Float32}); err != nil {
 		t.Fatal(err)
 	}
-	one, err := format.Open([]string{f32}, "", nil)
+	one, err := dataset.OpenFiles([]string{f32}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +106,12 @@ func TestShardTasksMerge(t *testing.T) {
 	if _, err := convert.Shards(ctx, data, whole, &base); err != nil {
 		t.Fatal(err)
 	}
-	a, err := format.Open([]string{dir}, "", nil)
+	a, err := dataset.OpenFiles([]string{dir}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := format.Open([]string{filepath.Join(whole, shard.ManifestName)}, "", nil)
+	b, err := dataset.OpenFiles([]string{filepath.Join(whole, shard.ManifestName)}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestReshardAndShardSize(t *testing.T) {
 	if _, err := convert.Shards(ctx, data, in, &base); err != nil {
 		t.Fatal(err)
 	}
-	src, err := format.Open([]string{in}, "", nil)
+	src, err := dataset.OpenFiles([]string{in}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

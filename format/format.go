@@ -5,7 +5,9 @@
 //	import _ "github.com/mlfeed/mlfeed/format/idx"
 //
 // The registry detects a file's format from its first bytes (magic numbers) first and its name
-// second, opens sources, and creates sinks. It is what the CLI and package convert build on.
+// second; each Format opens sources and creates sinks. It imports only the data model and the
+// standard library: opening data sets (directories, globs, manifests, object storage,
+// combined inputs, CNTK configurations) is package dataset's.
 package format
 
 import (
@@ -20,9 +22,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/remote"
 	"github.com/mlfeed/mlfeed/internal/sniff"
-	"github.com/mlfeed/mlfeed/shard"
 )
 
 // ErrUsage is wrapped by errors that come from wrong options or arguments rather than bad
@@ -230,12 +230,14 @@ func Detect(name string) (*Format, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return detectHead(head[:n], f, fi.Size(), file)
+	return DetectHead(head[:n], f, fi.Size(), file)
 }
 
-// detectHead returns the format of data that starts with head and is called name; r holds
-// its size bytes, for the formats that look deeper (Format.MatchFile).
-func detectHead(head []byte, r io.ReaderAt, size int64, file string) (*Format, error) {
+// DetectHead returns the format of data that starts with head (its first 512 bytes, or all
+// of it when shorter) and is called name: the first format whose magic matches, else the one
+// its name's extension says. r holds its size bytes, for the formats that look deeper
+// (Format.MatchFile).
+func DetectHead(head []byte, r io.ReaderAt, size int64, file string) (*Format, error) {
 	for _, ft := range formats {
 		if ft.Match != nil && ft.Match(head) && (ft.MatchFile == nil || ft.MatchFile(r, size)) {
 			return ft, nil
@@ -257,113 +259,6 @@ func Names() []string {
 		n = append(n, f.Name)
 	}
 	return n
-}
-
-// Open opens one or more files as a single source. Each file's format is detected (or forced
-// by formatName when not empty). Several files are combined with mlfeed.Zip; stream names
-// that repeat across files get a suffix ("features_2").
-func Open(names []string, formatName string, opts *Options) (mlfeed.Source, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	var srcs []mlfeed.Source
-	closeAll := func() {
-		for _, s := range srcs {
-			s.Close()
-		}
-	}
-	for _, name := range names {
-		s, err := openOne(name, formatName, opts)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		srcs = append(srcs, s)
-	}
-	if len(srcs) > 1 {
-		srcs = uniqueNames(srcs)
-	}
-	z, err := mlfeed.Zip(srcs...)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	return z, nil
-}
-
-// openOne opens one input argument: a file, or a data set of shards (a directory, a glob
-// or a manifest; see package shard).
-func openOne(name, formatName string, opts *Options) (mlfeed.Source, error) {
-	if remote.IsURL(name) {
-		return openURL(name, formatName, opts)
-	}
-	paths, m, sharded, err := shard.Resolve(name)
-	if err != nil {
-		return nil, err
-	}
-	if m != nil && formatName == "" {
-		formatName = m.Format
-	}
-	open := func(p string) (mlfeed.Source, error) {
-		ft, ok := Lookup(formatName)
-		if formatName == "" {
-			var err error
-			if ft, err = Detect(p); err != nil {
-				return nil, err
-			}
-		} else if !ok {
-			return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
-		}
-		return ft.Open(p, opts)
-	}
-	if !sharded {
-		return open(name)
-	}
-	return shard.NewSource(paths, m, open)
-}
-
-// uniqueNames renames streams whose names repeat an earlier source's.
-func uniqueNames(srcs []mlfeed.Source) []mlfeed.Source {
-	seen := map[string]int{}
-	out := make([]mlfeed.Source, len(srcs))
-	for i, s := range srcs {
-		sc := s.Schema()
-		renamed := false
-		for j := range sc.Streams {
-			n := sc.Streams[j].Name
-			seen[n]++
-			if seen[n] > 1 {
-				if !renamed {
-					sc.Streams = append([]mlfeed.Stream(nil), sc.Streams...)
-					renamed = true
-				}
-				sc.Streams[j].Name = n + "_" + strconv.Itoa(seen[n])
-			}
-		}
-		out[i] = s
-		if renamed {
-			out[i] = renamedSource{s, sc}
-		}
-	}
-	return out
-}
-
-type renamedSource struct {
-	mlfeed.Source
-	schema mlfeed.Schema
-}
-
-func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
-
-// NumChunks passes on the source's count (mlfeed.NumChunks).
-func (r renamedSource) NumChunks() int { return mlfeed.NumChunks(r.Source) }
-
-// RawSamples passes on where the source describes its samples (mlfeed.RawSampler).
-func (r renamedSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
-	if rs, is := r.Source.(mlfeed.RawSampler); is {
-		return rs.RawSamples(i, stream)
-	}
-	return nil, 0, 0, 0, false
 }
 
 // ParseInput parses a stream declaration NAME:dense|sparse:DIM[:ALIAS[:TYPE]] as given to

@@ -11,7 +11,6 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/idx"
-	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 func TestParseInput(t *testing.T) {
@@ -46,27 +45,6 @@ func TestDetectByMagicThenName(t *testing.T) {
 	}
 	if ft, ok := format.ByExtension("a/b/train.IDX.GZ"); !ok || ft.Name != "idx" {
 		t.Fatal("extension match is case-insensitive and takes the longest")
-	}
-}
-
-func TestOpenCombinesAndRenames(t *testing.T) {
-	lab := testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte")
-	gz := testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte.gz")
-	src, err := format.Open([]string{lab, gz}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	sc := src.Schema()
-	if len(sc.Streams) != 2 || sc.Streams[0].Name != "labels" || sc.Streams[1].Name != "labels_2" {
-		t.Fatalf("streams %+v", sc.Streams)
-	}
-	img := testutil.Testdata(t, "mnist", "train-labels-idx1-ubyte.gz")
-	if _, err := format.Open([]string{lab, img}, "", nil); !errors.Is(err, mlfeed.ErrFormat) {
-		t.Fatalf("10000 and 60000 records combined: %v", err)
-	}
-	if _, err := format.Open([]string{lab}, "nosuch", nil); !errors.Is(err, mlfeed.ErrUnknownFormat) {
-		t.Fatalf("unknown --format: %v", err)
 	}
 }
 

@@ -7,12 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/sched"
-	"github.com/mlfeed/mlfeed/shard"
 )
 
 // Stream is one stream as `info --json` lists it.
@@ -87,36 +85,6 @@ func annotationValue(a *mlfeed.Annotation) any {
 		return nil
 	}
 	return SampleJSON(&a.Desc, &a.Data, 0)
-}
-
-// FormatOf names the format of the inputs for reports: formatName when given, else the
-// detected format of each input (a sharded input's from its manifest or first shard), joined
-// with "+" when they differ.
-func FormatOf(names []string, formatName string) string {
-	if formatName != "" {
-		return formatName
-	}
-	var fs []string
-	for _, n := range names {
-		paths, m, _, err := shard.Resolve(n)
-		switch {
-		case err != nil:
-		case m != nil:
-			fs = append(fs, m.Format)
-		case len(paths) > 0:
-			if ft, err := format.Detect(paths[0]); err == nil {
-				fs = append(fs, ft.Name)
-			}
-		}
-	}
-	same := true
-	for _, f := range fs {
-		same = same && f == fs[0]
-	}
-	if len(fs) > 1 && same {
-		return fs[0]
-	}
-	return strings.Join(fs, "+")
 }
 
 // IsUsage reports whether err means the check could not run for a reason of usage, not of

@@ -35,9 +35,6 @@ func TestDescribeAndValidate(t *testing.T) {
 	if _, err := inspect.Validate(context.Background(), bad, "nosuch", &format.Options{}, 10, func(error) {}); !inspect.IsUsage(err) {
 		t.Fatalf("unknown format: %v", err)
 	}
-	if f := inspect.FormatOf([]string{bad}, ""); f != "idx" {
-		t.Errorf("format of an IDX file: %q", f)
-	}
 }
 
 // Describe gives the document `mlfeed info --json` prints.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/cbf"
 	_ "github.com/mlfeed/mlfeed/format/ctf"
@@ -126,7 +127,7 @@ func runCNTKCase(t *testing.T, dir string, tc cntkTest, defMB bool) {
 func runEpochs(dir string, tc cntkTest, rc *cntkconfig.Reader, opts *format.Options) (string, error) {
 	// CNTK's tests run in the data directory and open the file as configured, which is the
 	// name the error messages and logs show.
-	src, err := format.Open([]string{filepath.Base(tc.Input)}, "", opts)
+	src, err := dataset.OpenFiles([]string{filepath.Base(tc.Input)}, "", opts)
 	if err != nil {
 		return "", err
 	}
@@ -219,7 +220,7 @@ func runParserDirect(t *testing.T, dir string, tc cntkTest) {
 		opts.Inputs = append(opts.Inputs, in)
 	}
 	t.Chdir(filepath.Join(dir, filepath.Dir(tc.Input)))
-	src, err := format.Open([]string{filepath.Base(tc.Input)}, "ctf", opts)
+	src, err := dataset.OpenFiles([]string{filepath.Base(tc.Input)}, "ctf", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestCNTKComposite(t *testing.T) {
 		}
 		var srcs []mlfeed.Source
 		for _, d := range rc.Deserializers {
-			s, err := format.Open([]string{d.File}, "", &d.Options)
+			s, err := dataset.OpenFiles([]string{d.File}, "", &d.Options)
 			if err != nil {
 				t.Fatal(err)
 			}

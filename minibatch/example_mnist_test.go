@@ -3,7 +3,7 @@ package minibatch_test
 import (
 	"fmt"
 
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -12,7 +12,7 @@ import (
 // sweep in minibatches of 256 samples. Each minibatch holds the sequences' values in columnar
 // buffers (Batch.Data), valid until the next call of Next.
 func Example_mnist() {
-	src, err := format.Open([]string{
+	src, err := dataset.OpenFiles([]string{
 		"../testdata/mnist/t10k-images-idx3-ubyte.gz",
 		"../testdata/mnist/t10k-labels-idx1-ubyte.gz",
 	}, "", nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/minibatch"
@@ -49,7 +50,7 @@ func TestEveryFormat(t *testing.T) {
 				}
 				t.Fatal(err)
 			}
-			src, err := format.Open([]string{out}, name, &format.Options{Inputs: schema.Streams})
+			src, err := dataset.OpenFiles([]string{out}, name, &format.Options{Inputs: schema.Streams})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/idx"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 	"github.com/mlfeed/mlfeed/minibatch"
@@ -17,7 +17,7 @@ func openMNIST(t *testing.T) mlfeed.Source {
 	t.Helper()
 	images := testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte")
 	labels := testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte")
-	src, err := format.Open([]string{images, labels}, "", nil)
+	src, err := dataset.OpenFiles([]string{images, labels}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 	"github.com/mlfeed/mlfeed/minibatch"
@@ -22,7 +23,7 @@ import (
 // once, not grown by doubling).
 func TestMNISTPairRecycles(t *testing.T) {
 	images := filepath.Join(t.TempDir(), "images.idx")
-	in, err := format.Open([]string{testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte.gz")}, "", nil)
+	in, err := dataset.OpenFiles([]string{testutil.Testdata(t, "mnist", "t10k-images-idx3-ubyte.gz")}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestMNISTPairRecycles(t *testing.T) {
 	const dataBytes = 10000 * 784 * 4
 	for _, mapped := range []bool{false, true} {
 		opts := &format.Options{Params: map[string]string{"mmap": strconv.FormatBool(mapped)}}
-		src, err := format.Open([]string{images, testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte")}, "", opts)
+		src, err := dataset.OpenFiles([]string{images, testutil.Testdata(t, "mnist", "t10k-labels-idx1-ubyte")}, "", opts)
 		if err != nil {
 			t.Fatal(err)
 		}

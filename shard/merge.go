@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
-	"github.com/mlfeed/mlfeed/internal/remote"
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // WriteManifest writes m to the file name atomically.
@@ -43,7 +43,7 @@ func Merge(dir string) (*Manifest, error) {
 
 // MergeContext is Merge with a context for object storage.
 func MergeContext(ctx context.Context, dir string) (*Manifest, error) {
-	st := store{ctx: ctx, dir: dir, url: remote.IsURL(dir)}
+	st := store{ctx: ctx, dir: dir, url: storage.IsURL(dir)}
 	names, err := st.list()
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ type store struct {
 
 func (s store) path(name string) string {
 	if s.url {
-		return remote.Join(s.dir, name)
+		return storage.Join(s.dir, name)
 	}
 	return filepath.Join(s.dir, name)
 }
@@ -152,7 +152,7 @@ func (s store) list() ([]string, error) {
 		}
 		return out, nil
 	}
-	urls, err := remote.List(s.ctx, remote.Join(s.dir, ""))
+	urls, err := storage.List(s.ctx, storage.Join(s.dir, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (s store) list() ([]string, error) {
 
 func (s store) read(name string) ([]byte, error) {
 	if s.url {
-		return remote.ReadFile(s.ctx, s.path(name), maxManifest)
+		return storage.ReadFile(s.ctx, s.path(name), maxManifest)
 	}
 	f, err := os.Open(s.path(name))
 	if err != nil {
@@ -178,7 +178,7 @@ func (s store) read(name string) ([]byte, error) {
 
 func (s store) write(name string, b []byte) error {
 	if s.url {
-		return remote.WriteFile(s.ctx, s.path(name), b)
+		return storage.WriteFile(s.ctx, s.path(name), b)
 	}
 	f, err := atomicfile.Create(s.path(name))
 	if err != nil {
@@ -193,7 +193,7 @@ func (s store) write(name string, b []byte) error {
 
 func (s store) remove(name string) {
 	if s.url {
-		remote.Delete(s.ctx, s.path(name))
+		storage.Delete(s.ctx, s.path(name))
 		return
 	}
 	os.Remove(s.path(name))

@@ -22,8 +22,9 @@ import (
 	"time"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all"
+	_ "github.com/mlfeed/mlfeed/storage/all"
 )
 
 func cpu() time.Duration {
@@ -37,7 +38,7 @@ func cpu() time.Duration {
 // sweep reads every chunk of a freshly opened source in the given order and returns the CPU
 // time it took, opening excluded.
 func sweep(names []string, shuffle bool, seed uint64) time.Duration {
-	src, err := format.Open(names, "", nil)
+	src, err := dataset.OpenFiles(names, "", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,12 +8,13 @@ import (
 	"os"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all"
+	_ "github.com/mlfeed/mlfeed/storage/all"
 )
 
 func main() {
-	src, err := format.Open(os.Args[1:], "", nil)
+	src, err := dataset.OpenFiles(os.Args[1:], "", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -13,69 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/cntkconfig"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
-
-// splitConfig splits --config FILE[:SECTION]. The suffix is a section only when FILE:SECTION
-// itself is not an existing file and FILE is.
-func splitConfig(arg string) (file, section string) {
-	return cntkconfig.SplitSection(arg)
-}
-
-// cntkReader parses the reader section that --config names, once per command (f.rc), or
-// returns nil without --config.
-func (f *inputFlags) cntkReader() (*cntkconfig.Reader, error) {
-	if f.config == "" || f.rc != nil {
-		return f.rc, nil
-	}
-	file, section := splitConfig(f.config)
-	cfg, err := cntkconfig.Open(file, &cntkconfig.Options{Defines: f.defines})
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, usageErr("--config: %v", err)
-		}
-		return nil, usageErr("%v", err)
-	}
-	if f.rc, err = cfg.Reader(section); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	return f.rc, nil
-}
-
-// applyConfig fills o's Inputs and Params from --config. Inputs come from every deserializer
-// of the section, unless --input declares streams; --opt values override the section's.
-func (f *inputFlags) applyConfig(o *format.Options) error {
-	r, err := f.cntkReader()
-	if r == nil {
-		return err
-	}
-	o.Config, _ = splitConfig(f.config)
-	for _, d := range r.Deserializers {
-		if len(f.inputs) == 0 {
-			o.Inputs = append(o.Inputs, d.Options.Inputs...)
-		}
-		o.Params = mergeParams(o.Params, d.Options.Params)
-	}
-	return nil
-}
-
-// mergeParams returns base with over's keys set; either may be nil.
-func mergeParams(base, over map[string]string) map[string]string {
-	if len(over) == 0 {
-		return base
-	}
-	if base == nil {
-		base = map[string]string{}
-	}
-	for k, v := range over {
-		base[k] = v
-	}
-	return base
-}
 
 func init() {
 	var in inputFlags
@@ -148,30 +90,33 @@ type batchFlags struct {
 	definesMB, saveState, restore     string
 }
 
-// config builds the engine configuration: the --config reader section, then explicit flags.
-func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch.Config, error) {
-	var c minibatch.Config
-	if r != nil {
-		c = r.MinibatchConfig()
+// config builds the engine configuration: the data set's (its --config reader section), with
+// the flags given explicitly over it.
+func (f *batchFlags) config(cmd *cobra.Command, spec *dataset.Spec) (minibatch.Config, error) {
+	changed := cmd.Flags().Changed
+	r := &spec.Randomization
+	if changed("seed") {
+		r.Seed = &f.seed
+	}
+	if changed("no-randomize") {
+		randomize := !f.noRandomize
+		r.Randomize = &randomize
+	}
+	if changed("window") {
+		r.Window = &f.window
+	}
+	if changed("sample-window") {
+		r.SampleWindow = &f.sampleWindow
+	}
+	if changed("frame-mode") {
+		r.FrameMode = &f.frameMode
+	}
+	c, err := spec.MinibatchConfig()
+	if err != nil {
+		return c, err
 	}
 	c.Log = os.Stderr
-	changed := cmd.Flags().Changed
 	c.MinibatchSize = f.mbSize
-	if changed("seed") || r == nil {
-		c.RandomizationSeed = f.seed
-	}
-	if changed("no-randomize") || r == nil {
-		c.NoRandomize = f.noRandomize
-	}
-	if changed("window") || r == nil {
-		c.RandomizationWindow = f.window
-	}
-	if changed("sample-window") || r == nil {
-		c.SampleBasedRandomizationWindow = f.sampleWindow
-	}
-	if changed("frame-mode") || r == nil {
-		c.FrameMode = f.frameMode
-	}
 	c.DefinesMBSize = f.definesMB
 	c.KeepDataInMemory = f.keep
 	c.Packers = f.packers
@@ -217,23 +162,18 @@ func (f *batchFlags) config(cmd *cobra.Command, r *cntkconfig.Reader) (minibatch
 }
 
 func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string) error {
-	rc, err := in.cntkReader()
-	if err != nil {
-		return err
-	}
-	if len(args) == 0 && rc == nil {
+	if len(args) == 0 && in.config == "" {
 		return usageErr("batches needs FILE arguments or --config (see '%s --help')", cmd.CommandPath())
 	}
-	cfg, err := f.config(cmd, rc)
+	spec, err := in.spec(args)
 	if err != nil {
 		return err
 	}
-	var src mlfeed.Source
-	if len(args) > 0 {
-		src, err = in.open(args)
-	} else {
-		src, err = openDeserializers(in, rc)
+	cfg, err := f.config(cmd, spec)
+	if err != nil {
+		return err
 	}
+	src, err := spec.Open(in.ctx)
 	if err != nil {
 		return err
 	}
@@ -314,27 +254,6 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		writeBatchSummary(w, &sc, cfg, r, first, n, empty, samples, len(sweeps), elapsed, sweepEnds)
 	}
 	return w.Flush()
-}
-
-// openDeserializers opens the data files of a --config reader section, each in its
-// deserializer's format with its own streams and options (explicit --input and --opt applied
-// to each), joined by sequence id when they have ids, else combined in order.
-func openDeserializers(in *inputFlags, rc *cntkconfig.Reader) (mlfeed.Source, error) {
-	base := format.Options{Log: os.Stderr, Context: in.ctx}
-	base.Config, _ = splitConfig(in.config)
-	for _, s := range in.inputs {
-		st, err := format.ParseInput(s)
-		if err != nil {
-			return nil, err
-		}
-		base.Inputs = append(base.Inputs, st)
-	}
-	p, err := parseParams(in.params, "--opt")
-	if err != nil {
-		return nil, err
-	}
-	base.Params = p
-	return rc.Open(&base)
 }
 
 // appendBatchJSON appends the --dump line of a minibatch.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
@@ -94,7 +95,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, k
 		return err
 	}
 	if err := step("converted images to float32, gzip: "+filepath.Base(f32), func() error {
-		src, err := format.Open([]string{images}, "", nil)
+		src, err := dataset.OpenFiles([]string{images}, "", nil)
 		if err != nil {
 			return err
 		}
@@ -137,7 +138,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, k
 			fmt.Fprintf(w, "  skipped, this build cannot write it: %v\n", err)
 		}
 	}
-	src, err := format.Open([]string{images, labels}, "", nil)
+	src, err := dataset.OpenFiles([]string{images, labels}, "", nil)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, k
 // roundTrip converts the inputs to out in format ft (element type typ unless Invalid) and
 // compares what it reads back with want.
 func roundTrip(ctx context.Context, want mlfeed.Source, inputs []string, out string, ft *format.Format, typ mlfeed.ElemType) error {
-	src, err := format.Open(inputs, "", nil)
+	src, err := dataset.OpenFiles(inputs, "", nil)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func roundTrip(ctx context.Context, want mlfeed.Source, inputs []string, out str
 
 // checkSame opens names as one source and compares it with want.
 func checkSame(ctx context.Context, want mlfeed.Source, names []string, opts *format.Options) error {
-	got, err := format.Open(names, "", opts)
+	got, err := dataset.OpenFiles(names, "", opts)
 	if err != nil {
 		return err
 	}

@@ -29,12 +29,16 @@ number of sequences and samples, and chunks. Several files that hold one record 
   mlfeed info --input features:dense:784 --input labels:dense:10 train.ctf`,
 		Args: filesArgs(&in, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := in.open(args)
+			spec, err := in.spec(args)
+			if err != nil {
+				return err
+			}
+			src, err := spec.Open(in.ctx)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			return writeInfo(cmd.OutOrStdout(), in.formatOf(args), src, asJSON, chunks)
+			return writeInfo(cmd.OutOrStdout(), spec.FormatName(), src, asJSON, chunks)
 		},
 	}
 	in.register(cmd)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,8 +11,8 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/cntkconfig"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/inspect"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -29,8 +30,6 @@ type inputFlags struct {
 	sequential bool
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
-	// rc is the --config reader section, once cntkReader has read it.
-	rc *cntkconfig.Reader
 	// ctx is the command's context (with its scheduler), passed to the formats as
 	// format.Options.Context for the work they do while opening.
 	ctx context.Context
@@ -77,21 +76,32 @@ func (f *inputFlags) takeDefines(args []string) []string {
 	return rest
 }
 
-func (f *inputFlags) options() (*format.Options, error) {
-	o := &format.Options{Config: f.config, Log: os.Stderr, Type: f.elemType, Context: f.ctx, Sequential: f.sequential}
-	if err := f.applyConfig(o); err != nil {
-		return nil, err
+// spec returns the data set the flags and names describe (names: the files, or none with
+// --config for the configuration's). Errors in --config speak of the flag.
+func (f *inputFlags) spec(names []string) (*dataset.Spec, error) {
+	s := &dataset.Spec{
+		Paths: names, Format: f.format, Config: f.config, Defines: f.defines,
+		Type: f.elemType, Sequential: f.sequential, Log: os.Stderr,
 	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)
 		if err != nil {
 			return nil, fmt.Errorf("--input: %w", err)
 		}
-		o.Inputs = append(o.Inputs, st)
+		s.Inputs = append(s.Inputs, st)
 	}
 	p, err := parseParams(f.params, "--opt")
-	o.Params = mergeParams(o.Params, p)
-	return o, err
+	if err != nil {
+		return nil, err
+	}
+	s.Params = p
+	if _, err := s.Reader(); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usageErr("--config: %v", err)
+		}
+		return nil, err
+	}
+	return s, nil
 }
 
 func parseParams(kvs []string, flag string) (map[string]string, error) {
@@ -112,31 +122,11 @@ func parseParams(kvs []string, flag string) (map[string]string, error) {
 // open opens the named files as one source; with none, the data files that the --config
 // reader section names, with its reader types (as batches does).
 func (f *inputFlags) open(names []string) (mlfeed.Source, error) {
-	if len(names) == 0 && f.config != "" {
-		rc, err := f.cntkReader()
-		if err != nil {
-			return nil, err
-		}
-		return openDeserializers(f, rc)
-	}
-	o, err := f.options()
+	s, err := f.spec(names)
 	if err != nil {
 		return nil, err
 	}
-	return format.Open(names, f.readFormat(names), o)
-}
-
-// readFormat returns the format to read names as: --format's, else the --config reader
-// section's for files whose format detection cannot tell (cntkconfig.Reader.FormatFor), else
-// "" (detect).
-func (f *inputFlags) readFormat(names []string) string { return f.rc.FormatFor(names, f.format) }
-
-// formatOf names the format of the inputs, for reports.
-func (f *inputFlags) formatOf(names []string) string {
-	if len(names) == 0 && f.rc != nil && len(f.rc.Deserializers) > 0 {
-		names = []string{f.rc.Deserializers[0].Path} // the configuration's files
-	}
-	return inspect.FormatOf(names, f.readFormat(names))
+	return s.Open(f.ctx)
 }
 
 func shapeString(st *mlfeed.Stream) string {

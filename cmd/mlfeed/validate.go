@@ -33,14 +33,18 @@ for wrong flags.`,
 			if err := checkRange("--max", int64(maxReport), 1, math.MaxInt32); err != nil {
 				return err
 			}
-			opts, err := in.options()
+			spec, err := in.spec(args)
+			if err != nil {
+				return err
+			}
+			opts, err := spec.FormatOptions(in.ctx)
 			if err != nil {
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			files, bad := shardFiles(args, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
 			for _, name := range files {
-				n, err := validateFile(cmd.Context(), name, in.readFormat([]string{name}), opts, maxReport, func(e error) {
+				n, err := validateFile(cmd.Context(), name, spec.FormatFor([]string{name}), opts, maxReport, func(e error) {
 					fmt.Fprintln(stderr, e)
 				})
 				switch {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
 )
@@ -32,7 +33,7 @@ func TestKeepsShape(t *testing.T) {
 			if err := convert.File(context.Background(), src, out, &convert.Options{Format: ft}); err != nil {
 				t.Skipf("cannot write the stream: %v", err)
 			}
-			back, err := format.Open([]string{out}, ft.Name, nil)
+			back, err := dataset.OpenFiles([]string{out}, ft.Name, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestDetectHDF5OrBinsparse(t *testing.T) {
 		if got.Name != name {
 			t.Errorf("a file written as %s is detected as %s", name, got.Name)
 		}
-		back, err := format.Open([]string{out}, "", nil)
+		back, err := dataset.OpenFiles([]string{out}, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

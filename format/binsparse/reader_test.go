@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
@@ -276,7 +277,7 @@ func TestSourceEveryCorpusFile(t *testing.T) {
 		t.Fatalf("found %d corpus files", len(files))
 	}
 	for _, f := range files {
-		src, err := format.Open([]string{f}, "", &format.Options{})
+		src, err := dataset.OpenFiles([]string{f}, "", &format.Options{})
 		broken := strings.Contains(f, "broken_")
 		if err != nil {
 			if !broken {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/sparsetest"
@@ -109,7 +109,7 @@ func TestSinkSeveralStreams(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	src, err := format.Open([]string{p}, "", nil)
+	src, err := dataset.OpenFiles([]string{p}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

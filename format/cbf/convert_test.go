@@ -13,6 +13,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/cbf"
 	_ "github.com/mlfeed/mlfeed/format/ctf"
@@ -70,7 +71,7 @@ func manifest(t *testing.T) []ctf2binRun {
 // convert.File with the output format from the name.
 func convertFile(t *testing.T, inputs []string, fo *format.Options, out string, wo format.WriteOptions) {
 	t.Helper()
-	src, err := format.Open(inputs, "", fo)
+	src, err := dataset.OpenFiles(inputs, "", fo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/cbf"
 	_ "github.com/mlfeed/mlfeed/format/idx"
@@ -16,7 +17,7 @@ import (
 
 func openAny(t *testing.T, name string) mlfeed.Source {
 	t.Helper()
-	src, err := format.Open([]string{name}, "", nil)
+	src, err := dataset.OpenFiles([]string{name}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

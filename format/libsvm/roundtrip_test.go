@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/internal/testutil"
@@ -24,7 +25,7 @@ const sample = `1 1:0.5 3:-2 7:1e-300
 // convertFile converts in to out through the registry, with reader parameters.
 func convertFile(t *testing.T, in, out string, params map[string]string, streams ...string) {
 	t.Helper()
-	src, err := format.Open([]string{in}, "", &format.Options{Params: params})
+	src, err := dataset.OpenFiles([]string{in}, "", &format.Options{Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestRoundTrips(t *testing.T) {
 		convertFile(t, in, mid, nil)
 		back := filepath.Join(d, "back"+ext+".svm")
 		var params map[string]string
-		src, err := format.Open([]string{mid}, "", &format.Options{Params: params, Inputs: []mlfeed.Stream{
+		src, err := dataset.OpenFiles([]string{mid}, "", &format.Options{Params: params, Inputs: []mlfeed.Stream{
 			{Name: "labels", Storage: mlfeed.Dense, Dim: 1, Type: mlfeed.Float64},
 			{Name: "features", Storage: mlfeed.Sparse, Dim: 7, Type: mlfeed.Float64},
 		}})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
@@ -103,7 +104,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			if keep {
 				opts.Params = map[string]string{"structure": "keep"}
 			}
-			src, err := format.Open([]string{f}, "", opts)
+			src, err := dataset.OpenFiles([]string{f}, "", opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +113,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			src.Close()
-			src, err = format.Open([]string{mid}, "", opts)
+			src, err = dataset.OpenFiles([]string{mid}, "", opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +155,7 @@ func toF32(b mlfeed.Buffer) []byte {
 
 func TestConvertGzipOutput(t *testing.T) {
 	f := corpusMTX(t)[1]
-	src, err := format.Open([]string{f}, "", nil)
+	src, err := dataset.OpenFiles([]string{f}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

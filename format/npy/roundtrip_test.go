@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed/convert"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
@@ -17,7 +17,7 @@ import (
 // convertFile converts in to out through the registry.
 func convertFile(t *testing.T, in, out string, opts *convert.Options) {
 	t.Helper()
-	src, err := format.Open([]string{in}, "", nil)
+	src, err := dataset.OpenFiles([]string{in}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/arrowcheck"
 )
@@ -401,7 +402,7 @@ func ConvertRoundTrip(t *testing.T, in string, back string, middle ...string) {
 
 func openAny(t *testing.T, name string) mlfeed.Source {
 	t.Helper()
-	src, err := format.Open([]string{name}, "", nil)
+	src, err := dataset.OpenFiles([]string{name}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

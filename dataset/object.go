@@ -1,4 +1,4 @@
-package format
+package dataset
 
 import (
 	"context"
@@ -10,18 +10,15 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/remote"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/shard"
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // openURL opens an object-storage argument (s3://, gs://, azblob://): one object, or a prefix
 // ending in "/" holding a data set of shards (its manifest when it has one, else every object
 // directly under it, in name order).
-func openURL(name, formatName string, opts *Options) (mlfeed.Source, error) {
-	ctx := opts.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func openURL(ctx context.Context, name, formatName string, opts *format.Options) (mlfeed.Source, error) {
 	base, query, _ := strings.Cut(name, "?")
 	withQuery := func(u string) string {
 		if query != "" {
@@ -44,7 +41,7 @@ func openURL(name, formatName string, opts *Options) (mlfeed.Source, error) {
 			urls = append(urls, withQuery(base+path.Clean(e.Path)))
 		}
 	case errors.Is(err, os.ErrNotExist):
-		all, err := remote.List(ctx, name)
+		all, err := storage.List(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +68,7 @@ func openURL(name, formatName string, opts *Options) (mlfeed.Source, error) {
 
 // readManifest reads a data set's manifest from object storage.
 func readManifest(ctx context.Context, name string) (*shard.Manifest, error) {
-	obj, err := remote.Open(ctx, name)
+	obj, err := storage.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +78,8 @@ func readManifest(ctx context.Context, name string) (*shard.Manifest, error) {
 
 // openObject opens one object: through the format's OpenReader, reading only the byte ranges
 // it needs, or else copied to a temporary file that is removed on Close.
-func openObject(ctx context.Context, name, formatName string, opts *Options) (mlfeed.Source, error) {
-	obj, err := remote.Open(ctx, name)
+func openObject(ctx context.Context, name, formatName string, opts *format.Options) (mlfeed.Source, error) {
+	obj, err := storage.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -124,20 +121,16 @@ func openObject(ctx context.Context, name, formatName string, opts *Options) (ml
 }
 
 // objectFormat returns the format named, or the one an object's first bytes or name show.
-func objectFormat(obj *remote.Object, formatName string) (*Format, error) {
+func objectFormat(obj *storage.Object, formatName string) (*format.Format, error) {
 	if formatName != "" {
-		ft, ok := Lookup(formatName)
-		if !ok {
-			return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, formatName, strings.Join(Names(), ", "))
-		}
-		return ft, nil
+		return lookup(formatName)
 	}
 	head := make([]byte, min(512, obj.Size()))
 	if _, err := obj.ReadAt(head, 0); err != nil && err != io.EOF {
 		return nil, err
 	}
 	b, _, _ := strings.Cut(obj.Name(), "?")
-	return detectHead(head, obj, obj.Size(), b)
+	return format.DetectHead(head, obj, obj.Size(), b)
 }
 
 // renameInError makes an error about the temporary copy tmp name the object instead.
@@ -154,11 +147,11 @@ func renameInError(err error, tmp, name string) error {
 type remoteSource struct {
 	mlfeed.Source
 	close     func() error
-	obj       *remote.Object // the object, when read by byte ranges
-	tmp, name string         // the temporary copy and the object, when read from a copy
+	obj       *storage.Object // the object, when read by byte ranges
+	tmp, name string          // the temporary copy and the object, when read from a copy
 }
 
-// use marks a read made for a caller whose context is ctx (remote.Object.Use): when every
+// use marks a read made for a caller whose context is ctx (storage.Object.Use): when every
 // caller reading has its context done (a minibatch reader closed while it reads ahead), the
 // object's requests in flight are cancelled rather than waited for.
 func (r *remoteSource) use(ctx context.Context) func() {
@@ -214,4 +207,34 @@ func (r *remoteSource) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// objectFormatName names the format of an object or of the data set under a prefix (its
+// manifest's, else its first object's), or "".
+func objectFormatName(ctx context.Context, name string) string {
+	base, query, _ := strings.Cut(name, "?")
+	if strings.HasSuffix(base, "/") {
+		u := base + shard.ManifestName
+		if query != "" {
+			u += "?" + query
+		}
+		if m, err := readManifest(ctx, u); err == nil {
+			return m.Format
+		}
+		all, err := storage.List(ctx, name)
+		if err != nil || len(all) == 0 {
+			return ""
+		}
+		name = all[0]
+	}
+	obj, err := storage.Open(ctx, name)
+	if err != nil {
+		return ""
+	}
+	defer obj.Close()
+	ft, err := objectFormat(obj, "")
+	if err != nil {
+		return ""
+	}
+	return ft.Name
 }

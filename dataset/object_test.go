@@ -1,4 +1,4 @@
-package format_test
+package dataset_test
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
 	"github.com/mlfeed/mlfeed/internal/testutil"
+	_ "github.com/mlfeed/mlfeed/storage/s3"
 )
 
 // Objects in an S3-compatible server read as the same files do locally: CBF by byte ranges
@@ -28,7 +30,7 @@ func TestObjectStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Upload through mlfeed itself, then compare what the server holds with the local file.
-	src, err := format.Open([]string{cbf}, "", nil)
+	src, err := dataset.OpenFiles([]string{cbf}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestObjectStorage(t *testing.T) {
 	if err != nil || string(a) != string(b) {
 		t.Fatalf("uploaded object differs from the file (%d vs %d bytes): %v", len(b), len(a), err)
 	}
-	obj, err := format.Open([]string{bucket + "/sets/digits.cbf"}, "", nil)
+	obj, err := dataset.OpenFiles([]string{bucket + "/sets/digits.cbf"}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestObjectStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One chunk of a fresh reader fetches far less than the object.
-	one, err := format.Open([]string{bucket + "/sets/digits.cbf"}, "", nil)
+	one, err := dataset.OpenFiles([]string{bucket + "/sets/digits.cbf"}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +71,12 @@ func TestObjectStorage(t *testing.T) {
 	if err := convert.File(ctx, data, gz, &convert.Options{Streams: []string{"features"}}); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := format.Open([]string{gz}, "", nil)
+	g, _ := dataset.OpenFiles([]string{gz}, "", nil)
 	if err := convert.File(ctx, g, bucket+"/images.idx.gz", nil); err != nil {
 		t.Fatal(err)
 	}
 	g.Close()
-	rg, err := format.Open([]string{bucket + "/images.idx.gz"}, "", nil)
+	rg, err := dataset.OpenFiles([]string{bucket + "/images.idx.gz"}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +86,10 @@ func TestObjectStorage(t *testing.T) {
 	}
 	rg.Close()
 	os.WriteFile(filepath.Join(dir, "bad.cbf"), []byte("not a cbf file at all"), 0o644)
-	if _, err := format.Open([]string{bucket + "/bad.cbf"}, "cbf", nil); err == nil || !errors.Is(err, mlfeed.ErrFormat) && !errors.Is(err, mlfeed.ErrTruncated) {
+	if _, err := dataset.OpenFiles([]string{bucket + "/bad.cbf"}, "cbf", nil); err == nil || !errors.Is(err, mlfeed.ErrFormat) && !errors.Is(err, mlfeed.ErrTruncated) {
 		t.Errorf("bad object: %v", err)
 	}
-	if _, err := format.Open([]string{bucket + "/missing.cbf"}, "", nil); !errors.Is(err, os.ErrNotExist) {
+	if _, err := dataset.OpenFiles([]string{bucket + "/missing.cbf"}, "", nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing object: %v", err)
 	}
 
@@ -103,12 +105,12 @@ func TestObjectStorage(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(shards, e.Name()))
 		os.WriteFile(filepath.Join(dir, "shards", e.Name()), b, 0o644)
 	}
-	loc, err := format.Open([]string{shards}, "", nil)
+	loc, err := dataset.OpenFiles([]string{shards}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer loc.Close()
-	rem, err := format.Open([]string{bucket + "/shards/"}, "", nil)
+	rem, err := dataset.OpenFiles([]string{bucket + "/shards/"}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package remote
+package storage
 
 import (
 	"bytes"
@@ -6,19 +6,116 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net/url"
 	"os"
-	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
-
-	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
-// put writes data as the object key of the test server's bucket (its directory on disk).
-func put(t *testing.T, dir, key string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, key), data, 0o644); err != nil {
-		t.Fatal(err)
+// memBucket is a bucket in memory, registered as the scheme "mem" by memServer: the driver
+// interface as a service meets it, to test Object's reads without a network.
+type memBucket struct {
+	mu      sync.Mutex
+	objects map[string][]byte
+}
+
+func (b *memBucket) get(key string) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.objects[key]
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	return d, nil
+}
+
+func (b *memBucket) Attributes(ctx context.Context, key string) (Attributes, error) {
+	d, err := b.get(key)
+	return Attributes{Size: int64(len(d))}, err
+}
+
+func (b *memBucket) NewRangeReader(ctx context.Context, key string, off, length int64) (*Range, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, err := b.get(key)
+	if err != nil {
+		return nil, err
+	}
+	size := int64(len(d))
+	if off < 0 {
+		off = max(size+off, 0)
+		length = -1
+	}
+	if off >= size {
+		return nil, errors.New("range not satisfiable")
+	}
+	end := size
+	if length >= 0 {
+		end = min(off+length, size)
+	}
+	return &Range{ReadCloser: io.NopCloser(bytes.NewReader(d[off:end])), Offset: off, Size: size}, nil
+}
+
+func (b *memBucket) List(ctx context.Context, prefix string) ([]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var keys []string
+	for k := range b.objects {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && !strings.Contains(rest, "/") {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+func (b *memBucket) NewWriter(ctx context.Context, key string) (io.WriteCloser, error) {
+	return &memWriter{ctx: ctx, b: b, key: key}, nil
+}
+
+func (b *memBucket) Delete(ctx context.Context, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.objects[key]; !ok {
+		return os.ErrNotExist
+	}
+	delete(b.objects, key)
+	return nil
+}
+
+type memWriter struct {
+	ctx context.Context
+	b   *memBucket
+	key string
+	buf bytes.Buffer
+}
+
+func (w *memWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
+
+func (w *memWriter) Close() error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	w.b.mu.Lock()
+	defer w.b.mu.Unlock()
+	w.b.objects[w.key] = bytes.Clone(w.buf.Bytes())
+	return nil
+}
+
+var mem = &memBucket{objects: map[string][]byte{}}
+
+func init() {
+	Register("mem", func(ctx context.Context, host string, query url.Values) (Bucket, error) { return mem, nil })
+}
+
+// memServer returns the URL of the in-memory bucket and the function that puts an object.
+func memServer(t *testing.T) (bucket string, put func(key string, data []byte)) {
+	return "mem://bucket", func(key string, data []byte) {
+		mem.mu.Lock()
+		defer mem.mu.Unlock()
+		mem.objects[key] = data
 	}
 }
 
@@ -26,14 +123,14 @@ func put(t *testing.T, dir, key string, data []byte) {
 // last blocks fetched when it is opened (no request more), from blocks fetched on demand, and
 // across their edges; large ones by concurrent ranged requests.
 func TestObjectReadAt(t *testing.T) {
-	bucket, dir := testutil.S3Server(t)
+	bucket, put := memServer(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := make([]byte, 2*pieceSize+3*BlockSize+12345)
 	for i := range data {
 		data[i] = byte(rng.Uint32())
 	}
-	put(t, dir, "big", data)
+	put("big", data)
 	o, err := Open(ctx, bucket+"/big")
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +179,7 @@ func TestObjectReadAt(t *testing.T) {
 
 	// Objects smaller than a block, and an empty one.
 	for _, n := range []int{0, 1, 1000, BlockSize, BlockSize + 1} {
-		put(t, dir, "small", data[:n])
+		put("small", data[:n])
 		s, err := Open(ctx, bucket+"/small")
 		if err != nil {
 			t.Fatalf("%d bytes: %v", n, err)
@@ -104,9 +201,9 @@ func TestObjectReadAt(t *testing.T) {
 // Once the context of every caller in Use is done, requests are cancelled; a caller whose
 // context is live keeps them going, and a later caller reads again.
 func TestObjectUse(t *testing.T) {
-	bucket, dir := testutil.S3Server(t)
+	bucket, put := memServer(t)
 	data := bytes.Repeat([]byte("0123456789abcdef"), (8*BlockSize)/16)
-	put(t, dir, "obj", data)
+	put("obj", data)
 	o, err := Open(context.Background(), bucket+"/obj")
 	if err != nil {
 		t.Fatal(err)

@@ -1,21 +1,23 @@
-package format_test
+package dataset_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all" // every format this build knows
 )
 
-// The front door: open files by name, their format detected from their first bytes. The
-// MNIST images and labels (one record set in two files) combine into one data set.
-func ExampleOpen() {
-	src, err := format.Open([]string{
+// The front door: describe what to open and open it; formats are detected from the files'
+// first bytes. The MNIST images and labels (one record set in two files) combine into one data
+// set.
+func ExampleSpec_Open() {
+	spec := dataset.Spec{Paths: []string{
 		"../testdata/mnist/t10k-images-idx3-ubyte.gz",
 		"../testdata/mnist/t10k-labels-idx1-ubyte.gz",
-	}, "", nil)
+	}}
+	src, err := spec.Open(context.Background())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package format_test
+package dataset_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/cbf"
@@ -42,7 +43,7 @@ func TestObjectFirstMinibatch(t *testing.T) {
 		}
 		return h.Offset - h.Chunks[i].Offset
 	}
-	src, err := format.Open([]string{local}, "", nil)
+	src, err := dataset.OpenFiles([]string{local}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestObjectFirstMinibatch(t *testing.T) {
 		{MinibatchSize: 64, MaxSamples: 64, RandomizationWindow: 4, RandomizationSeed: 5, Prefetch: 4, Threads: 4},
 		{MinibatchSize: 64, MaxSamples: 64, NoRandomize: true, Prefetch: 4, Threads: 4},
 	} {
-		obj, err := format.Open([]string{bucket + "/digits.cbf"}, "", nil)
+		obj, err := dataset.OpenFiles([]string{bucket + "/digits.cbf"}, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

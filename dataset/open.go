@@ -1,0 +1,174 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/shard"
+	"github.com/mlfeed/mlfeed/storage"
+)
+
+// openPaths opens one or more inputs as a single source. Each file's format is detected (or
+// forced by formatName when not empty). Several inputs are combined with mlfeed.Zip; stream
+// names that repeat across them get a suffix ("features_2").
+func openPaths(ctx context.Context, names []string, formatName string, opts *format.Options) (mlfeed.Source, error) {
+	var srcs []mlfeed.Source
+	for _, name := range names {
+		s, err := openOne(ctx, name, formatName, opts)
+		if err != nil {
+			closeAll(srcs)
+			return nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	if len(srcs) > 1 {
+		srcs = uniqueNames(srcs)
+	}
+	z, err := mlfeed.Zip(srcs...)
+	if err != nil {
+		closeAll(srcs)
+		return nil, err
+	}
+	return z, nil
+}
+
+// lookup returns the format called name, or an error listing the known ones.
+func lookup(name string) (*format.Format, error) {
+	ft, ok := format.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, name, strings.Join(format.Names(), ", "))
+	}
+	return ft, nil
+}
+
+// openOne opens one input argument: a file, an object, or a data set of shards (a directory,
+// a glob or a manifest, local or under an object-storage prefix; see package shard).
+func openOne(ctx context.Context, name, formatName string, opts *format.Options) (mlfeed.Source, error) {
+	if storage.IsURL(name) {
+		return openURL(ctx, name, formatName, opts)
+	}
+	paths, m, sharded, err := shard.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil && formatName == "" {
+		formatName = m.Format
+	}
+	open := func(p string) (mlfeed.Source, error) {
+		var ft *format.Format
+		var err error
+		if formatName == "" {
+			ft, err = format.Detect(p)
+		} else {
+			ft, err = lookup(formatName)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return ft.Open(p, opts)
+	}
+	if !sharded {
+		return open(name)
+	}
+	return shard.NewSource(paths, m, open)
+}
+
+// uniqueNames renames streams whose names repeat an earlier source's.
+func uniqueNames(srcs []mlfeed.Source) []mlfeed.Source {
+	seen := map[string]int{}
+	out := make([]mlfeed.Source, len(srcs))
+	for i, s := range srcs {
+		sc := s.Schema()
+		renamed := false
+		for j := range sc.Streams {
+			n := sc.Streams[j].Name
+			seen[n]++
+			if seen[n] > 1 {
+				if !renamed {
+					sc.Streams = append([]mlfeed.Stream(nil), sc.Streams...)
+					renamed = true
+				}
+				sc.Streams[j].Name = n + "_" + strconv.Itoa(seen[n])
+			}
+		}
+		out[i] = s
+		if renamed {
+			out[i] = renamedSource{s, sc}
+		}
+	}
+	return out
+}
+
+type renamedSource struct {
+	mlfeed.Source
+	schema mlfeed.Schema
+}
+
+func (r renamedSource) Schema() mlfeed.Schema { return r.schema }
+
+// NumChunks passes on the source's count (mlfeed.NumChunks).
+func (r renamedSource) NumChunks() int { return mlfeed.NumChunks(r.Source) }
+
+// RawSamples passes on where the source describes its samples (mlfeed.RawSampler).
+func (r renamedSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if rs, is := r.Source.(mlfeed.RawSampler); is {
+		return rs.RawSamples(i, stream)
+	}
+	return nil, 0, 0, 0, false
+}
+
+// FormatOf names the format of the inputs for reports: the detected format of each input (a
+// sharded input's from its manifest or first shard, an object's from its first bytes), joined
+// with "+" when they differ, "" for an input it cannot tell.
+func FormatOf(names []string) string {
+	var fs []string
+	for _, n := range names {
+		if f := formatOfOne(n); f != "" {
+			fs = append(fs, f)
+		}
+	}
+	same := true
+	for _, f := range fs {
+		same = same && f == fs[0]
+	}
+	if len(fs) > 1 && same {
+		return fs[0]
+	}
+	return strings.Join(fs, "+")
+}
+
+func formatOfOne(name string) string {
+	if storage.IsURL(name) {
+		return objectFormatName(context.Background(), name)
+	}
+	paths, m, _, err := shard.Resolve(name)
+	switch {
+	case err != nil:
+	case m != nil:
+		return m.Format
+	case len(paths) > 0:
+		if ft, err := format.Detect(paths[0]); err == nil {
+			return ft.Name
+		}
+	}
+	return ""
+}
+
+// OpenFiles opens names (files, shards, URLs, as Spec.Paths) as one source with the format
+// options given, the format forced by formatName or detected when it is "". It is Spec.Open
+// without a CNTK configuration, for callers that hold format.Options already; opts may be nil,
+// and its Context (nil: context.Background()) is the one Spec.Open takes.
+func OpenFiles(names []string, formatName string, opts *format.Options) (mlfeed.Source, error) {
+	if opts == nil {
+		opts = &format.Options{}
+	}
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return openPaths(ctx, names, formatName, opts)
+}
