@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the shared library the Python package loads (python/mlfeed/libmlfeed.so, from the Go
 # package capi), so that `PYTHONPATH=python python3 -c 'import mlfeed'` works from the
-# repository root. `pip install ./python` runs the same build. Needs Go and gcc (cgo).
-# $MLFEED_TAGS, if set, gives build tags (the default build needs none).
+# repository root, saying what it compiles (about a minute the first time, seconds after).
+# Needs Go and gcc (cgo). $MLFEED_TAGS, if set, gives build tags (the default build needs
+# none). A wheel that needs neither: scripts/release.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/gobuild.sh
 out=python/mlfeed/libmlfeed.so
-go build -tags "${MLFEED_TAGS:-}" -buildmode=c-shared -trimpath -o "$out" ./capi
+go_build_progress python "$out" ./capi -tags "${MLFEED_TAGS:-}" -buildmode=c-shared -trimpath
 rm -f python/mlfeed/libmlfeed.h
-echo "built $out" >&2

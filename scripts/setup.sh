@@ -25,10 +25,11 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 
-# The Python package (python/) and its tests: Debian's numpy, scipy, torch and pytest, and
-# setuptools and pip for `pip install ./python`.
+# The Python package (python/) and its tests: Debian's numpy, scipy, torch and pytest; mypy
+# (the package is checked with --strict); setuptools, wheel, pip and venv to build the wheel
+# and test it installed.
 need=()
-for p in python3-numpy python3-scipy python3-torch python3-pytest python3-setuptools python3-pip; do
+for p in python3-numpy python3-scipy python3-torch python3-pytest python3-setuptools python3-pip python3-venv python3-wheel mypy; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -41,6 +42,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # Go modules (from the module proxy), once.
+if [ ! -d "$(go env GOMODCACHE)/github.com/apache/arrow-go" ]; then
+  echo "setup: downloading the Go modules (go mod download)" >&2
+fi
 go mod download
 
 # The default build is pure Go; libhdf5 serves only as the oracle of format/binsparse's tests.
