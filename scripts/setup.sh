@@ -77,3 +77,11 @@ if [ ! -d internal/arrowcheck/node_modules/@duckdb/node-api ] || [ ! -d internal
     echo "setup: npm not found; the Arrow/Parquet peer tests will skip" >&2
   fi
 fi
+
+# Azure Storage's emulator (npm's azurite, pinned in internal/azurite/package-lock.json), for
+# storage/azblob's conformance test; skipped when npm is absent (the test then skips).
+if [ ! -x internal/azurite/node_modules/.bin/azurite-blob ] && command -v npm >/dev/null 2>&1; then
+  echo "setup: installing Azure Storage's emulator (npm ci in internal/azurite)" >&2
+  (cd internal/azurite && { npm ci --no-audit --no-fund --loglevel=error >&2 2>/dev/null ||
+    npm install --no-save --no-audit --no-fund --loglevel=error >&2; })
+fi

@@ -70,23 +70,31 @@ type Range struct {
 // parameters (driver-specific settings such as region).
 type Driver func(ctx context.Context, host string, query url.Values) (Bucket, error)
 
-var drivers struct {
-	sync.RWMutex
-	m map[string]Driver
+// driver is a registered driver and the environment variables its buckets depend on.
+type driver struct {
+	open Driver
+	env  []string
 }
 
-// Register makes a driver available for URLs of scheme ("s3", "gs", ...). It panics if the
-// scheme is taken.
-func Register(scheme string, d Driver) {
+var drivers struct {
+	sync.RWMutex
+	m map[string]driver
+}
+
+// Register makes a driver available for URLs of scheme ("s3", "gs", ...). env names the
+// environment variables that choose where its buckets are and how they are reached (an
+// endpoint, an emulator, an account): a bucket is opened once per process for each URL and
+// value of these. It panics if the scheme is taken.
+func Register(scheme string, d Driver, env ...string) {
 	drivers.Lock()
 	defer drivers.Unlock()
 	if drivers.m == nil {
-		drivers.m = map[string]Driver{}
+		drivers.m = map[string]driver{}
 	}
 	if _, ok := drivers.m[scheme]; ok {
 		panic("storage: scheme " + scheme + " registered twice")
 	}
-	drivers.m[scheme] = d
+	drivers.m[scheme] = driver{d, env}
 }
 
 // Schemes returns the schemes of the registered drivers, sorted.
@@ -155,15 +163,18 @@ func bucket(ctx context.Context, name string) (Bucket, string, error) {
 		return nil, "", err
 	}
 	drivers.RLock()
-	d := drivers.m[scheme]
+	d, ok := drivers.m[scheme]
 	drivers.RUnlock()
-	if d == nil {
+	if !ok {
 		if pkg, ok := knownSchemes[scheme]; ok {
 			return nil, "", fmt.Errorf("%s: %w %s:// in this program (import _ %q)", name, ErrNoDriver, scheme, pkg)
 		}
 		return nil, "", fmt.Errorf("%s: %w %s://", name, ErrNoDriver, scheme)
 	}
 	id := scheme + "://" + host + "?" + query.Encode()
+	for _, e := range d.env {
+		id += "\x00" + e + "=" + os.Getenv(e)
+	}
 	buckets.Lock()
 	defer buckets.Unlock()
 	if b := buckets.m[id]; b != nil {
@@ -171,7 +182,7 @@ func bucket(ctx context.Context, name string) (Bucket, string, error) {
 	}
 	// The bucket outlives this caller: its driver must not keep a context that ends with it
 	// (a token source does).
-	b, err := d(context.WithoutCancel(ctx), host, query)
+	b, err := d.open(context.WithoutCancel(ctx), host, query)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}

@@ -29,7 +29,9 @@ import (
 	"github.com/mlfeed/mlfeed/storage"
 )
 
-func init() { storage.Register("azblob", open) }
+func init() {
+	storage.Register("azblob", open, "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_DOMAIN")
+}
 
 func open(ctx context.Context, host string, query url.Values) (storage.Bucket, error) {
 	if len(query) > 0 {

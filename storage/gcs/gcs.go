@@ -27,7 +27,9 @@ import (
 	"github.com/mlfeed/mlfeed/storage"
 )
 
-func init() { storage.Register("gs", open) }
+func init() {
+	storage.Register("gs", open, "STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS")
+}
 
 // scope is the OAuth scope of reading and writing objects.
 const scope = "https://www.googleapis.com/auth/devstorage.read_write"

@@ -31,7 +31,9 @@ import (
 	"github.com/mlfeed/mlfeed/storage"
 )
 
-func init() { storage.Register("s3", open) }
+func init() {
+	storage.Register("s3", open, "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_REGION", "AWS_ACCESS_KEY_ID")
+}
 
 // open opens the bucket host with the settings of query.
 func open(ctx context.Context, host string, query url.Values) (storage.Bucket, error) {
