@@ -75,8 +75,9 @@ type File struct {
 	// object header lacks it (never seen, but allowed).
 	rootBtree, rootHeap uint64
 	sbVersion           int
-	mu                  sync.Mutex         // guards headers
-	headers             map[uint64]*object // parsed object headers
+	mu                  sync.Mutex            // guards headers and groups
+	headers             map[uint64]*object    // parsed object headers
+	groups              map[storeKey]*linkSet // members of the groups read so far, by storage
 	// work counts the steps of reading (chunks visited, index entries and nodes, heap blocks):
 	// tests of forged files check it stays proportional to the file's size.
 	work atomic.Uint64
@@ -104,7 +105,7 @@ func Open(name string) (*File, error) {
 
 // NewFile reads the HDF5 file of size bytes in r; name is used in error messages only.
 func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
-	f := &File{r: r, size: size, name: name, headers: map[uint64]*object{}}
+	f := &File{r: r, size: size, name: name, headers: map[uint64]*object{}, groups: map[storeKey]*linkSet{}}
 	if err := f.readSuperblock(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,171 @@
+package hdf5
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The files of testdata/hostile.py (h5py 3.7.0, HDF5 1.10.8): object graphs with cycles, shared
+// groups, soft and external links and deep chains. Each test runs under go test's timeout; the
+// step counter shows the work follows the file's size, not the number of paths through it.
+
+// walkList walks name and lists every entry as "path kind detail".
+func walkList(t *testing.T, name string) ([]string, *File) {
+	t.Helper()
+	f, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	var got []string
+	err = f.Walk(func(e WalkEntry) error {
+		s := e.Path + " "
+		switch {
+		case e.Seen != "":
+			s += "seen " + e.Seen
+		case e.Err != nil:
+			s += fmt.Sprintf("%s %s: error", e.Kind, e.Target)
+		case e.Kind == SoftLink:
+			s += "soft " + e.Target
+		case e.Object.IsGroup():
+			s += "group"
+		default:
+			s += "dataset"
+		}
+		got = append(got, s)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return got, f
+}
+
+func TestWalkGraph(t *testing.T) {
+	// as h5py's visititems (objects, once each: X a a/s2 a/s2/w g g/z y) with the links it does
+	// not enter
+	want := []string{
+		"/X dataset",
+		"/a group",
+		"/a/b seen /",
+		"/a/s2 group",
+		"/a/s2/w dataset",
+		"/dangle soft link /nowhere: error",
+		"/ext external link other.h5:/X: error",
+		"/g group",
+		"/g/Xalias seen /X",
+		"/g/loop seen /g",
+		"/g/rel soft z",
+		"/g/z dataset",
+		"/l1 soft link /l2: error",
+		"/l2 soft link l1: error",
+		"/s soft /X",
+		"/s1 seen /a/s2",
+		"/sg soft /g",
+		"/shared seen /a/s2",
+		"/y dataset",
+	}
+	for _, lib := range []string{"earliest", "latest"} {
+		name := "testdata/graph_" + lib + ".h5"
+		got, f := walkList(t, name)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+		if w := f.work.Load(); w > uint64(f.Size()) {
+			t.Errorf("%s: %d steps for a %d-byte file", name, w, f.Size())
+		}
+	}
+}
+
+func TestWalkLoops(t *testing.T) {
+	// the file: g['loop'] = g; f['a/b'] = f
+	got, _ := walkList(t, "testdata/loops.h5")
+	want := []string{"/a group", "/a/b seen /", "/g group", "/g/loop seen /g", "/x dataset"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestWalkDeep(t *testing.T) {
+	for _, c := range []struct {
+		lib   string
+		depth int
+	}{{"earliest", 60}, {"latest", 300}} {
+		name := "testdata/deep_" + c.lib + ".h5"
+		got, f := walkList(t, name)
+		// every level: the group d and its link up to the root; then the dataset v
+		if len(got) != 2*c.depth+1 {
+			t.Fatalf("%s: %d entries, want %d", name, len(got), 2*c.depth+1)
+		}
+		leaf := strings.Repeat("/d", c.depth) + "/v dataset"
+		if got[c.depth+1] != leaf {
+			t.Errorf("%s: entry %d %q, want %q", name, c.depth+1, got[c.depth+1], leaf)
+		}
+		if w := f.work.Load(); w > uint64(f.Size()) {
+			t.Errorf("%s: %d steps for a %d-byte file", name, w, f.Size())
+		}
+	}
+}
+
+func TestSoftLinks(t *testing.T) {
+	for _, lib := range []string{"earliest", "latest"} {
+		f, err := Open("testdata/graph_" + lib + ".h5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		read := func(path string) ([]byte, error) {
+			o, err := f.Get(path)
+			if err != nil {
+				return nil, err
+			}
+			d, err := o.Dataset()
+			if err != nil {
+				return nil, err
+			}
+			b := make([]byte, d.Len()*uint64(d.Type.Size))
+			return b, d.ReadRows(b, 0, d.Rows())
+		}
+		for alias, orig := range map[string]string{"s": "X", "g/rel": "g/z", "sg/z": "g/z", "/a/b/g/loop/loop/Xalias": "/X", "s1/w": "shared/w"} {
+			a, err := read(alias)
+			if err != nil {
+				t.Errorf("%s: %s: %v", lib, alias, err)
+				continue
+			}
+			o, err := read(orig)
+			if err != nil || !reflect.DeepEqual(a, o) {
+				t.Errorf("%s: %s reads differently from %s (%v)", lib, alias, orig, err)
+			}
+		}
+		if o, err := f.Get("s"); err != nil || o.Path() != "/s" || !o.IsDataset() {
+			t.Errorf("%s: Get(s) = %v, %v; want the dataset X named /s, as h5py names it", lib, o, err)
+		}
+		if _, err := f.Get("dangle"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: dangling soft link: %v, want ErrNotFound", lib, err)
+		}
+		if _, err := f.Get("ext"); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "other.h5:/X") {
+			t.Errorf("%s: external link: %v, want ErrUnsupported naming other.h5:/X", lib, err)
+		}
+		if _, err := f.Get("l1"); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "soft links") {
+			t.Errorf("%s: loop of soft links: %v, want ErrFormat", lib, err)
+		}
+		root, _ := f.Root()
+		kids, err := root.Children()
+		want := []string{"X", "a", "dangle", "ext", "g", "l1", "l2", "s", "s1", "sg", "shared", "y"}
+		if err != nil || !reflect.DeepEqual(kids, want) {
+			t.Errorf("%s: root's members %q, %v; want %q (h5py's keys())", lib, kids, err, want)
+		}
+	}
+	// the file: one soft link made the file unreadable
+	f, err := Open("testdata/softlink.h5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if o, err := f.Get("s"); err != nil || !o.IsDataset() {
+		t.Errorf("softlink.h5: Get(s): %v", err)
+	}
+}
