@@ -157,6 +157,17 @@ func (d *Dataset) Filters() []string {
 // Attrs returns the dataset's attributes.
 func (d *Dataset) Attrs() ([]*Attribute, error) { return d.obj.Attrs() }
 
+// knownFilters names the registered HDF5 filters this package does not decode, for errors
+// (the HDF Group's registry; files from h5py and hdf5plugin name only some of them).
+var knownFilters = map[uint16]string{
+	305: "LZO", 307: "bzip2", 32000: "LZF", 32001: "Blosc", 32002: "MAFISC", 32003: "Snappy",
+	32004: "LZ4", 32005: "APAX", 32006: "CBF", 32007: "JPEG-XR", 32008: "bitshuffle",
+	32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123", 32012: "JPEG-LS", 32013: "zfp",
+	32014: "fpzip", 32015: "Zstandard", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
+	32019: "JPEG", 32020: "VBZ", 32022: "FAPEC", 32023: "bitgroom", 32024: "granular bitround",
+	32025: "SZ3", 32026: "Delta-Rice", 32027: "BLOSC2", 32028: "FLAC",
+}
+
 func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 	c := &cursor{b: b, base: at}
 	v := c.u8()
@@ -196,11 +207,11 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 		case 3:
 			fl.name = "fletcher32"
 		case 4:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "szip filter")
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")
 		case 5:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "nbit filter")
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 5 (n-bit)")
 		case 6:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "scaleoffset filter")
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 6 (scale-offset)")
 		default:
 			s := string(name)
 			for k := 0; k < len(s); k++ {
@@ -209,7 +220,13 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 					break
 				}
 			}
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter %d (%q)", fl.id, s)
+			if s == "" {
+				s = knownFilters[fl.id]
+			}
+			if s == "" {
+				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter %d (unregistered, unnamed)", fl.id)
+			}
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter %d (%s)", fl.id, s)
 		}
 		out = append(out, fl)
 	}

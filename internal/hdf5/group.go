@@ -197,11 +197,7 @@ func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
 		if *budget--; *budget < 0 {
 			return nil, f.errAt(l.at, "soft link "+joinPath(g.path, name), ErrFormat, "more than %d soft links followed (a loop of soft links?)", maxSoftLinks)
 		}
-		t, err := f.resolve(g, l.target, budget)
-		if err != nil {
-			return nil, fmt.Errorf("soft link %s -> %s: %w", joinPath(g.path, name), l.target, err)
-		}
-		return t, nil
+		return f.resolve(g, l.target, budget)
 	case ExternalLink:
 		return nil, f.errAt(l.at, "external link "+joinPath(g.path, name), ErrUnsupported, "external link to %s (not followed)", l.target)
 	}
