@@ -2,8 +2,8 @@ package hdf5
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
