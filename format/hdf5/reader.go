@@ -162,9 +162,19 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 	r.per = uint64(opts.ChunkRows)
 	if r.per == 0 {
 		r.per = max(1, targetChunkBytes/max(rowBytes, 1))
+		// whole HDF5 chunks, unless their rows alone would pass the memory budget: then
+		// reading refuses a chunk that decodes to more than the budget, and reads parts of
+		// smaller ones
+		ctx := opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		limit := uint64(h5.MemoryLimit(ctx))
 		for _, d := range r.sets {
 			if c := d.Chunk(); len(c) > 0 {
-				r.per = max(c[0], r.per/c[0]*c[0])
+				if aligned := max(c[0], r.per/c[0]*c[0]); aligned <= limit/max(rowBytes, 1) {
+					r.per = aligned
+				}
 				break
 			}
 		}
