@@ -581,6 +581,9 @@ func (d *Dataset) loadBtree1() error {
 				return f.errAt(addr, "chunk B-tree node", ErrFormat, "short node")
 			}
 			if level > 0 {
+				if err := f.undefAt(child, c.pos()-uint64(f.offSize), "chunk B-tree node"); err != nil {
+					return err
+				}
 				if err := walk(child, depth+1); err != nil {
 					return err
 				}

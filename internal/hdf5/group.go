@@ -450,6 +450,9 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 	dsize := c.uint(f.lenSize)
 	c.uint(f.lenSize)
 	daddr := c.addr(f.offSize)
+	if err := f.undefAt(daddr, heapAddr, "local heap"); err != nil {
+		return nil, err
+	}
 	heap, err := f.read(daddr, dsize, "local heap data")
 	if err != nil {
 		return nil, err
@@ -495,6 +498,9 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 		for i := 0; i < n; i++ {
 			bc.uint(f.lenSize)
 			child := bc.addr(f.offSize)
+			if err := f.undefAt(child, bc.pos()-uint64(f.offSize), "group B-tree node"); err != nil {
+				return err
+			}
 			if level > 0 {
 				if err := walk(child, depth+1); err != nil {
 					return err
@@ -596,6 +602,9 @@ func (f *File) denseObjects(m message, skip int, recType uint8, idAt int, what s
 	}
 	if heap == undef {
 		return nil
+	}
+	if err := f.undefAt(names, m.addr, what+" info message"); err != nil {
+		return err
 	}
 	h, err := f.fheap(heap)
 	if err != nil {

@@ -139,7 +139,7 @@ func (f *File) errAt(off uint64, field string, sentinel error, format string, a 
 // they lie in the file before allocating anything.
 func (f *File) read(addr uint64, n uint64, field string) ([]byte, error) {
 	if addr == undef {
-		return nil, f.errAt(addr, field, ErrFormat, "undefined address")
+		return nil, f.errAt(addr, field, ErrFormat, "undefined address of a %s", field)
 	}
 	abs := addr + f.base
 	if abs < addr || abs > uint64(f.size) || n > uint64(f.size)-abs {
@@ -150,6 +150,15 @@ func (f *File) read(addr uint64, n uint64, field string) ([]byte, error) {
 		return nil, f.errAt(abs, field, ErrTruncated, "%v", err)
 	}
 	return b, nil
+}
+
+// undefAt returns an error at from, where the address addr was stored, when addr is the
+// undefined address (read would name no position for it); nil otherwise.
+func (f *File) undefAt(addr, from uint64, field string) error {
+	if addr == undef {
+		return f.errAt(from, field, ErrFormat, "undefined address where %s needs one", field)
+	}
+	return nil
 }
 
 // readInto fills b from the file address addr.
@@ -310,6 +319,9 @@ func (f *File) readSuperblock() error {
 	}
 	if f.base == undef {
 		f.base = 0
+	}
+	if err := f.undefAt(f.rootObj, at, "superblock"); err != nil {
+		return err
 	}
 	if f.base != 0 && f.base != at {
 		// The base address is where the superblock is in every file written by libhdf5.

@@ -339,6 +339,9 @@ func (f *File) vlenString(ref []byte, at uint64) (string, error) {
 	if n == 0 {
 		return "", nil
 	}
+	if err := f.undefAt(coll, at, "variable-length string"); err != nil {
+		return "", err
+	}
 	hdr, err := f.read(coll, uint64(8+f.lenSize), "global heap")
 	if err != nil {
 		return "", err
