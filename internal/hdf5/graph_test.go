@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 // The files of testdata/hostile.py (h5py 3.7.0, HDF5 1.10.8): object graphs with cycles, shared
@@ -167,5 +169,33 @@ func TestSoftLinks(t *testing.T) {
 	defer f.Close()
 	if o, err := f.Get("s"); err != nil || !o.IsDataset() {
 		t.Errorf("softlink.h5: Get(s): %v", err)
+	}
+}
+
+// TestChunkOverBudget: one gzip chunk of 4096 x 1024 float32 zeros (16 MiB, testdata/
+// bomb_small.h5) is refused under a budget of 1 MiB, at the chunk's offset, naming its size,
+// and read under the default budget.
+func TestChunkOverBudget(t *testing.T) {
+	f, err := Open("testdata/bomb_small.h5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	o, err := f.Get("X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := o.Dataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]byte, 4096)
+	err = d.ReadRowsContext(smallBudget, row, 7, 1)
+	var pe *mlfeed.PosError
+	if !errors.Is(err, ErrTooLarge) || !errors.As(err, &pe) || pe.Offset <= 0 || !strings.Contains(err.Error(), "16777216 bytes") || !strings.Contains(err.Error(), "--memory") {
+		t.Errorf("budget 1 MiB: %v", err)
+	}
+	if err := d.ReadRows(row, 7, 1); err != nil {
+		t.Errorf("default budget: %v", err)
 	}
 }

@@ -78,14 +78,24 @@ with h5py.File(os.path.join(out, "only_lzf.h5"), "w") as f:
     f.create_dataset("X", data=np.arange(100, dtype="<f4").reshape(50, 2), compression="lzf")
     f.create_dataset("y", data=np.arange(50, dtype="<f2"))
 
+def zeros_chunk(rows, cols):
+    """A zlib stream of rows x cols float32 zeros, compressed in pieces."""
+    z = zlib.compressobj(9)
+    zero = bytes(cols * 4 * 256)
+    parts = [z.compress(zero) for _ in range(rows // 256)]
+    parts.append(z.flush())
+    return b"".join(parts)
+
+
+# a small bomb, for fuzz seeds: one gzip chunk of 4096 x 1024 float32 zeros (16 MiB) in 16 kB
+with h5py.File(os.path.join(out, "bomb_small.h5"), "w", libver="latest") as f:
+    d = f.create_dataset("X", shape=(4096, 1024), dtype="<f4", chunks=(4096, 1024), compression="gzip")
+    d.id.write_direct_chunk((0, 0), zeros_chunk(4096, 1024), filter_mask=0)
+
 if len(sys.argv) > 2 and sys.argv[2] == "bomb":
     # one gzip chunk of 65536 x 4096 float32 zeros (1 GiB) in a file of about 1 MB
     rows, cols = 65536, 4096
     with h5py.File(os.path.join(out, "bomb.h5"), "w") as f:
         d = f.create_dataset("X", shape=(rows, cols), dtype="<f4", chunks=(rows, cols), compression="gzip")
-        z = zlib.compressobj(9)
-        zero = bytes(cols * 4 * 256)
-        parts = [z.compress(zero) for _ in range(rows // 256)]
-        parts.append(z.flush())
-        d.id.write_direct_chunk((0, 0), b"".join(parts), filter_mask=0)
+        d.id.write_direct_chunk((0, 0), zeros_chunk(rows, cols), filter_mask=0)
         f["y"] = np.arange(rows, dtype="<i4")
