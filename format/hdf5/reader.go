@@ -199,7 +199,7 @@ func (r *Reader) allDatasets() ([]string, error) {
 		case e.Err != nil:
 			r.skip = append(r.skip, fmt.Sprintf("%s: soft link to %s, which leads nowhere (%s)", e.Path, e.Target, reason(e.Err)))
 		case e.Seen != "":
-			if o, err := r.f.Get(e.Seen); err == nil && o.IsDataset() {
+			if e.Object.IsDataset() {
 				r.links = append(r.links, fmt.Sprintf("%s: hard link to %s (read once, as %s)", e.Path, e.Seen, e.Seen))
 			}
 		case e.Kind == h5.SoftLink:

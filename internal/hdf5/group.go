@@ -237,11 +237,12 @@ type WalkEntry struct {
 	Path   string   // the link's path from the root
 	Kind   LinkKind // hard, soft or external
 	Target string   // a soft link's path; an external link's "FILE:PATH"
-	// Object is the object a hard link leads to the first time it is met, or the object a soft
-	// link resolves to; nil otherwise.
+	// Object is the object a hard link leads to (named by the path first met) or the object a
+	// soft link resolves to; nil for external links and links that lead nowhere.
 	Object *Object
 	// Seen is the path an object was first met under, when a hard link leads to an object met
-	// before (a second link, a link back to an ancestor); empty otherwise.
+	// before (a second link, a link back to an ancestor): Walk does not enter it again. Empty
+	// otherwise.
 	Seen string
 	// Err says why a soft link leads nowhere (it dangles and wraps ErrNotFound, passes through
 	// an external link, or is one of a loop of soft links) or why an external link is not
@@ -302,7 +303,11 @@ func (f *File) Walk(fn func(e WalkEntry) error) error {
 		switch l.kind {
 		case HardLink:
 			if p, ok := seen[l.addr]; ok {
-				e.Seen = p
+				o, err := f.object(l.addr)
+				if err != nil {
+					return err
+				}
+				e.Seen, e.Object = p, &Object{f, o, p}
 				if err := fn(e); err != nil && err != SkipGroup {
 					return err
 				}

@@ -119,7 +119,7 @@ func (f *File) Groups() ([]string, error) {
 	}
 	out := []string{"/"}
 	err := f.r.Walk(func(e hdf5.WalkEntry) error {
-		if e.Kind == hdf5.HardLink && e.Object != nil && e.Object.IsGroup() {
+		if e.Kind == hdf5.HardLink && e.Seen == "" && e.Object.IsGroup() {
 			out = append(out, e.Path)
 		}
 		return nil
