@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strings"
 
@@ -195,20 +194,20 @@ func (r *Reader) allDatasets() ([]string, error) {
 	err := r.f.Walk(func(e h5.WalkEntry) error {
 		switch {
 		case e.Err != nil && e.Kind == h5.ExternalLink:
-			r.skip = append(r.skip, fmt.Sprintf("%s: external link to %s (not followed)", e.Path, e.Target))
+			r.skip = append(r.skip, fmt.Sprintf("%s: external link to %s (not followed)", e.Path(), e.Target))
 		case e.Err != nil:
-			r.skip = append(r.skip, fmt.Sprintf("%s: soft link to %s, which leads nowhere (%s)", e.Path, e.Target, reason(e.Err)))
-		case e.Seen != "":
+			r.skip = append(r.skip, fmt.Sprintf("%s: soft link to %s, which leads nowhere (%s)", e.Path(), e.Target, reason(e.Err)))
+		case e.Seen:
 			if e.Object.IsDataset() {
-				r.links = append(r.links, fmt.Sprintf("%s: hard link to %s (read once, as %s)", e.Path, e.Seen, e.Seen))
+				r.links = append(r.links, fmt.Sprintf("%s: hard link to %s (read once, as %s)", e.Path(), e.Object.Path(), e.Object.Path()))
 			}
 		case e.Kind == h5.SoftLink:
 			if e.Object.IsDataset() {
-				r.links = append(r.links, fmt.Sprintf("%s: soft link to %s (read as the dataset it names)", e.Path, e.Target))
+				r.links = append(r.links, fmt.Sprintf("%s: soft link to %s (read as the dataset it names)", e.Path(), e.Target))
 			}
 		case e.Object.IsDataset():
-			out = append(out, e.Path)
-		case e.Object.IsGroup() && strings.HasPrefix(path.Base(e.Path), "#"):
+			out = append(out, e.Path())
+		case e.Object.IsGroup() && strings.HasPrefix(e.Name(), "#"):
 			return h5.SkipGroup
 		}
 		return nil

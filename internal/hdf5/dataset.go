@@ -39,6 +39,7 @@ type Dataset struct {
 
 	f           *File
 	obj         *Object
+	path        string // obj's path, built once
 	layout      int
 	compact     []byte
 	addr, size  uint64   // contiguous storage
@@ -68,9 +69,9 @@ type chunkLoc struct {
 func (o *Object) Dataset() (*Dataset, error) {
 	f := o.f
 	if !o.o.isDataset() {
-		return nil, fmt.Errorf("%w: %s in %s is not a dataset", ErrFormat, o.path, f.name)
+		return nil, fmt.Errorf("%w: %s in %s is not a dataset", ErrFormat, o.Path(), f.name)
 	}
-	d := &Dataset{f: f, obj: o}
+	d := &Dataset{f: f, obj: o, path: o.Path()}
 	var space dataspace
 	var haveType, haveSpace bool
 	for _, m := range o.o.msgs {
@@ -83,7 +84,7 @@ func (o *Object) Dataset() (*Dataset, error) {
 			space, err = f.parseDataspace(m.data, m.addr)
 			haveSpace = true
 		case msgExternal:
-			err = f.errAt(m.addr, "dataset "+o.path, ErrUnsupported, "external data storage")
+			err = f.errAt(m.addr, "dataset "+o.Path(), ErrUnsupported, "external data storage")
 		case msgFilters:
 			d.filters, err = f.parseFilters(m.data, m.addr)
 		case msgFill, msgFillOld:
@@ -92,11 +93,11 @@ func (o *Object) Dataset() (*Dataset, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset %s: %w", o.path, err)
+			return nil, fmt.Errorf("dataset %s: %w", o.Path(), err)
 		}
 	}
 	if !haveType || !haveSpace {
-		return nil, f.errAt(o.o.addr, "dataset "+o.path, ErrFormat, "dataset without a datatype or dataspace")
+		return nil, f.errAt(o.o.addr, "dataset "+o.Path(), ErrFormat, "dataset without a datatype or dataspace")
 	}
 	if space.null {
 		space.dims = []uint64{0}
@@ -110,7 +111,7 @@ func (o *Object) Dataset() (*Dataset, error) {
 	}
 	n, ok := space.count()
 	if !ok || n > math.MaxInt64/uint64(max(d.Type.Size, 1)) {
-		return nil, f.errAt(o.o.addr, "dataset "+o.path, ErrTooLarge, "dimensions %v overflow", d.Dims)
+		return nil, f.errAt(o.o.addr, "dataset "+o.Path(), ErrTooLarge, "dimensions %v overflow", d.Dims)
 	}
 	d.elems = n
 	if len(d.fill) != d.Type.Size {
@@ -118,13 +119,13 @@ func (o *Object) Dataset() (*Dataset, error) {
 	}
 	m, _ := o.o.find(msgLayout)
 	if err := d.parseLayout(m); err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", o.path, err)
+		return nil, fmt.Errorf("dataset %s: %w", o.Path(), err)
 	}
 	return d, nil
 }
 
 // Path returns the dataset's path.
-func (d *Dataset) Path() string { return d.obj.path }
+func (d *Dataset) Path() string { return d.path }
 
 // Len returns the number of elements.
 func (d *Dataset) Len() uint64 { return d.elems }
@@ -451,10 +452,10 @@ func (d *Dataset) addChunk(sc []uint64, loc chunkLoc) error {
 		return nil
 	}
 	if loc.addr > uint64(d.f.size) || loc.size > uint64(d.f.size)-loc.addr {
-		return d.f.errAt(loc.addr, "chunk of "+d.obj.path, ErrTruncated, "chunk of %d bytes at %d runs past the end of the %d-byte file", loc.size, loc.addr, d.f.size)
+		return d.f.errAt(loc.addr, "chunk of "+d.path, ErrTruncated, "chunk of %d bytes at %d runs past the end of the %d-byte file", loc.size, loc.addr, d.f.size)
 	}
 	if len(d.chunks) > int(d.f.size/4)+16 {
-		return d.f.errAt(loc.addr, "chunk index of "+d.obj.path, ErrFormat, "more chunks than the file can hold")
+		return d.f.errAt(loc.addr, "chunk index of "+d.path, ErrFormat, "more chunks than the file can hold")
 	}
 	d.chunks[k] = loc
 	return nil
@@ -493,7 +494,7 @@ func (d *Dataset) readIndex() {
 		err = d.loadBtree2()
 	}
 	if err != nil {
-		d.noDataError = fmt.Errorf("dataset %s: %w", d.obj.path, err)
+		d.noDataError = fmt.Errorf("dataset %s: %w", d.path, err)
 	}
 }
 

@@ -61,7 +61,7 @@ func walkAll(f *File) error {
 		if n++; n > 1000 {
 			return errors.New("enough")
 		}
-		if e.Object == nil || e.Kind != HardLink || e.Seen != "" {
+		if e.Object == nil || e.Kind != HardLink || e.Seen {
 			return nil
 		}
 		return visit(e.Object)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -24,10 +25,10 @@ func walkList(t *testing.T, name string) ([]string, *File) {
 	t.Cleanup(func() { f.Close() })
 	var got []string
 	err = f.Walk(func(e WalkEntry) error {
-		s := e.Path + " "
+		s := e.Path() + " "
 		switch {
-		case e.Seen != "":
-			s += "seen " + e.Seen
+		case e.Seen:
+			s += "seen " + e.Object.Path()
 		case e.Err != nil:
 			s += fmt.Sprintf("%s %s: error", e.Kind, e.Target)
 		case e.Kind == SoftLink:
@@ -197,5 +198,49 @@ func TestChunkOverBudget(t *testing.T) {
 	}
 	if err := d.ReadRows(row, 7, 1); err != nil {
 		t.Errorf("default budget: %v", err)
+	}
+}
+
+// TestWalkDeepMemory walks a chain of 20000 nested groups (written by this package's writer):
+// the walk keeps paths as chains of names, so what it allocates grows with the file, not with
+// the square of its depth (400 MB of path bytes if each level kept its path).
+func TestWalkDeepMemory(t *testing.T) {
+	const depth = 20000
+	name := t.TempDir() + "/deep.h5"
+	w, err := Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Repeat("/d", depth)
+	if err := w.WriteDataset(path, "v", mlfeed.Int32, []uint64{2}, make([]byte, 8), DatasetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var leaf string
+	n := 0
+	err = f.Walk(func(e WalkEntry) error {
+		n++
+		if e.Object != nil && e.Object.IsDataset() {
+			leaf = e.Path()
+		}
+		return nil
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil || n != depth+1 || leaf != path+"/v" {
+		t.Fatalf("%d entries, leaf %.20q..., %v", n, leaf, err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d levels, %d-byte file: walk allocated %d bytes", depth, f.Size(), alloc)
+	if alloc > 64*uint64(f.Size()) {
+		t.Errorf("walk allocated %d bytes for a %d-byte file", alloc, f.Size())
 	}
 }

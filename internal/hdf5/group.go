@@ -12,12 +12,41 @@ import (
 type Object struct {
 	f    *File
 	o    *object
-	path string
+	path *pathNode
+}
+
+// pathNode is a path as a chain of names, so that the paths of a walk share their prefixes:
+// a chain of nested groups takes memory in proportion to its length, not to its square.
+type pathNode struct {
+	parent *pathNode
+	name   string // a member's name; for a node without a parent, a whole path ("/", "/a/b")
+}
+
+var rootPath = &pathNode{name: "/"}
+
+func (p *pathNode) child(name string) *pathNode { return &pathNode{p, name} }
+
+// String returns the path ("/a/b").
+func (p *pathNode) String() string {
+	var names []string
+	for ; p.parent != nil; p = p.parent {
+		names = append(names, p.name)
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(p.name, "/"))
+	for i := len(names) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(names[i])
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
 }
 
 // Path returns the object's path from the root, "/" for the root group: the path it was
 // reached by (a soft link's own path, as h5py names objects opened through one).
-func (o *Object) Path() string { return o.path }
+func (o *Object) Path() string { return o.path.String() }
 
 // IsGroup reports whether the object is a group.
 func (o *Object) IsGroup() bool { return o.o.isGroup() || o.o.addr == o.f.rootObj }
@@ -35,7 +64,7 @@ func (f *File) Root() (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Object{f, o, "/"}, nil
+	return &Object{f, o, rootPath}, nil
 }
 
 // Get returns the object at path ("/" or "" for the root; "a/b" or "/a/b"), following soft
@@ -55,7 +84,7 @@ func (f *File) Get(path string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.path = "/" + strings.TrimPrefix(path, "/")
+	o.path = &pathNode{name: "/" + strings.TrimPrefix(path, "/")}
 	return o, nil
 }
 
@@ -172,16 +201,14 @@ func (o *Object) Child(name string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.path = joinPath(o.path, name)
+	c.path = o.path.child(name)
 	return c, nil
 }
-
-func joinPath(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
 // step returns the group g's member name, following soft links (budget counts them down).
 func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
 	if !g.IsGroup() {
-		return nil, fmt.Errorf("%w: %s in %s is not a group", ErrNotFound, g.path, f.name)
+		return nil, fmt.Errorf("%w: %s in %s is not a group", ErrNotFound, g.Path(), f.name)
 	}
 	s, err := f.members(g.o)
 	if err != nil {
@@ -189,23 +216,23 @@ func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
 	}
 	i, ok := s.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: no object %q in group %s of %s", ErrNotFound, name, g.path, f.name)
+		return nil, fmt.Errorf("%w: no object %q in group %s of %s", ErrNotFound, name, g.Path(), f.name)
 	}
 	l := s.links[i]
 	switch l.kind {
 	case SoftLink:
 		if *budget--; *budget < 0 {
-			return nil, f.errAt(l.at, "soft link "+joinPath(g.path, name), ErrFormat, "more than %d soft links followed (a loop of soft links?)", maxSoftLinks)
+			return nil, f.errAt(l.at, "soft link "+g.path.child(name).String(), ErrFormat, "more than %d soft links followed (a loop of soft links?)", maxSoftLinks)
 		}
 		return f.resolve(g, l.target, budget)
 	case ExternalLink:
-		return nil, f.errAt(l.at, "external link "+joinPath(g.path, name), ErrUnsupported, "external link to %s (not followed)", l.target)
+		return nil, f.errAt(l.at, "external link "+g.path.child(name).String(), ErrUnsupported, "external link to %s (not followed)", l.target)
 	}
 	o, err := f.object(l.addr)
 	if err != nil {
 		return nil, err
 	}
-	return &Object{f, o, joinPath(g.path, name)}, nil
+	return &Object{f, o, g.path.child(name)}, nil
 }
 
 // resolve follows path from the group g (from the root when it starts with "/").
@@ -234,21 +261,28 @@ func (f *File) resolve(g *Object, path string, budget *int) (*Object, error) {
 
 // WalkEntry is one link Walk meets.
 type WalkEntry struct {
-	Path   string   // the link's path from the root
+	path   *pathNode
 	Kind   LinkKind // hard, soft or external
 	Target string   // a soft link's path; an external link's "FILE:PATH"
 	// Object is the object a hard link leads to (named by the path first met) or the object a
 	// soft link resolves to; nil for external links and links that lead nowhere.
 	Object *Object
-	// Seen is the path an object was first met under, when a hard link leads to an object met
-	// before (a second link, a link back to an ancestor): Walk does not enter it again. Empty
-	// otherwise.
-	Seen string
+	// Seen is true when a hard link leads to an object met before (a second link, a link back
+	// to an ancestor): Walk does not enter it again, and Object is named by the path it was
+	// first met under.
+	Seen bool
 	// Err says why a soft link leads nowhere (it dangles and wraps ErrNotFound, passes through
 	// an external link, or is one of a loop of soft links) or why an external link is not
 	// followed (ErrUnsupported).
 	Err error
 }
+
+// Path returns the link's path from the root (built on each call, in time proportional to
+// its depth).
+func (e WalkEntry) Path() string { return e.path.String() }
+
+// Name returns the link's name in its group.
+func (e WalkEntry) Name() string { return e.path.name }
 
 // SkipGroup, returned by Walk's function for a group, skips the group's members.
 var SkipGroup = errors.New("hdf5: skip this group")
@@ -271,7 +305,7 @@ func (f *File) Walk(fn func(e WalkEntry) error) error {
 		links []link
 		i     int
 	}
-	seen := map[uint64]string{root.o.addr: "/"}
+	seen := map[uint64]*pathNode{root.o.addr: rootPath}
 	stores := map[storeKey]bool{}
 	var stack []*frame
 	enter := func(g *Object) error {
@@ -299,7 +333,7 @@ func (f *File) Walk(fn func(e WalkEntry) error) error {
 		}
 		l := top.links[top.i]
 		top.i++
-		e := WalkEntry{Path: joinPath(top.g.path, l.name), Kind: l.kind, Target: l.target}
+		e := WalkEntry{path: top.g.path.child(l.name), Kind: l.kind, Target: l.target}
 		switch l.kind {
 		case HardLink:
 			if p, ok := seen[l.addr]; ok {
@@ -307,7 +341,7 @@ func (f *File) Walk(fn func(e WalkEntry) error) error {
 				if err != nil {
 					return err
 				}
-				e.Seen, e.Object = p, &Object{f, o, p}
+				e.Seen, e.Object = true, &Object{f, o, p}
 				if err := fn(e); err != nil && err != SkipGroup {
 					return err
 				}
@@ -317,19 +351,19 @@ func (f *File) Walk(fn func(e WalkEntry) error) error {
 			if err != nil {
 				return err
 			}
-			seen[l.addr] = e.Path
-			e.Object = &Object{f, o, e.Path}
+			seen[l.addr] = e.path
+			e.Object = &Object{f, o, e.path}
 		case SoftLink:
 			budget := maxSoftLinks
 			t, err := f.resolve(top.g, l.target, &budget)
 			if err == nil {
-				t.path = e.Path
+				t.path = e.path
 				e.Object = t
 			} else {
 				e.Err = err
 			}
 		case ExternalLink:
-			e.Err = f.errAt(l.at, "external link "+e.Path, ErrUnsupported, "external link to %s (not followed)", l.target)
+			e.Err = f.errAt(l.at, "external link "+e.Path(), ErrUnsupported, "external link to %s (not followed)", l.target)
 		}
 		err := fn(e)
 		if err == SkipGroup {

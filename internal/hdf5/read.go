@@ -46,10 +46,10 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 	es := uint64(d.Type.Size)
 	rl := d.RowLen()
 	if d.Type.Class == VarString {
-		return fmt.Errorf("%w: dataset %s holds variable-length strings", ErrUnsupported, d.obj.path)
+		return fmt.Errorf("%w: dataset %s holds variable-length strings", ErrUnsupported, d.path)
 	}
 	if row > d.Rows() || n > d.Rows()-row {
-		return fmt.Errorf("%w: rows [%d, %d) of dataset %s, which has %d", ErrFormat, row, row+n, d.obj.path, d.Rows())
+		return fmt.Errorf("%w: rows [%d, %d) of dataset %s, which has %d", ErrFormat, row, row+n, d.path, d.Rows())
 	}
 	if uint64(len(dst)) != n*rl*es {
 		return fmt.Errorf("hdf5: ReadRows of %d rows of %d elements of %d bytes into %d bytes", n, rl, es, len(dst))
@@ -73,7 +73,7 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 		return sched.Parallel(ctx, int(pieces), func(_ context.Context, i int) error {
 			lo := uint64(i) * piece
 			b := dst[lo:min(lo+piece, uint64(len(dst)))]
-			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.obj.path); err != nil {
+			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.path); err != nil {
 				return err
 			}
 			if swapped {
@@ -239,7 +239,7 @@ func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, ds
 	// Filtered chunks, and chunks copied through scratch memory, take memory for the whole
 	// chunk, whatever the file's size: that is checked against the budget before allocating.
 	if ok && (!direct || d.filtered(loc)) && d.chunkBytes > uint64(limit) {
-		return d.f.errAt(loc.addr, "chunk of "+d.obj.path, ErrTooLarge,
+		return d.f.errAt(loc.addr, "chunk of "+d.path, ErrTooLarge,
 			"one chunk %v decodes to %d bytes, more than the memory budget of %d bytes allows (raise it with --memory)", d.chunk, d.chunkBytes, limit)
 	}
 	var out []byte
@@ -332,7 +332,7 @@ func MemoryLimit(ctx context.Context) int64 {
 // decodeChunk reads the stored chunk at loc and undoes its filters into out (chunkBytes long).
 func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) error {
 	f := d.f
-	where := fmt.Sprintf("chunk of %s", d.obj.path)
+	where := fmt.Sprintf("chunk of %s", d.path)
 	filters := d.filters
 	if edge && d.partialRaw {
 		filters = nil

@@ -240,7 +240,7 @@ func (o *Object) Attr(name string) (*Attribute, error) {
 			return a, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no attribute %q on %s of %s", ErrNotFound, name, o.path, o.f.name)
+	return nil, fmt.Errorf("%w: no attribute %q on %s of %s", ErrNotFound, name, o.Path(), o.f.name)
 }
 
 func pad8(n int) int { return (n + 7) &^ 7 }

@@ -119,8 +119,8 @@ func (f *File) Groups() ([]string, error) {
 	}
 	out := []string{"/"}
 	err := f.r.Walk(func(e hdf5.WalkEntry) error {
-		if e.Kind == hdf5.HardLink && e.Seen == "" && e.Object.IsGroup() {
-			out = append(out, e.Path)
+		if e.Kind == hdf5.HardLink && !e.Seen && e.Object.IsGroup() {
+			out = append(out, e.Path())
 		}
 		return nil
 	})
