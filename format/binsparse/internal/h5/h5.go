@@ -130,6 +130,46 @@ func (f *File) Groups() ([]string, error) {
 	return out, nil
 }
 
+// GroupsWith returns the paths of the groups that have an attribute attr, in the order of
+// Groups (the root first), each group once. Only the paths of those groups are built, so that
+// a chain of nested groups takes time and memory in proportion to the file.
+func (f *File) GroupsWith(attr string) ([]string, error) {
+	if f.r == nil {
+		return nil, errWriteOnly
+	}
+	var out []string
+	has := func(o *hdf5.Object) (bool, error) {
+		_, err := o.Attr(attr)
+		if errors.Is(err, hdf5.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	root, err := f.r.Root()
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := has(root); err != nil {
+		return nil, err
+	} else if ok {
+		out = append(out, "/")
+	}
+	err = f.r.Walk(func(e hdf5.WalkEntry) error {
+		if e.Kind != hdf5.HardLink || e.Seen || !e.Object.IsGroup() {
+			return nil
+		}
+		ok, err := has(e.Object)
+		if ok {
+			out = append(out, e.Path())
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // dataset returns the dataset name in the group at path; ok is false when there is none.
 func (f *File) dataset(path, name string) (*hdf5.Dataset, bool, error) {
 	key := strings.TrimSuffix(path, "/") + "/" + name
