@@ -27,7 +27,9 @@ type ReaderOptions struct {
 	// with the reason. Details lists them too, under "skipped".
 	Log io.Writer
 	// Context, if not nil, carries the scheduler (internal/sched) whose memory budget bounds
-	// the size of one decoded HDF5 chunk; without one, sched.DefaultMemory does.
+	// the rows per chunk when ChunkRows is 0 (whole HDF5 chunks only within the budget);
+	// without one, sched.DefaultMemory does. Reads are bounded by the budget of the context
+	// ReadChunk is given: an HDF5 chunk that decodes to more is refused (mlfeed.ErrTooLarge).
 	Context context.Context
 }
 
