@@ -1,7 +1,9 @@
 package hdf5
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -242,5 +244,47 @@ func TestWalkDeepMemory(t *testing.T) {
 	t.Logf("%d levels, %d-byte file: walk allocated %d bytes", depth, f.Size(), alloc)
 	if alloc > 64*uint64(f.Size()) {
 		t.Errorf("walk allocated %d bytes for a %d-byte file", alloc, f.Size())
+	}
+}
+
+// TestWalkSharedStorage forges graph_earliest.h5 so that group /a's symbol table message names
+// /g's B-tree and local heap: two groups, one member list. The members are walked once (under
+// /a, met first), so that many groups sharing one large table cannot multiply the work.
+func TestWalkSharedStorage(t *testing.T) {
+	b, err := os.ReadFile("testdata/graph_earliest.h5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFile(bytes.NewReader(b), int64(len(b)), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func(path string) message {
+		o, err := f.Get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok := o.o.find(msgSymbolTable)
+		if !ok {
+			t.Fatalf("%s has no symbol table message", path)
+		}
+		return m
+	}
+	a, g := table("a"), table("g")
+	copy(b[a.addr:], g.data[:2*f.offSize])
+	f, err = NewFile(bytes.NewReader(b), int64(len(b)), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = f.Walk(func(e WalkEntry) error {
+		if strings.HasPrefix(e.Path(), "/a/") || strings.HasPrefix(e.Path(), "/g/") {
+			got = append(got, e.Path())
+		}
+		return nil
+	})
+	want := []string{"/a/Xalias", "/a/loop", "/a/rel", "/a/z"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }
