@@ -3,8 +3,8 @@ package hdf5
 import (
 	"bytes"
 	"errors"
-	"os"
 	"fmt"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
