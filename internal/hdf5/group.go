@@ -216,7 +216,7 @@ func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
 	}
 	i, ok := s.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: no object %q in group %s of %s", ErrNotFound, name, g.Path(), f.name)
+		return nil, &noMember{g, name}
 	}
 	l := s.links[i]
 	switch l.kind {
@@ -234,6 +234,19 @@ func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
 	}
 	return &Object{f, o, g.path.child(name)}, nil
 }
+
+// noMember is step's error for a name a group lacks: its message names the group's path,
+// built only when the message is asked for (a walk resolves every soft link).
+type noMember struct {
+	g    *Object
+	name string
+}
+
+func (e *noMember) Error() string {
+	return fmt.Sprintf("%v: no object %q in group %s of %s", ErrNotFound, e.name, e.g.Path(), e.g.f.name)
+}
+
+func (e *noMember) Unwrap() error { return ErrNotFound }
 
 // resolve follows path from the group g (from the root when it starts with "/").
 func (f *File) resolve(g *Object, path string, budget *int) (*Object, error) {
