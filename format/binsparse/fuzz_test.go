@@ -228,3 +228,47 @@ func FuzzNPZ(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHDF5 opens arbitrary bytes as a Binsparse HDF5 file (.bsp.h5), as FuzzNPZ does for
+// NPZ: seeded with files this package writes (contiguous and deflated), the corpus's small
+// files, and internal/hdf5's hostile ones (groups that link back to the root, soft links, a
+// gzip bomb). Group listing walks each object once; no panic, no hang.
+func FuzzHDF5(f *testing.F) {
+	var seeds []string
+	if d := testutil.SharedDir(); d != "" {
+		seeds, _ = filepath.Glob(filepath.Join(d, "testdata", "binsparse", "*", "*.bsp.h5"))
+	}
+	hostile, _ := filepath.Glob("../../internal/hdf5/testdata/*.h5")
+	for _, name := range append(seeds, hostile...) {
+		if data, err := os.ReadFile(name); err == nil && len(data) <= 24<<10 {
+			f.Add(data)
+		}
+	}
+	m, err := New(CSR, []int64{2, 3}, map[string]mlfeed.Buffer{"pointers_to_1": u8(0, 1, 2), "indices_1": u8(2, 0), "values": f64(1, 2)}, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, level := range []int{NoCompression, 5} {
+		p := filepath.Join(f.TempDir(), "seed.bsp.h5")
+		if err := WriteFile(p, m, &WriteOptions{Level: level}); err != nil {
+			f.Fatal(err)
+		}
+		data, _ := os.ReadFile(p)
+		f.Add(data)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.bsp.h5")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		matchFile(bytes.NewReader(data), int64(len(data)))
+		got, err := ReadFile(p)
+		if err != nil {
+			return
+		}
+		if _, err := got.check(func(error) bool { return true }); err != nil {
+			t.Fatalf("ReadFile returned a matrix that fails its check: %v", err)
+		}
+	})
+}

@@ -39,7 +39,7 @@ func openNPZ(name string) (*npzContainer, error) {
 
 func (c *npzContainer) close() error { return c.z.Close() }
 
-func (c *npzContainer) groups() ([]string, error) { return []string{"/"}, nil }
+func (c *npzContainer) matrices() ([]string, error) { return []string{"/"}, nil }
 
 func (c *npzContainer) descriptor(group string) ([]byte, bool, error) {
 	if group != "/" && group != "" {

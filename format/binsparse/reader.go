@@ -25,7 +25,8 @@ type arrayInfo struct {
 // container is where a file's matrices live: HDF5 or NPZ.
 type container interface {
 	descriptor(group string) ([]byte, bool, error)
-	groups() ([]string, error)
+	// matrices returns the groups that may hold a descriptor, the root first
+	matrices() ([]string, error)
 	array(group, name string) (arrayInfo, bool, error)
 	read(ctx context.Context, group, name string, t mlfeed.ElemType, off, n, total int64) (mlfeed.Buffer, error)
 	close() error
@@ -86,7 +87,7 @@ func (f *File) Name() string { return f.name }
 // Matrices returns the paths of the groups that hold a Binsparse descriptor, the root ("/")
 // first.
 func (f *File) Matrices() ([]string, error) {
-	gs, err := f.c.groups()
+	gs, err := f.c.matrices()
 	if err != nil {
 		return nil, named(f.name, err)
 	}
@@ -285,11 +286,13 @@ func (c *h5container) descriptor(group string) ([]byte, bool, error) {
 	return []byte(s), ok, err
 }
 
-func (c *h5container) groups() ([]string, error) {
-	gs, err := c.f.Groups()
-	if len(gs) > 1 {
-		sort.Strings(gs[1:])
+func (c *h5container) matrices() ([]string, error) {
+	gs, err := c.f.GroupsWith("binsparse")
+	rest := gs
+	if len(gs) > 0 && gs[0] == "/" {
+		rest = gs[1:]
 	}
+	sort.Strings(rest)
 	return gs, err
 }
 

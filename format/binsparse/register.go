@@ -120,7 +120,7 @@ func matchFile(r io.ReaderAt, size int64) bool {
 		return false
 	}
 	defer f.Close()
-	gs, err := f.Groups()
+	gs, err := f.GroupsWith("binsparse")
 	if err != nil {
 		return false
 	}

@@ -2,6 +2,7 @@ package hdf5
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,15 @@ type ReaderOptions struct {
 	// ChunkRows is the number of rows per chunk; 0 picks about 4 MiB worth, rounded to the
 	// first chunked dataset's HDF5 chunks.
 	ChunkRows int
+	// Log, if not nil, receives one line per dataset or link left out when Datasets is empty
+	// (a filter or type this package cannot decode, a dangling soft link, an external link),
+	// with the reason. Details lists them too, under "skipped".
+	Log io.Writer
+	// Context, if not nil, carries the scheduler (internal/sched) whose memory budget bounds
+	// the rows per chunk when ChunkRows is 0 (whole HDF5 chunks only within the budget);
+	// without one, sched.DefaultMemory does. Reads are bounded by the budget of the context
+	// ReadChunk is given: an HDF5 chunk that decodes to more is refused (mlfeed.ErrTooLarge).
+	Context context.Context
 }
 
 // Reader reads an HDF5 file as a data set. It implements mlfeed.Source, ReadChunkReuse and
@@ -33,7 +43,8 @@ type Reader struct {
 	rows   uint64
 	per    uint64 // rows per chunk
 	chunks []mlfeed.ChunkInfo
-	skip   []string // datasets not read, with why
+	skip   []string // datasets and links not read, with why
+	links  []string // second names of datasets read once
 }
 
 // Open opens the named HDF5 file.
@@ -96,15 +107,24 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 			err = fmt.Errorf("%w: dataset %s is a scalar, not rows", ErrUnsupported, p)
 		}
 		if err != nil {
-			if explicit {
+			// only what this package cannot decode is left out; a corrupt dataset is an error
+			if explicit || !errors.Is(err, mlfeed.ErrUnsupported) {
 				return nil, err
 			}
-			r.skip = append(r.skip, fmt.Sprintf("%s: %v", p, err))
+			r.skip = append(r.skip, fmt.Sprintf("%s: %s", p, reason(err)))
 			continue
 		}
 		r.sets = append(r.sets, d)
 	}
+	if opts.Log != nil {
+		for _, s := range r.skip {
+			fmt.Fprintf(opts.Log, "hdf5: %s: skipped %s\n", name, s)
+		}
+	}
 	if len(r.sets) == 0 {
+		if len(r.skip) > 0 {
+			return nil, fmt.Errorf("%w: %s holds no dataset this reader can decode: %s", ErrUnsupported, name, strings.Join(r.skip, "; "))
+		}
 		return nil, fmt.Errorf("%w: %s holds no numeric dataset to read as rows", ErrFormat, name)
 	}
 	r.rows = r.sets[0].Dims[0]
@@ -143,9 +163,19 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 	r.per = uint64(opts.ChunkRows)
 	if r.per == 0 {
 		r.per = max(1, targetChunkBytes/max(rowBytes, 1))
+		// whole HDF5 chunks, unless their rows alone would pass the memory budget: then
+		// reading refuses a chunk that decodes to more than the budget, and reads parts of
+		// smaller ones
+		ctx := opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		limit := uint64(h5.MemoryLimit(ctx))
 		for _, d := range r.sets {
 			if c := d.Chunk(); len(c) > 0 {
-				r.per = max(c[0], r.per/c[0]*c[0])
+				if aligned := max(c[0], r.per/c[0]*c[0]); aligned <= limit/max(rowBytes, 1) {
+					r.per = aligned
+				}
 				break
 			}
 		}
@@ -157,41 +187,34 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 	return r, nil
 }
 
-// allDatasets lists every dataset's path, depth first in name order (groups whose name starts
-// with "#", MATLAB's #refs#, are skipped).
+// allDatasets lists every dataset's path in path order, each dataset once (under the first path
+// met, depth first in name order, as h5py's visititems); groups whose name starts with "#"
+// (MATLAB's #refs#) are not entered. Links that lead nowhere (dangling soft links, external
+// links) are listed in r.skip, second links to a dataset in r.links.
 func (r *Reader) allDatasets() ([]string, error) {
-	root, err := r.f.Root()
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	n := 0
-	var walk func(o *h5.Object, depth int) error
-	walk = func(o *h5.Object, depth int) error {
-		kids, err := o.Children()
-		if err != nil {
-			return err
-		}
-		for _, k := range kids {
-			if n++; n > 100000 || depth > 32 {
-				return fmt.Errorf("%w: more than 100000 objects or 32 levels of groups", ErrUnsupported)
+	err := r.f.Walk(func(e h5.WalkEntry) error {
+		switch {
+		case e.Err != nil && e.Kind == h5.ExternalLink:
+			r.skip = append(r.skip, fmt.Sprintf("%s: external link to %s (not followed)", e.Path(), e.Target))
+		case e.Err != nil:
+			r.skip = append(r.skip, fmt.Sprintf("%s: soft link to %s, which leads nowhere (%s)", e.Path(), e.Target, reason(e.Err)))
+		case e.Seen:
+			if e.Object.IsDataset() {
+				r.links = append(r.links, fmt.Sprintf("%s: hard link to %s (read once, as %s)", e.Path(), e.Object.Path(), e.Object.Path()))
 			}
-			c, err := o.Child(k)
-			if err != nil {
-				return err
+		case e.Kind == h5.SoftLink:
+			if e.Object.IsDataset() {
+				r.links = append(r.links, fmt.Sprintf("%s: soft link to %s (read as the dataset it names)", e.Path(), e.Target))
 			}
-			switch {
-			case c.IsDataset():
-				out = append(out, c.Path())
-			case c.IsGroup() && !strings.HasPrefix(k, "#"):
-				if err := walk(c, depth+1); err != nil {
-					return err
-				}
-			}
+		case e.Object.IsDataset():
+			out = append(out, e.Path())
+		case e.Object.IsGroup() && strings.HasPrefix(e.Name(), "#"):
+			return h5.SkipGroup
 		}
 		return nil
-	}
-	if err := walk(root, 0); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	sort.Strings(out)
@@ -242,7 +265,7 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 		} else {
 			sd.Values = mlfeed.NewBuffer(t, int(n*d.RowLen()))
 		}
-		if err := d.ReadRows(sd.Values.Bytes, row, n); err != nil {
+		if err := d.ReadRowsContext(ctx, sd.Values.Bytes, row, n); err != nil {
 			return nil, err
 		}
 	}
@@ -278,6 +301,9 @@ func (r *Reader) Details() map[string]any {
 	if len(r.skip) > 0 {
 		m["skipped"] = r.skip
 	}
+	if len(r.links) > 0 {
+		m["links"] = r.links
+	}
 	return m
 }
 
@@ -287,4 +313,22 @@ func (r *Reader) Close() error {
 		return r.close.Close()
 	}
 	return nil
+}
+
+// reason is err's message without the file's name and the package's prefixes, for the list of
+// datasets left out: "filter 32000 (lzf) at byte 1234".
+func reason(err error) string {
+	var pe *mlfeed.PosError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s (%s at byte offset %d)", trimSentinels(pe.Err.Error()), pe.Field, pe.Offset)
+	}
+	return trimSentinels(err.Error())
+}
+
+// trimSentinels drops the sentinels' text from the front of an error message.
+func trimSentinels(s string) string {
+	for _, e := range []error{ErrUnsupported, ErrFormat, h5.ErrNotFound, mlfeed.ErrUnsupported, mlfeed.ErrFormat} {
+		s = strings.TrimPrefix(s, e.Error()+": ")
+	}
+	return s
 }

@@ -19,14 +19,14 @@ func init() {
 		WriteParams: WriteParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
 			var params map[string]string
+			opts := &ReaderOptions{}
 			if o != nil {
-				params = o.Params
+				params, opts.Log, opts.Context = o.Params, o.Log, o.Context
 			}
 			params, err := format.NormalizeParams("hdf5", params, ReadParams)
 			if err != nil {
 				return nil, err
 			}
-			opts := &ReaderOptions{}
 			if v := params["datasets"]; v != "" {
 				opts.Datasets = strings.Split(v, ",")
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -262,5 +263,40 @@ func TestSparseChunkGrid(t *testing.T) {
 	}
 	if w := f.work.Load(); w > 4*rows+64 {
 		t.Errorf("work %d for %d stored chunks (%d claimed)", w, rows, forged)
+	}
+}
+
+// TestUndefinedAddress writes the undefined address (eight 0xff bytes) over every 8 bytes of
+// files of both formats (checksums ignored, so that the forged addresses are used): an error
+// about an undefined address must give the byte offset where it was stored (issue 28: it gave
+// none).
+func TestUndefinedAddress(t *testing.T) {
+	defer func(v bool) { verifyChecksums = v }(verifyChecksums)
+	verifyChecksums = false
+	for _, name := range []string{"testdata/types_earliest.h5", "testdata/types_latest.h5", "testdata/graph_earliest.h5", "testdata/graph_latest.h5"} {
+		orig, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for at := 0; at+8 <= len(orig); at++ {
+			b := bytes.Clone(orig)
+			copy(b[at:], bytes.Repeat([]byte{0xff}, 8))
+			f, err := NewFile(bytes.NewReader(b), int64(len(b)), name)
+			if err == nil {
+				err = walkAll(f)
+			}
+			if err == nil || !strings.Contains(err.Error(), "undefined address") {
+				continue
+			}
+			seen++
+			var pe *mlfeed.PosError
+			if !errors.As(err, &pe) || pe.Offset < 0 || pe.Offset > int64(len(b)) {
+				t.Errorf("%s: 0xff at %d: %v: no byte offset", name, at, err)
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%s: no forged address was reported as undefined", name)
+		}
 	}
 }

@@ -39,6 +39,7 @@ type Dataset struct {
 
 	f           *File
 	obj         *Object
+	path        string // obj's path, built once
 	layout      int
 	compact     []byte
 	addr, size  uint64   // contiguous storage
@@ -68,9 +69,9 @@ type chunkLoc struct {
 func (o *Object) Dataset() (*Dataset, error) {
 	f := o.f
 	if !o.o.isDataset() {
-		return nil, fmt.Errorf("%w: %s in %s is not a dataset", ErrFormat, o.path, f.name)
+		return nil, fmt.Errorf("%w: %s in %s is not a dataset", ErrFormat, o.Path(), f.name)
 	}
-	d := &Dataset{f: f, obj: o}
+	d := &Dataset{f: f, obj: o, path: o.Path()}
 	var space dataspace
 	var haveType, haveSpace bool
 	for _, m := range o.o.msgs {
@@ -83,7 +84,7 @@ func (o *Object) Dataset() (*Dataset, error) {
 			space, err = f.parseDataspace(m.data, m.addr)
 			haveSpace = true
 		case msgExternal:
-			err = f.errAt(m.addr, "dataset "+o.path, ErrUnsupported, "external data storage")
+			err = f.errAt(m.addr, "dataset "+o.Path(), ErrUnsupported, "external data storage")
 		case msgFilters:
 			d.filters, err = f.parseFilters(m.data, m.addr)
 		case msgFill, msgFillOld:
@@ -92,11 +93,11 @@ func (o *Object) Dataset() (*Dataset, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset %s: %w", o.path, err)
+			return nil, fmt.Errorf("dataset %s: %w", o.Path(), err)
 		}
 	}
 	if !haveType || !haveSpace {
-		return nil, f.errAt(o.o.addr, "dataset "+o.path, ErrFormat, "dataset without a datatype or dataspace")
+		return nil, f.errAt(o.o.addr, "dataset "+o.Path(), ErrFormat, "dataset without a datatype or dataspace")
 	}
 	if space.null {
 		space.dims = []uint64{0}
@@ -110,7 +111,7 @@ func (o *Object) Dataset() (*Dataset, error) {
 	}
 	n, ok := space.count()
 	if !ok || n > math.MaxInt64/uint64(max(d.Type.Size, 1)) {
-		return nil, f.errAt(o.o.addr, "dataset "+o.path, ErrTooLarge, "dimensions %v overflow", d.Dims)
+		return nil, f.errAt(o.o.addr, "dataset "+o.Path(), ErrTooLarge, "dimensions %v overflow", d.Dims)
 	}
 	d.elems = n
 	if len(d.fill) != d.Type.Size {
@@ -118,13 +119,13 @@ func (o *Object) Dataset() (*Dataset, error) {
 	}
 	m, _ := o.o.find(msgLayout)
 	if err := d.parseLayout(m); err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", o.path, err)
+		return nil, fmt.Errorf("dataset %s: %w", o.Path(), err)
 	}
 	return d, nil
 }
 
 // Path returns the dataset's path.
-func (d *Dataset) Path() string { return d.obj.path }
+func (d *Dataset) Path() string { return d.path }
 
 // Len returns the number of elements.
 func (d *Dataset) Len() uint64 { return d.elems }
@@ -156,6 +157,17 @@ func (d *Dataset) Filters() []string {
 
 // Attrs returns the dataset's attributes.
 func (d *Dataset) Attrs() ([]*Attribute, error) { return d.obj.Attrs() }
+
+// knownFilters names the registered HDF5 filters this package does not decode, for errors
+// (the HDF Group's registry; files from h5py and hdf5plugin name only some of them).
+var knownFilters = map[uint16]string{
+	305: "LZO", 307: "bzip2", 32000: "LZF", 32001: "Blosc", 32002: "MAFISC", 32003: "Snappy",
+	32004: "LZ4", 32005: "APAX", 32006: "CBF", 32007: "JPEG-XR", 32008: "bitshuffle",
+	32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123", 32012: "JPEG-LS", 32013: "zfp",
+	32014: "fpzip", 32015: "Zstandard", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
+	32019: "JPEG", 32020: "VBZ", 32022: "FAPEC", 32023: "bitgroom", 32024: "granular bitround",
+	32025: "SZ3", 32026: "Delta-Rice", 32027: "BLOSC2", 32028: "FLAC",
+}
 
 func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 	c := &cursor{b: b, base: at}
@@ -196,11 +208,11 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 		case 3:
 			fl.name = "fletcher32"
 		case 4:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "szip filter")
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")
 		case 5:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "nbit filter")
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 5 (n-bit)")
 		case 6:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "scaleoffset filter")
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 6 (scale-offset)")
 		default:
 			s := string(name)
 			for k := 0; k < len(s); k++ {
@@ -209,7 +221,13 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 					break
 				}
 			}
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter %d (%q)", fl.id, s)
+			if s == "" {
+				s = knownFilters[fl.id]
+			}
+			if s == "" {
+				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter %d (unregistered, unnamed)", fl.id)
+			}
+			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter %d (%s)", fl.id, s)
 		}
 		out = append(out, fl)
 	}
@@ -434,10 +452,10 @@ func (d *Dataset) addChunk(sc []uint64, loc chunkLoc) error {
 		return nil
 	}
 	if loc.addr > uint64(d.f.size) || loc.size > uint64(d.f.size)-loc.addr {
-		return d.f.errAt(loc.addr, "chunk of "+d.obj.path, ErrTruncated, "chunk of %d bytes at %d runs past the end of the %d-byte file", loc.size, loc.addr, d.f.size)
+		return d.f.errAt(loc.addr, "chunk of "+d.path, ErrTruncated, "chunk of %d bytes at %d runs past the end of the %d-byte file", loc.size, loc.addr, d.f.size)
 	}
 	if len(d.chunks) > int(d.f.size/4)+16 {
-		return d.f.errAt(loc.addr, "chunk index of "+d.obj.path, ErrFormat, "more chunks than the file can hold")
+		return d.f.errAt(loc.addr, "chunk index of "+d.path, ErrFormat, "more chunks than the file can hold")
 	}
 	d.chunks[k] = loc
 	return nil
@@ -476,7 +494,7 @@ func (d *Dataset) readIndex() {
 		err = d.loadBtree2()
 	}
 	if err != nil {
-		d.noDataError = fmt.Errorf("dataset %s: %w", d.obj.path, err)
+		d.noDataError = fmt.Errorf("dataset %s: %w", d.path, err)
 	}
 }
 
@@ -564,6 +582,9 @@ func (d *Dataset) loadBtree1() error {
 				return f.errAt(addr, "chunk B-tree node", ErrFormat, "short node")
 			}
 			if level > 0 {
+				if err := f.undefAt(child, c.pos()-uint64(f.offSize), "chunk B-tree node"); err != nil {
+					return err
+				}
 				if err := walk(child, depth+1); err != nil {
 					return err
 				}

@@ -2,28 +2,29 @@ package hdf5
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
+// smallBudget carries a scheduler of one thread and 1 MiB of memory.
+var smallBudget = sched.WithContext(context.Background(), sched.New(1, 1<<20))
+
 // walkAll reads everything in a file the way a user would, bounding what it asks to read, and
-// returns the first error.
+// returns the first error: every object once (Walk), soft links resolved, attributes and
+// datasets read.
 func walkAll(f *File) error {
 	root, err := f.Root()
 	if err != nil {
 		return err
 	}
-	seen := map[uint64]bool{}
-	var walk func(o *Object, depth int) error
-	walk = func(o *Object, depth int) error {
-		if depth > 8 || seen[o.o.addr] || len(seen) > 1000 {
-			return nil
-		}
-		seen[o.o.addr] = true
+	visit := func(o *Object) error {
 		as, err := o.Attrs()
 		if err != nil {
 			return err
@@ -31,33 +32,40 @@ func walkAll(f *File) error {
 		for _, a := range as {
 			a.String()
 		}
-		if o.IsDataset() {
-			d, err := o.Dataset()
-			if err != nil {
-				return err
-			}
-			if d.Type.Class == VarString || d.Len()*uint64(d.Type.Size) > 1<<22 {
-				return nil
-			}
-			buf := make([]byte, d.Len()*uint64(d.Type.Size))
-			return d.ReadRows(buf, 0, d.Rows())
+		if !o.IsDataset() {
+			return nil
 		}
-		kids, err := o.Children()
+		d, err := o.Dataset()
 		if err != nil {
 			return err
 		}
-		for _, k := range kids {
-			c, err := o.Child(k)
-			if err != nil {
-				return err
-			}
-			if err := walk(c, depth+1); err != nil {
-				return err
-			}
+		if d.Type.Class == VarString {
+			return nil
 		}
-		return nil
+		if d.Len()*uint64(d.Type.Size) > 1<<22 {
+			// a large claim: read its first row under a budget of 1 MiB, so that a chunk that
+			// decodes to more is refused before it is allocated
+			if rb := d.RowLen() * uint64(d.Type.Size); d.Rows() > 0 && rb <= 1<<22 {
+				return d.ReadRowsContext(smallBudget, make([]byte, rb), 0, 1)
+			}
+			return nil
+		}
+		buf := make([]byte, d.Len()*uint64(d.Type.Size))
+		return d.ReadRows(buf, 0, d.Rows())
 	}
-	return walk(root, 0)
+	if err := visit(root); err != nil {
+		return err
+	}
+	n := 0
+	return f.Walk(func(e WalkEntry) error {
+		if n++; n > 1000 {
+			return errors.New("enough")
+		}
+		if e.Object == nil || e.Kind != HardLink || e.Seen {
+			return nil
+		}
+		return visit(e.Object)
+	})
 }
 
 func seeds() []string {

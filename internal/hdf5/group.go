@@ -2,6 +2,7 @@ package hdf5
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,11 +12,41 @@ import (
 type Object struct {
 	f    *File
 	o    *object
-	path string
+	path *pathNode
 }
 
-// Path returns the object's path from the root, "/" for the root group.
-func (o *Object) Path() string { return o.path }
+// pathNode is a path as a chain of names, so that the paths of a walk share their prefixes:
+// a chain of nested groups takes memory in proportion to its length, not to its square.
+type pathNode struct {
+	parent *pathNode
+	name   string // a member's name; for a node without a parent, a whole path ("/", "/a/b")
+}
+
+var rootPath = &pathNode{name: "/"}
+
+func (p *pathNode) child(name string) *pathNode { return &pathNode{p, name} }
+
+// String returns the path ("/a/b").
+func (p *pathNode) String() string {
+	var names []string
+	for ; p.parent != nil; p = p.parent {
+		names = append(names, p.name)
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(p.name, "/"))
+	for i := len(names) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(names[i])
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
+}
+
+// Path returns the object's path from the root, "/" for the root group: the path it was
+// reached by (a soft link's own path, as h5py names objects opened through one).
+func (o *Object) Path() string { return o.path.String() }
 
 // IsGroup reports whether the object is a group.
 func (o *Object) IsGroup() bool { return o.o.isGroup() || o.o.addr == o.f.rootObj }
@@ -23,71 +54,347 @@ func (o *Object) IsGroup() bool { return o.o.isGroup() || o.o.addr == o.f.rootOb
 // IsDataset reports whether the object is a dataset.
 func (o *Object) IsDataset() bool { return o.o.isDataset() }
 
+// Address returns the file address of the object's header: two objects are the same object
+// when their addresses are equal (hard links to one object, a group linking to an ancestor).
+func (o *Object) Address() uint64 { return o.o.addr }
+
 // Root returns the root group.
 func (f *File) Root() (*Object, error) {
 	o, err := f.object(f.rootObj)
 	if err != nil {
 		return nil, err
 	}
-	return &Object{f, o, "/"}, nil
+	return &Object{f, o, rootPath}, nil
 }
 
-// Get returns the object at path ("/" or "" for the root; "a/b" or "/a/b").
+// Get returns the object at path ("/" or "" for the root; "a/b" or "/a/b"), following soft
+// links as HDF5 (and h5py) do: a soft link's path is taken from the root when it starts with
+// "/", else from the group holding the link, and at most maxSoftLinks soft links are followed
+// on the way. An external link is an error wrapping ErrUnsupported.
 func (f *File) Get(path string) (*Object, error) {
-	cur, err := f.Root()
+	root, err := f.Root()
 	if err != nil {
 		return nil, err
+	}
+	if strings.Trim(path, "/.") == "" {
+		return root, nil
+	}
+	budget := maxSoftLinks
+	o, err := f.resolve(root, path, &budget)
+	if err != nil {
+		return nil, err
+	}
+	o.path = &pathNode{name: "/" + strings.TrimPrefix(path, "/")}
+	return o, nil
+}
+
+// maxSoftLinks is the number of soft links one lookup follows at most: libhdf5's default
+// (H5L_NUM_LINKS, 16), beyond which it reports "too many links" as this package does.
+const maxSoftLinks = 16
+
+// LinkKind tells a hard link from a soft or external one.
+type LinkKind uint8
+
+// Kinds of links.
+const (
+	// HardLink names an object by the address of its header.
+	HardLink LinkKind = iota
+	// SoftLink names an object by a path in the same file.
+	SoftLink
+	// ExternalLink names an object by a path in another file (never followed here).
+	ExternalLink
+)
+
+func (k LinkKind) String() string {
+	return [...]string{"hard link", "soft link", "external link"}[k]
+}
+
+// link is one member of a group.
+type link struct {
+	name   string
+	kind   LinkKind
+	addr   uint64 // hard link: the object's header
+	target string // soft link: a path; external link: "FILE:PATH"
+	at     uint64 // where the link is stored, for errors
+}
+
+// linkSet is a group's members sorted by name.
+type linkSet struct {
+	links  []link
+	byName map[string]int
+}
+
+// storeKey names where a group keeps its members: groups that share storage (a forged file)
+// share one linkSet, read once.
+type storeKey struct {
+	kind uint8 // 1: symbol table (B-tree, heap); 2: dense links (heap, name index); 3: in the header
+	a, b uint64
+}
+
+// storeOf returns the key of the storage of the group o's members.
+func (f *File) storeOf(o *object) storeKey {
+	for _, m := range o.msgs {
+		c := &cursor{b: m.data}
+		switch m.typ {
+		case msgSymbolTable:
+			return storeKey{1, c.addr(f.offSize), c.addr(f.offSize)}
+		case msgLinkInfo:
+			c.u8()
+			if c.u8()&1 != 0 {
+				c.skip(8)
+			}
+			if heap, names := c.addr(f.offSize), c.addr(f.offSize); !c.bad && heap != undef {
+				return storeKey{2, heap, names}
+			}
+		}
+	}
+	if o.addr == f.rootObj && f.rootBtree != 0 && f.rootBtree != undef && !o.isGroup() {
+		return storeKey{1, f.rootBtree, f.rootHeap}
+	}
+	return storeKey{3, o.addr, 0}
+}
+
+// members returns the group o's members, read once per storage.
+func (f *File) members(o *object) (*linkSet, error) {
+	key := f.storeOf(o)
+	f.mu.Lock()
+	s, ok := f.groups[key]
+	f.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	ls, err := f.links(o)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].name < ls[j].name })
+	s = &linkSet{links: ls, byName: make(map[string]int, len(ls))}
+	for i, l := range ls {
+		if _, dup := s.byName[l.name]; !dup {
+			s.byName[l.name] = i
+		}
+	}
+	f.mu.Lock()
+	f.groups[key] = s
+	f.mu.Unlock()
+	return s, nil
+}
+
+// Children returns the names of the group's members, sorted (as h5py's keys(): hard, soft and
+// external links alike).
+func (o *Object) Children() ([]string, error) {
+	s, err := o.f.members(o.o)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(s.links))
+	for i, l := range s.links {
+		names[i] = l.name
+	}
+	return names, nil
+}
+
+// Child returns the group's member name, following a soft link (see File.Get).
+func (o *Object) Child(name string) (*Object, error) {
+	budget := maxSoftLinks
+	c, err := o.f.step(o, name, &budget)
+	if err != nil {
+		return nil, err
+	}
+	c.path = o.path.child(name)
+	return c, nil
+}
+
+// step returns the group g's member name, following soft links (budget counts them down).
+func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
+	if !g.IsGroup() {
+		return nil, fmt.Errorf("%w: %s in %s is not a group", ErrNotFound, g.Path(), f.name)
+	}
+	s, err := f.members(g.o)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := s.byName[name]
+	if !ok {
+		return nil, &noMember{g, name}
+	}
+	l := s.links[i]
+	switch l.kind {
+	case SoftLink:
+		if *budget--; *budget < 0 {
+			return nil, f.errAt(l.at, "soft link "+g.path.child(name).String(), ErrFormat, "more than %d soft links followed (a loop of soft links?)", maxSoftLinks)
+		}
+		return f.resolve(g, l.target, budget)
+	case ExternalLink:
+		return nil, f.errAt(l.at, "external link "+g.path.child(name).String(), ErrUnsupported, "external link to %s (not followed)", l.target)
+	}
+	o, err := f.object(l.addr)
+	if err != nil {
+		return nil, err
+	}
+	return &Object{f, o, g.path.child(name)}, nil
+}
+
+// noMember is step's error for a name a group lacks: its message names the group's path,
+// built only when the message is asked for (a walk resolves every soft link).
+type noMember struct {
+	g    *Object
+	name string
+}
+
+func (e *noMember) Error() string {
+	return fmt.Sprintf("%v: no object %q in group %s of %s", ErrNotFound, e.name, e.g.Path(), e.g.f.name)
+}
+
+func (e *noMember) Unwrap() error { return ErrNotFound }
+
+// resolve follows path from the group g (from the root when it starts with "/").
+func (f *File) resolve(g *Object, path string, budget *int) (*Object, error) {
+	cur := g
+	if strings.HasPrefix(path, "/") {
+		r, err := f.Root()
+		if err != nil {
+			return nil, err
+		}
+		cur = r
 	}
 	for _, part := range strings.Split(path, "/") {
 		if part == "" || part == "." {
 			continue
 		}
-		if cur, err = cur.Child(part); err != nil {
+		f.work.Add(1)
+		next, err := f.step(cur, part, budget)
+		if err != nil {
 			return nil, err
 		}
+		cur = next
 	}
-	return cur, nil
+	return &Object{f, cur.o, cur.path}, nil
 }
 
-// link is a hard link of a group.
-type link struct {
-	name string
-	addr uint64
+// WalkEntry is one link Walk meets.
+type WalkEntry struct {
+	path   *pathNode
+	Kind   LinkKind // hard, soft or external
+	Target string   // a soft link's path; an external link's "FILE:PATH"
+	// Object is the object a hard link leads to (named by the path first met) or the object a
+	// soft link resolves to; nil for external links and links that lead nowhere.
+	Object *Object
+	// Seen is true when a hard link leads to an object met before (a second link, a link back
+	// to an ancestor): Walk does not enter it again, and Object is named by the path it was
+	// first met under.
+	Seen bool
+	// Err says why a soft link leads nowhere (it dangles and wraps ErrNotFound, passes through
+	// an external link, or is one of a loop of soft links) or why an external link is not
+	// followed (ErrUnsupported).
+	Err error
 }
 
-// Children returns the names of the group's members reached by hard links, sorted.
-func (o *Object) Children() ([]string, error) {
-	ls, err := o.f.links(o.o)
+// Path returns the link's path from the root (built on each call, in time proportional to
+// its depth).
+func (e WalkEntry) Path() string { return e.path.String() }
+
+// Name returns the link's name in its group.
+func (e WalkEntry) Name() string { return e.path.name }
+
+// SkipGroup, returned by Walk's function for a group, skips the group's members.
+var SkipGroup = errors.New("hdf5: skip this group")
+
+// Walk calls fn for every link reachable from the root group, depth first with each group's
+// members in name order (the order of h5py's visititems). Each object is visited once, by
+// the address of its header: a second hard link to an object, or a link back to an ancestor,
+// is reported (WalkEntry.Seen) but not entered, so that cycles and shared groups take work
+// proportional to the file, not to the number of paths through it. Soft links are resolved
+// (see Get) and reported, never entered (their targets are reached by hard links anyway);
+// external links are reported and not followed. A group whose member storage another group
+// shares is entered once. An error from fn (other than SkipGroup) ends the walk.
+func (f *File) Walk(fn func(e WalkEntry) error) error {
+	root, err := f.Root()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	names := make([]string, len(ls))
-	for i, l := range ls {
-		names[i] = l.name
+	type frame struct {
+		g     *Object
+		links []link
+		i     int
 	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// Child returns the group's member name.
-func (o *Object) Child(name string) (*Object, error) {
-	ls, err := o.f.links(o.o)
-	if err != nil {
-		return nil, err
+	seen := map[uint64]*pathNode{root.o.addr: rootPath}
+	stores := map[storeKey]bool{}
+	var stack []*frame
+	enter := func(g *Object) error {
+		key := f.storeOf(g.o)
+		if stores[key] {
+			return nil
+		}
+		stores[key] = true
+		s, err := f.members(g.o)
+		if err != nil {
+			return err
+		}
+		f.work.Add(uint64(len(s.links)))
+		stack = append(stack, &frame{g: g, links: s.links})
+		return nil
 	}
-	for _, l := range ls {
-		if l.name == name {
-			c, err := o.f.object(l.addr)
-			if err != nil {
-				return nil, err
+	if err := enter(root); err != nil {
+		return err
+	}
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		if top.i == len(top.links) {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		l := top.links[top.i]
+		top.i++
+		e := WalkEntry{path: top.g.path.child(l.name), Kind: l.kind, Target: l.target}
+		switch l.kind {
+		case HardLink:
+			if p, ok := seen[l.addr]; ok {
+				o, err := f.object(l.addr)
+				if err != nil {
+					return err
+				}
+				e.Seen, e.Object = true, &Object{f, o, p}
+				if err := fn(e); err != nil && err != SkipGroup {
+					return err
+				}
+				continue
 			}
-			return &Object{o.f, c, strings.TrimSuffix(o.path, "/") + "/" + name}, nil
+			o, err := f.object(l.addr)
+			if err != nil {
+				return err
+			}
+			seen[l.addr] = e.path
+			e.Object = &Object{f, o, e.path}
+		case SoftLink:
+			budget := maxSoftLinks
+			t, err := f.resolve(top.g, l.target, &budget)
+			if err == nil {
+				t.path = e.path
+				e.Object = t
+			} else {
+				e.Err = err
+			}
+		case ExternalLink:
+			e.Err = f.errAt(l.at, "external link "+e.Path(), ErrUnsupported, "external link to %s (not followed)", l.target)
+		}
+		err := fn(e)
+		if err == SkipGroup {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if l.kind == HardLink && e.Object.IsGroup() {
+			if err := enter(e.Object); err != nil {
+				return err
+			}
 		}
 	}
-	return nil, fmt.Errorf("%w: no object %q in group %s of %s", ErrNotFound, name, o.path, o.f.name)
+	return nil
 }
 
-// links returns the hard links of a group object.
+// links returns the members of a group object, in storage order.
 func (f *File) links(o *object) ([]link, error) {
 	var out []link
 	for _, m := range o.msgs {
@@ -98,19 +405,20 @@ func (f *File) links(o *object) ([]link, error) {
 			if c.bad {
 				return nil, f.errAt(m.addr, "symbol table message", ErrFormat, "short message")
 			}
+			if bt == undef || heap == undef {
+				return nil, f.errAt(m.addr, "symbol table message", ErrFormat, "undefined address of the group's B-tree or local heap")
+			}
 			return f.symbolTable(bt, heap)
 		case msgLink:
-			l, ok, err := f.parseLink(m.data, m.addr)
+			l, err := f.parseLink(m.data, m.addr)
 			if err != nil {
 				return nil, err
 			}
-			if ok {
-				out = append(out, l)
-			}
+			out = append(out, l)
 		case msgLinkInfo:
 			err := f.denseObjects(m, 8, 5, 4, "link", func(data []byte, heap uint64) error {
-				l, ok, err := f.parseLink(data, heap)
-				if ok {
+				l, err := f.parseLink(data, heap)
+				if err == nil {
 					out = append(out, l)
 				}
 				return err
@@ -126,11 +434,11 @@ func (f *File) links(o *object) ([]link, error) {
 	return out, nil
 }
 
-// parseLink decodes a link message; ok is false for soft and external links.
-func (f *File) parseLink(b []byte, at uint64) (l link, ok bool, err error) {
+// parseLink decodes a link message stored at at: a hard, soft or external link.
+func (f *File) parseLink(b []byte, at uint64) (l link, err error) {
 	c := &cursor{b: b, base: at}
 	if v := c.u8(); v != 1 {
-		return l, false, f.errAt(at, "link message", ErrFormat, "link message version %d", v)
+		return l, f.errAt(at, "link message", ErrFormat, "link message version %d", v)
 	}
 	flags := c.u8()
 	typ := uint8(0)
@@ -146,16 +454,37 @@ func (f *File) parseLink(b []byte, at uint64) (l link, ok bool, err error) {
 	n := int(c.uint(1 << (flags & 3)))
 	name := c.bytes(n)
 	if c.bad {
-		return l, false, f.errAt(at, "link message", ErrFormat, "short link message")
+		return l, f.errAt(at, "link message", ErrFormat, "short link message")
 	}
-	if typ != 0 {
-		return l, false, nil
+	l = link{name: string(name), at: at}
+	switch typ {
+	case 0:
+		l.addr = c.addr(f.offSize)
+		if !c.bad && l.addr == undef {
+			return l, f.errAt(at, "link message", ErrFormat, "hard link %q to an undefined address", name)
+		}
+	case 1:
+		l.kind = SoftLink
+		l.target = string(c.bytes(int(c.u16())))
+	case 64:
+		l.kind = ExternalLink
+		v := c.bytes(int(c.u16()))
+		if len(v) > 0 {
+			parts := strings.SplitN(string(v[1:]), "\x00", 3)
+			if len(parts) >= 2 {
+				l.target = parts[0] + ":" + parts[1]
+			}
+		}
+		if l.target == "" && !c.bad {
+			return l, f.errAt(at, "link message", ErrFormat, "external link %q without a file and path", name)
+		}
+	default:
+		return l, f.errAt(at, "link message", ErrUnsupported, "link %q of type %d (user-defined)", name, typ)
 	}
-	a := c.addr(f.offSize)
 	if c.bad {
-		return l, false, f.errAt(at, "link message", ErrFormat, "short link message")
+		return l, f.errAt(at, "link message", ErrFormat, "short link message")
 	}
-	return link{string(name), a}, true, nil
+	return l, nil
 }
 
 // symbolTable lists an old-style group: a version 1 B-tree of symbol table nodes whose names
@@ -173,6 +502,9 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 	dsize := c.uint(f.lenSize)
 	c.uint(f.lenSize)
 	daddr := c.addr(f.offSize)
+	if err := f.undefAt(daddr, heapAddr, "local heap"); err != nil {
+		return nil, err
+	}
 	heap, err := f.read(daddr, dsize, "local heap data")
 	if err != nil {
 		return nil, err
@@ -218,6 +550,9 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 		for i := 0; i < n; i++ {
 			bc.uint(f.lenSize)
 			child := bc.addr(f.offSize)
+			if err := f.undefAt(child, bc.pos()-uint64(f.offSize), "group B-tree node"); err != nil {
+				return err
+			}
 			if level > 0 {
 				if err := walk(child, depth+1); err != nil {
 					return err
@@ -264,19 +599,42 @@ func (f *File) symbolNode(addr uint64, heap []byte, out *[]link) error {
 	}
 	c := &cursor{b: b, base: addr + 8}
 	for i := 0; i < n; i++ {
+		at := c.pos()
 		noff := c.uint(f.lenSize)
 		obj := c.addr(f.offSize)
-		c.skip(24)
-		if noff >= uint64(len(heap)) {
-			return f.errAt(addr, "symbol table entry", ErrFormat, "name offset %d outside the local heap", noff)
+		cache := c.u32()
+		c.skip(4)
+		scratch := c.bytes(16)
+		name, ok := heapString(heap, noff)
+		if !ok {
+			return f.errAt(at, "symbol table entry", ErrFormat, "name offset %d outside the local heap", noff)
 		}
-		name := heap[noff:]
-		if k := bytes.IndexByte(name, 0); k >= 0 {
-			name = name[:k]
+		l := link{name: name, addr: obj, at: at}
+		switch {
+		case cache == 2: // a soft link: its path is in the local heap
+			l.kind = SoftLink
+			voff := le(scratch[:4])
+			if l.target, ok = heapString(heap, voff); !ok {
+				return f.errAt(at, "symbol table entry", ErrFormat, "soft link %q: path offset %d outside the local heap", name, voff)
+			}
+		case obj == undef:
+			return f.errAt(at, "symbol table entry", ErrFormat, "entry %q has an undefined object address", name)
 		}
-		*out = append(*out, link{string(name), obj})
+		*out = append(*out, l)
 	}
 	return nil
+}
+
+// heapString returns the NUL-terminated string at offset off of a local heap.
+func heapString(heap []byte, off uint64) (string, bool) {
+	if off >= uint64(len(heap)) {
+		return "", false
+	}
+	s := heap[off:]
+	if k := bytes.IndexByte(s, 0); k >= 0 {
+		s = s[:k]
+	}
+	return string(s), true
 }
 
 // denseObjects walks the objects a link info or attribute info message (m) keeps in dense
@@ -296,6 +654,9 @@ func (f *File) denseObjects(m message, skip int, recType uint8, idAt int, what s
 	}
 	if heap == undef {
 		return nil
+	}
+	if err := f.undefAt(names, m.addr, what+" info message"); err != nil {
+		return err
 	}
 	h, err := f.fheap(heap)
 	if err != nil {

@@ -75,8 +75,9 @@ type File struct {
 	// object header lacks it (never seen, but allowed).
 	rootBtree, rootHeap uint64
 	sbVersion           int
-	mu                  sync.Mutex         // guards headers
-	headers             map[uint64]*object // parsed object headers
+	mu                  sync.Mutex            // guards headers and groups
+	headers             map[uint64]*object    // parsed object headers
+	groups              map[storeKey]*linkSet // members of the groups read so far, by storage
 	// work counts the steps of reading (chunks visited, index entries and nodes, heap blocks):
 	// tests of forged files check it stays proportional to the file's size.
 	work atomic.Uint64
@@ -104,7 +105,7 @@ func Open(name string) (*File, error) {
 
 // NewFile reads the HDF5 file of size bytes in r; name is used in error messages only.
 func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
-	f := &File{r: r, size: size, name: name, headers: map[uint64]*object{}}
+	f := &File{r: r, size: size, name: name, headers: map[uint64]*object{}, groups: map[storeKey]*linkSet{}}
 	if err := f.readSuperblock(); err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (f *File) errAt(off uint64, field string, sentinel error, format string, a 
 // they lie in the file before allocating anything.
 func (f *File) read(addr uint64, n uint64, field string) ([]byte, error) {
 	if addr == undef {
-		return nil, f.errAt(addr, field, ErrFormat, "undefined address")
+		return nil, f.errAt(addr, field, ErrFormat, "undefined address of a %s", field)
 	}
 	abs := addr + f.base
 	if abs < addr || abs > uint64(f.size) || n > uint64(f.size)-abs {
@@ -149,6 +150,15 @@ func (f *File) read(addr uint64, n uint64, field string) ([]byte, error) {
 		return nil, f.errAt(abs, field, ErrTruncated, "%v", err)
 	}
 	return b, nil
+}
+
+// undefAt returns an error at from, where the address addr was stored, when addr is the
+// undefined address (read would name no position for it); nil otherwise.
+func (f *File) undefAt(addr, from uint64, field string) error {
+	if addr == undef {
+		return f.errAt(from, field, ErrFormat, "undefined address where %s needs one", field)
+	}
+	return nil
 }
 
 // readInto fills b from the file address addr.
@@ -309,6 +319,9 @@ func (f *File) readSuperblock() error {
 	}
 	if f.base == undef {
 		f.base = 0
+	}
+	if err := f.undefAt(f.rootObj, at, "superblock"); err != nil {
+		return err
 	}
 	if f.base != 0 && f.base != at {
 		// The base address is where the superblock is in every file written by libhdf5.

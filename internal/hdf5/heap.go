@@ -124,6 +124,9 @@ func (f *File) heapObject(h *fheap, id []byte) ([]byte, error) {
 	if n > h.maxDirect {
 		return nil, f.errAt(h.addr, "fractal heap ID", ErrFormat, "object of %d bytes exceeds the heap's block size", n)
 	}
+	if err := f.undefAt(h.rootAddr, h.addr, "fractal heap header"); err != nil {
+		return nil, err
+	}
 	addr, blockOff, size, rows := h.rootAddr, uint64(0), h.start, h.rootRows
 	for depth := 0; ; depth++ {
 		if depth > 64 {

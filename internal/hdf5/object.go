@@ -213,6 +213,9 @@ func (f *File) addMessage(o *object, m message, blocks *[]block) error {
 		if c.bad {
 			return f.errAt(m.addr, "continuation message", ErrFormat, "short continuation message")
 		}
+		if err := f.undefAt(a, m.addr, "continuation message"); err != nil {
+			return err
+		}
 		*blocks = append(*blocks, block{a, n})
 		return nil
 	}

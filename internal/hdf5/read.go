@@ -46,10 +46,10 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 	es := uint64(d.Type.Size)
 	rl := d.RowLen()
 	if d.Type.Class == VarString {
-		return fmt.Errorf("%w: dataset %s holds variable-length strings", ErrUnsupported, d.obj.path)
+		return fmt.Errorf("%w: dataset %s holds variable-length strings", ErrUnsupported, d.path)
 	}
 	if row > d.Rows() || n > d.Rows()-row {
-		return fmt.Errorf("%w: rows [%d, %d) of dataset %s, which has %d", ErrFormat, row, row+n, d.obj.path, d.Rows())
+		return fmt.Errorf("%w: rows [%d, %d) of dataset %s, which has %d", ErrFormat, row, row+n, d.path, d.Rows())
 	}
 	if uint64(len(dst)) != n*rl*es {
 		return fmt.Errorf("hdf5: ReadRows of %d rows of %d elements of %d bytes into %d bytes", n, rl, es, len(dst))
@@ -73,7 +73,7 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 		return sched.Parallel(ctx, int(pieces), func(_ context.Context, i int) error {
 			lo := uint64(i) * piece
 			b := dst[lo:min(lo+piece, uint64(len(dst)))]
-			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.obj.path); err != nil {
+			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.path); err != nil {
 				return err
 			}
 			if swapped {
@@ -185,6 +185,7 @@ func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) er
 		count = uint64(len(keys))
 	}
 	d.f.work.Add(count)
+	limit := MemoryLimit(ctx)
 	return sched.Parallel(ctx, int(count), func(_ context.Context, t int) error {
 		s := scratchPool.Get().(*scratch)
 		defer scratchPool.Put(s)
@@ -203,13 +204,13 @@ func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) er
 			rem /= d.grid[i]
 		}
 		g.sc[0] = rem
-		return d.copyChunk(s, g, cstride, dstride, dst, row, n)
+		return d.copyChunk(s, g, cstride, dstride, dst, row, n, limit)
 	})
 }
 
 // copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst, swapping big-endian
 // elements to little-endian.
-func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, dst []byte, row, n uint64) error {
+func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, dst []byte, row, n uint64, limit int64) error {
 	rank := len(d.chunk)
 	es := uint64(d.Type.Size)
 	sc, lo, hi := g.sc, g.lo, g.hi
@@ -225,11 +226,25 @@ func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, ds
 	}
 	r0, r1 := max(lo[0], row), min(hi[0], row+n)
 	loc, ok := d.chunks[k]
-	// a chunk that lands in dst as one run is decoded straight into it
-	direct := rank == 1 && r0 == lo[0] && r1 == lo[0]+d.chunk[0]
+	// a chunk that lands in dst as one run (whole rows of the dataset) is decoded straight
+	// into it
+	direct := r0 == lo[0] && r1 == lo[0]+d.chunk[0]
+	for i := 1; i < rank && direct; i++ {
+		direct = d.chunk[i] == d.Dims[i]
+	}
+	rowBytes := es
+	for _, x := range d.Dims[1:] {
+		rowBytes *= x
+	}
+	// Filtered chunks, and chunks copied through scratch memory, take memory for the whole
+	// chunk, whatever the file's size: that is checked against the budget before allocating.
+	if ok && (!direct || d.filtered(loc)) && d.chunkBytes > uint64(limit) {
+		return d.f.errAt(loc.addr, "chunk of "+d.path, ErrTooLarge,
+			"one chunk %v decodes to %d bytes, more than the memory budget of %d bytes allows (raise it with --memory)", d.chunk, d.chunkBytes, limit)
+	}
 	var out []byte
 	if direct {
-		out = dst[(r0-row)*es : (r1-row)*es]
+		out = dst[(r0-row)*rowBytes : (r1-row)*rowBytes : (r1-row)*rowBytes]
 	} else {
 		s.raw = grow(s.raw, d.chunkBytes)
 		out = s.raw
@@ -293,10 +308,31 @@ func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, ds
 	}
 }
 
+// filtered reports whether the stored chunk at loc has a filter to undo.
+func (d *Dataset) filtered(loc chunkLoc) bool {
+	for i := range d.filters {
+		if loc.mask&(1<<i) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MemoryLimit returns the most memory one decoded chunk may take when reading with ctx: the
+// memory budget of the scheduler ctx carries (internal/sched; the CLI's --memory), or
+// sched.DefaultMemory (2 GiB) without one. A chunk that decodes to more is refused with
+// ErrTooLarge before anything is allocated for it.
+func MemoryLimit(ctx context.Context) int64 {
+	if s := sched.FromContext(ctx); s != nil {
+		return s.Memory()
+	}
+	return sched.DefaultMemory
+}
+
 // decodeChunk reads the stored chunk at loc and undoes its filters into out (chunkBytes long).
 func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) error {
 	f := d.f
-	where := fmt.Sprintf("chunk of %s", d.obj.path)
+	where := fmt.Sprintf("chunk of %s", d.path)
 	filters := d.filters
 	if edge && d.partialRaw {
 		filters = nil
@@ -316,12 +352,13 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 	if loc.size > uint64(f.size) {
 		return f.errAt(loc.addr, where, ErrTruncated, "chunk of %d bytes", loc.size)
 	}
-	s.a = grow(s.a, max(loc.size, uint64(len(out))))[:loc.size]
+	s.a = grow(s.a, loc.size)
 	if err := f.readInto(s.a, loc.addr, where); err != nil {
 		return err
 	}
-	bufs := [2][]byte{s.a, grow(s.b, uint64(len(out)))}
-	s.b = bufs[1]
+	// the stages between the first and the last write to scratch buffers, grown when needed:
+	// a chunk with one filter takes no memory beyond its stored bytes
+	bufs := [2]*[]byte{&s.a, &s.b}
 	cur, which := s.a, 0
 	remaining := active
 	for i := len(filters) - 1; i >= 0; i-- {
@@ -329,11 +366,12 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 			continue
 		}
 		remaining--
-		next := bufs[1-which]
-		if remaining == 0 {
-			next = out
+		next := out
+		if remaining > 0 && filters[i].id != 3 {
+			p := bufs[1-which]
+			*p = grow(*p, uint64(len(out)))
+			next = *p
 		}
-		next = next[:cap(next)]
 		var k int
 		switch filters[i].id {
 		case 3: // fletcher32

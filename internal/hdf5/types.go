@@ -240,8 +240,21 @@ func (o *Object) Attr(name string) (*Attribute, error) {
 			return a, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no attribute %q on %s of %s", ErrNotFound, name, o.path, o.f.name)
+	return nil, &noAttr{o, name}
 }
+
+// noAttr is Attr's error for a missing attribute: its message names the object's path, built
+// only when the message is asked for (a walk asks every group for an attribute most lack).
+type noAttr struct {
+	o    *Object
+	name string
+}
+
+func (e *noAttr) Error() string {
+	return fmt.Sprintf("%v: no attribute %q on %s of %s", ErrNotFound, e.name, e.o.Path(), e.o.f.name)
+}
+
+func (e *noAttr) Unwrap() error { return ErrNotFound }
 
 func pad8(n int) int { return (n + 7) &^ 7 }
 
@@ -338,6 +351,9 @@ func (f *File) vlenString(ref []byte, at uint64) (string, error) {
 	}
 	if n == 0 {
 		return "", nil
+	}
+	if err := f.undefAt(coll, at, "variable-length string"); err != nil {
+		return "", err
 	}
 	hdr, err := f.read(coll, uint64(8+f.lenSize), "global heap")
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 
@@ -110,40 +109,65 @@ func (f *File) SetAttr(path, name, value string) error {
 	return f.w.SetAttr(path, name, value)
 }
 
-// Groups returns the paths of every group, the root ("/") first, depth first (members in name
-// order), up to a depth of 32 levels and 100000 groups.
+// Groups returns the paths of every group, the root ("/") first, depth first with members in
+// name order: each group once, under the first path met (as h5py's visititems), so that links
+// back to an ancestor or a second link to a group take no more work (internal/hdf5's Walk).
+// Soft links to groups are not listed (their targets are, under their own paths).
 func (f *File) Groups() ([]string, error) {
-	root, err := f.group("/")
+	if f.r == nil {
+		return nil, errWriteOnly
+	}
+	out := []string{"/"}
+	err := f.r.Walk(func(e hdf5.WalkEntry) error {
+		if e.Kind == hdf5.HardLink && !e.Seen && e.Object.IsGroup() {
+			out = append(out, e.Path())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := []string{"/"}
-	var walk func(g *hdf5.Object, depth int) error
-	walk = func(g *hdf5.Object, depth int) error {
-		if depth > 32 || len(out) > 100000 {
+	return out, nil
+}
+
+// GroupsWith returns the paths of the groups that have an attribute attr, in the order of
+// Groups (the root first), each group once. Only the paths of those groups are built, so that
+// a chain of nested groups takes time and memory in proportion to the file.
+func (f *File) GroupsWith(attr string) ([]string, error) {
+	if f.r == nil {
+		return nil, errWriteOnly
+	}
+	var out []string
+	has := func(o *hdf5.Object) (bool, error) {
+		_, err := o.Attr(attr)
+		if errors.Is(err, hdf5.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	root, err := f.r.Root()
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := has(root); err != nil {
+		return nil, err
+	} else if ok {
+		out = append(out, "/")
+	}
+	err = f.r.Walk(func(e hdf5.WalkEntry) error {
+		if e.Kind != hdf5.HardLink || e.Seen || !e.Object.IsGroup() {
 			return nil
 		}
-		kids, err := g.Children()
-		if err != nil {
-			return err
+		ok, err := has(e.Object)
+		if ok {
+			out = append(out, e.Path())
 		}
-		sort.Strings(kids)
-		for _, k := range kids {
-			c, err := g.Child(k)
-			if err != nil {
-				return err
-			}
-			if !c.IsGroup() {
-				continue
-			}
-			out = append(out, c.Path())
-			if err := walk(c, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, walk(root, 0)
+	return out, nil
 }
 
 // dataset returns the dataset name in the group at path; ok is false when there is none.

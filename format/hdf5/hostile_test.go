@@ -1,0 +1,142 @@
+package hdf5_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/format/hdf5"
+)
+
+// The files of ../../internal/hdf5/testdata/hostile.py (h5py 3.7.0, HDF5 1.10.8), issue 28.
+
+// TestGraphFiles reads files whose groups link back to themselves and to the root, share
+// groups, hold soft, dangling and external links: every dataset once, in h5py's order, the
+// links that lead nowhere reported, not fatal. The test's timeout bounds the work.
+func TestGraphFiles(t *testing.T) {
+	for _, lib := range []string{"earliest", "latest"} {
+		name := "../../internal/hdf5/testdata/graph_" + lib + ".h5"
+		var log bytes.Buffer
+		r, err := hdf5.Open(name, &hdf5.ReaderOptions{Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range r.Schema().Streams {
+			names = append(names, s.Name)
+		}
+		if want := []string{"X", "a/s2/w", "g/z", "y"}; !reflect.DeepEqual(names, want) {
+			t.Errorf("%s: streams %q, want %q (h5py's visititems)", lib, names, want)
+		}
+		got := readAll(t, r)
+		want := h5pyRead(t, name)
+		for k, v := range want {
+			if !reflect.DeepEqual(got[k], v.Values) {
+				t.Errorf("%s: %s differs from h5py", lib, k)
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		if len(lines) != 4 || !strings.Contains(lines[0], "/dangle: soft link to /nowhere") || !strings.Contains(lines[1], "/ext: external link to other.h5:/X") {
+			t.Errorf("%s: log\n%s", lib, log.String())
+		}
+		d := r.Details()
+		if len(d["skipped"].([]string)) != 4 || len(d["links"].([]string)) != 3 {
+			t.Errorf("%s: details %v", lib, d)
+		}
+		r.Close()
+	}
+	// the issue's file, g['loop'] = g; f['a/b'] = f, through the registry as the CLI opens it
+	r, err := openRegistered(t, "../../internal/hdf5/testdata/loops.h5", &format.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Schema().Streams); n != 1 {
+		t.Errorf("loops.h5: %d streams", n)
+	}
+	r.(interface{ Close() error }).Close()
+}
+
+func TestDeepChain(t *testing.T) {
+	// 300 nested groups, each linking back to the root
+	r, err := hdf5.Open("../../internal/hdf5/testdata/deep_latest.h5", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if s := r.Schema().Streams; len(s) != 1 || s[0].Name != strings.Repeat("d/", 300)+"v" {
+		t.Errorf("streams %v", s)
+	}
+}
+
+func TestSoftLink(t *testing.T) {
+	// f['s'] = h5py.SoftLink('/x') made the file unreadable
+	for _, ds := range []string{"", "s"} {
+		opts := &hdf5.ReaderOptions{}
+		if ds != "" {
+			opts.Datasets = []string{ds}
+		}
+		r, err := hdf5.Open("testdata/softlink.h5", opts)
+		if err != nil {
+			t.Fatalf("datasets=%q: %v", ds, err)
+		}
+		got := readAll(t, r)
+		name := r.Schema().Streams[0].Name
+		if !reflect.DeepEqual(got[name], []float64{0, 1, 2, 3, 4, 5}) || len(r.Schema().Streams) != 1 {
+			t.Errorf("datasets=%q: %v", ds, got)
+		}
+		r.Close()
+	}
+}
+
+// TestSkippedAnnounced: datasets left out are announced, one line per dataset with the
+// reason, and listed in Details.
+func TestSkippedAnnounced(t *testing.T) {
+	var log bytes.Buffer
+	r, err := openRegistered(t, "testdata/undecodable.h5", &format.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.(interface{ Close() error }).Close()
+	want := []string{"/bitshuffle: filter 32008 (bitshuffle)", "/half: 2-byte floating point", "/lz4: filter 32004 (LZ4)", "/lzf: filter 32000 (lzf)", "/szip: filter 4 (szip)"}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("log:\n%s", log.String())
+	}
+	skipped := r.(*hdf5.Reader).Details()["skipped"].([]string)
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], "hdf5: testdata/undecodable.h5: skipped "+w) || !strings.HasPrefix(skipped[i], w) {
+			t.Errorf("line %d: %q / %q, want %q", i, lines[i], skipped[i], w)
+		}
+	}
+	if s := r.Schema().Streams; len(s) != 1 || s[0].Name != "ok" {
+		t.Errorf("streams %v", s)
+	}
+	// named explicitly, such a dataset is an error
+	_, err = hdf5.Open("testdata/undecodable.h5", &hdf5.ReaderOptions{Datasets: []string{"lzf"}})
+	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "lzf") {
+		t.Errorf("datasets=lzf: %v", err)
+	}
+}
+
+// TestNothingReadable: a file whose every dataset is left out says why, not "holds no numeric
+// dataset".
+func TestNothingReadable(t *testing.T) {
+	_, err := hdf5.Open("testdata/only_lzf.h5", nil)
+	if !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "/X: filter 32000 (lzf)") || !strings.Contains(err.Error(), "/y: 2-byte floating point") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// openRegistered opens name through the registered format, as the CLI and Python do.
+func openRegistered(t *testing.T, name string, o *format.Options) (mlfeed.Source, error) {
+	t.Helper()
+	f, ok := format.Lookup("hdf5")
+	if !ok {
+		t.Fatal("hdf5 not registered")
+	}
+	return f.Open(name, o)
+}
