@@ -21,10 +21,10 @@ import (
 // SharedDir returns the directory of the shared corpus: $MLFEED_SHARED if set, else the
 // "shared" directory beside the repository root. It returns "" when there is none.
 func SharedDir() string {
-	if d := os.Getenv("MLFEED_SHARED"); d != "" {
-		return d
-	}
 	d := filepath.Join(repoRoot(), "..", "shared")
+	if e := os.Getenv("MLFEED_SHARED"); e != "" {
+		d = e // a directory without testdata/ means none: a bare clone's tests
+	}
 	if st, err := os.Stat(filepath.Join(d, "testdata")); err == nil && st.IsDir() {
 		return d
 	}
