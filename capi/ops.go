@@ -280,9 +280,9 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 	}
 	opts := &convert.Options{Densify: a.Densify, Streams: a.Streams}
 	if a.To != "" {
-		ft, ok := format.Lookup(a.To)
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown output format %q", format.ErrUsage, a.To)
+		ft, err := format.Resolve(a.To)
+		if err != nil {
+			return nil, fmt.Errorf("%w: to: %w", format.ErrUsage, err)
 		}
 		opts.Format = ft
 	} else if _, ok := format.ByExtension(a.Output); !ok {

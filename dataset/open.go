@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -36,14 +35,8 @@ func openPaths(ctx context.Context, names []string, formatName string, opts *for
 	return z, nil
 }
 
-// lookup returns the format called name, or an error listing the known ones.
-func lookup(name string) (*format.Format, error) {
-	ft, ok := format.Lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q (known: %s)", mlfeed.ErrUnknownFormat, name, strings.Join(format.Names(), ", "))
-	}
-	return ft, nil
-}
+// lookup returns the format a user names (format.Resolve).
+func lookup(name string) (*format.Format, error) { return format.Resolve(name) }
 
 // openOne opens one input argument: a file, an object, or a data set of shards (a directory,
 // a glob or a manifest, local or under an object-storage prefix; see package shard).

@@ -377,3 +377,80 @@ func SeekableFile(format string, w io.Writer) (*os.File, error) {
 func UsageErrorf(f string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(f, args...))
 }
+
+// Resolve returns the format a user names: by its name ("hdf5"), or by an extension that one
+// format alone claims, with or without its dot ("h5", ".h5"). An unknown name is an error
+// wrapping mlfeed.ErrUnknownFormat that lists the known names and suggests the nearest.
+func Resolve(name string) (*Format, error) {
+	if f, ok := Lookup(name); ok {
+		return f, nil
+	}
+	ext := strings.ToLower(name)
+	if !strings.HasPrefix(ext, ".") {
+		ext = "." + ext
+	}
+	var claim []*Format
+	for _, f := range formats {
+		if slices.Contains(f.Extensions, ext) {
+			claim = append(claim, f)
+		}
+	}
+	if len(claim) == 1 {
+		return claim[0], nil
+	}
+	msg := fmt.Sprintf("%q (known: %s)", name, strings.Join(Names(), ", "))
+	if s := nearest(strings.ToLower(name)); s != "" {
+		msg = fmt.Sprintf("%q; did you mean %s? (known: %s)", name, s, strings.Join(Names(), ", "))
+	}
+	return nil, fmt.Errorf("%w: %s", mlfeed.ErrUnknownFormat, msg)
+}
+
+// nearest returns the registered name closest to name (within two edits, or a name that
+// contains it or is contained in it), or "".
+func nearest(name string) string {
+	best, bestD := "", 3
+	for _, f := range formats {
+		d := editDistance(name, f.Name)
+		if strings.Contains(f.Name, name) || strings.Contains(name, f.Name) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// Writable describes the formats that write, one per line: "  name  .ext1 .ext2", for help
+// texts.
+func Writable() string {
+	var b strings.Builder
+	for _, f := range formats {
+		if f.Create == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "  %-10s %s\n", f.Name, strings.Join(f.Extensions, " "))
+	}
+	return b.String()
+}

@@ -6,11 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
-	_ "github.com/mlfeed/mlfeed/format/idx"
+	_ "github.com/mlfeed/mlfeed/format/all"
 )
 
 func TestParseInput(t *testing.T) {
@@ -75,6 +76,22 @@ func TestSeekableFile(t *testing.T) {
 	for _, out := range []io.Writer{w, &bytes.Buffer{}} {
 		if _, err := format.SeekableFile("x", out); !errors.Is(err, format.ErrUsage) || !errors.Is(err, format.ErrNeedsSeek) {
 			t.Errorf("%T: %v", out, err)
+		}
+	}
+}
+
+// A format is named by its name or by an extension it alone claims; an unknown name gets the
+// nearest suggested.
+func TestResolve(t *testing.T) {
+	for name, want := range map[string]string{"hdf5": "hdf5", "HDF5": "hdf5", "h5": "hdf5", ".h5": "hdf5", "feather": "arrow", ".ctf": "ctf"} {
+		if f, err := format.Resolve(name); err != nil || f.Name != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s", name, f, err, want)
+		}
+	}
+	for name, hint := range map[string]string{"h55": "did you mean hdf5?", "ctff": "did you mean ctf?", "parket": "did you mean parquet?", "zzzzzz": "known:"} {
+		_, err := format.Resolve(name)
+		if !errors.Is(err, mlfeed.ErrUnknownFormat) || !strings.Contains(err.Error(), hint) {
+			t.Errorf("Resolve(%q): %v; want ErrUnknownFormat saying %q", name, err, hint)
 		}
 	}
 }

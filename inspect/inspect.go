@@ -102,9 +102,9 @@ func IsUsage(err error) bool {
 func Validate(ctx context.Context, name, formatName string, opts *format.Options, max int, report func(error)) (int, error) {
 	var ft *format.Format
 	if formatName != "" {
-		var ok bool
-		if ft, ok = format.Lookup(formatName); !ok {
-			return 0, fmt.Errorf("%w: unknown format %q", format.ErrUsage, formatName)
+		var err error
+		if ft, err = format.Resolve(formatName); err != nil {
+			return 0, fmt.Errorf("%w: %w", format.ErrUsage, err)
 		}
 	} else {
 		var err error

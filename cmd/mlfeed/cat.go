@@ -53,7 +53,8 @@ sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infiniti
 	}
 	in.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per sequence")
-	cmd.Flags().Int64VarP(&limit, "lines", "n", -1, "stop after `N` sequences (default: all)")
+	cmd.Flags().Int64VarP(&limit, "lines", "n", -1, "stop after `N` sequences")
+	cmd.Flags().Lookup("lines").DefValue = "all"
 	rootCmd.AddCommand(cmd)
 }
 

@@ -25,8 +25,11 @@ func init() {
 		Use:   "convert [flags] INPUT... OUTPUT",
 		Short: "Convert a data set to another format, element type or compression",
 		Long: `convert reads the inputs as one data set and writes OUTPUT, streaming chunk by chunk in
-bounded memory. The output format comes from OUTPUT's extension (.idx, .idx.gz, .ctf, .cbf,
-.idv, .bsp.h5) or --to. The output file appears only when the conversion succeeds.
+bounded memory. The output format comes from OUTPUT's extension or --to (a format's name,
+or one of its extensions):
+
+` + format.Writable() + `
+The output file appears only when the conversion succeeds.
 
 Conversion is lossless or fails: --type refuses values the new type cannot hold exactly, and
 a format that cannot hold the data (sparse streams in IDX without --densify, text in IDX)
@@ -59,9 +62,9 @@ A progress bar is shown on a terminal.`,
 				opts.Log = cmd.ErrOrStderr()
 			}
 			if to != "" {
-				ft, ok := format.Lookup(to)
-				if !ok {
-					return usageErr("unknown output format %q", to)
+				ft, err := format.Resolve(to)
+				if err != nil {
+					return usageErr("--to: %v", err)
 				}
 				opts.Format = ft
 			} else if _, ok := format.ByExtension(out); !ok && !sf.sharded(out) {

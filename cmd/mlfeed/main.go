@@ -13,11 +13,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -53,12 +55,39 @@ unsupported (format, feature, value), 130/143/129 interrupted by SIGINT/SIGTERM/
 	SilenceErrors: true,
 }
 
+// flagError says what is wrong with a flag's value in the user's words: the flag, the value
+// and what it takes, not the parser's ("strconv.ParseInt: parsing ...").
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	want := "a valid value"
+	switch iv.GetFlag().Value.Type() {
+	case "int", "int8", "int16", "int32", "int64":
+		want = "a whole number"
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		want = "a whole number, 0 or more"
+	case "float32", "float64":
+		want = "a number"
+	case "bool":
+		want = "true or false"
+	case "duration":
+		want = "a duration such as 30s or 5m"
+	}
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		return fmt.Errorf("--%s %s: out of range (want %s)", iv.GetFlag().Name, iv.GetValue(), want)
+	}
+	return fmt.Errorf("--%s %q: want %s", iv.GetFlag().Name, iv.GetValue(), want)
+}
+
 // stopProfile ends the CPU profile that builds with the pgoprofile tag take (pgo_profile.go).
 var stopProfile = func() {}
 
 func main() {
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see '%s --help')", err, c.CommandPath())
+		return usageErr("%v (see '%s --help')", flagError(err), c.CommandPath())
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

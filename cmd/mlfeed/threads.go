@@ -21,10 +21,14 @@ type schedFlags struct {
 
 func (f *schedFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.IntVar(&f.threads, "threads", 0, "use at most `N` threads for reading and decoding (default: all cores)")
+	fl.IntVar(&f.threads, "threads", 0, "use at most `N` threads for reading and decoding")
+	fl.Lookup("threads").DefValue = "all cores"
 	fl.StringVar(&f.memory, "memory", "", "budget `SIZE` for decoded chunks read ahead, in bytes or with K, M, G, T (default 2G, or a quarter of GOMEMLIMIT when less)")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if cmd.Flags().Changed("threads") && f.threads == 0 {
+			return usageErr("--threads 0: want a number of threads from 1 to 65536 (without --threads: all cores)")
+		}
 		s, err := f.scheduler()
 		if err != nil {
 			return err
@@ -40,7 +44,7 @@ func (f *schedFlags) register(cmd *cobra.Command) {
 // scheduler returns the scheduler the flags ask for.
 func (f *schedFlags) scheduler() (*sched.Scheduler, error) {
 	if f.threads < 0 || f.threads > 1<<16 {
-		return nil, usageErr("--threads %d: want a number of threads from 1 to 65536, or 0 for all cores", f.threads)
+		return nil, usageErr("--threads %d: want a number of threads from 1 to 65536 (without --threads: all cores)", f.threads)
 	}
 	mem, err := parseSize(f.memory)
 	if err == nil && mem == 0 && f.memory != "" {
