@@ -1,0 +1,576 @@
+package stats
+
+import (
+	"math"
+	"sort"
+)
+
+// The fine grid: every finite value falls in one of 1<<16 cells whose edges are the numbers
+// with 8 significant bits (bfloat16's values), so a cell is at most 1/128 of its value wide.
+// A histogram is made at the end by merging cells into bins whose edges are cell edges, so
+// its counts are exact for the edges it reports.
+//
+// A magnitude |v| has the key m: 0 for |v| < 2^-126 (zero and the tiny), e<<7 | (the top 7
+// bits of the mantissa) for a float32 exponent e in [1, 254], and maxMag above. A positive
+// value (or zero) sits in cell half+m, which covers [L(m), L(next(m))); a negative value in
+// cell half-1-m', where m' is the key whose cell (L(m'), L(next(m'))] holds |v|, covering
+// [-L(next(m')), -L(m')).
+const (
+	fineCells = 1 << 16
+	half      = fineCells / 2
+	maxMag    = 255 << 7
+)
+
+// fine counts values on the fine grid.
+type fine [fineCells]int64
+
+// magKey returns the key of the cell [L(m), L(next(m))) that holds the magnitude whose
+// float64 bits are mag.
+func magKey(mag uint64) int {
+	e := int(mag>>52) - 1023 + 127
+	switch {
+	case e <= 0:
+		return 0
+	case e >= 255:
+		return maxMag
+	}
+	return e<<7 | int(mag>>45&127)
+}
+
+// magLower returns L(m), the lower edge of magnitude cell m.
+func magLower(m int) float64 {
+	if m == 0 {
+		return 0
+	}
+	return math.Float64frombits(uint64(m>>7-127+1023)<<52 | uint64(m&127)<<45)
+}
+
+// magNext and magPrev step between the keys magKey returns (1..127 are never used).
+func magNext(m int) int {
+	if m == 0 {
+		return 128
+	}
+	return m + 1
+}
+
+func magPrev(m int) int {
+	if m == 128 {
+		return 0
+	}
+	return m - 1
+}
+
+// cellOf returns the fine cell of the finite value v.
+func cellOf(v float64) int {
+	b := math.Float64bits(v)
+	mag := b &^ (1 << 63)
+	m := magKey(mag)
+	if b>>63 == 0 || mag == 0 {
+		return half + m
+	}
+	if m != 0 && math.Float64bits(magLower(m)) == mag {
+		m = magPrev(m)
+	}
+	return half - 1 - m
+}
+
+// cellEdges returns the edges [lo, hi) of fine cell i.
+func cellEdges(i int) (lo, hi float64) {
+	if i >= half {
+		m := i - half
+		return magLower(m), magLower(magNext(m))
+	}
+	m := half - 1 - i
+	return -magLower(magNext(m)), -magLower(m)
+}
+
+// Histogram counts values in bins: bin i holds the values v with Edges[i] <= v < Edges[i+1].
+// Every value counted lies below the last edge.
+type Histogram struct {
+	Edges  []float64 `json:"edges"`
+	Counts []int64   `json:"counts"`
+}
+
+// Total returns the number of values the histogram counts.
+func (h *Histogram) Total() int64 {
+	var n int64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// fineHistogram merges the fine cells of f into about bins bins spanning [lo, hi], the
+// smallest and largest value counted. Target edges are equally spaced; one that falls inside
+// an occupied cell moves to the nearer edge of that cell, so the counts are exact.
+func fineHistogram(f *fine, lo, hi float64, bins int) Histogram {
+	var occ []int
+	for i := range f {
+		if f[i] != 0 {
+			occ = append(occ, i)
+		}
+	}
+	if len(occ) == 0 {
+		return Histogram{Edges: []float64{}, Counts: []int64{}}
+	}
+	first, _ := cellEdges(occ[0])
+	_, last := cellEdges(occ[len(occ)-1])
+	edges := []float64{first}
+	for k := 1; k < bins; k++ {
+		t := lo + (hi-lo)*float64(k)/float64(bins)
+		// The occupied cell holding t, if any: the last whose lower edge is <= t.
+		j := sort.Search(len(occ), func(j int) bool { a, _ := cellEdges(occ[j]); return a > t }) - 1
+		if j >= 0 {
+			if a, b := cellEdges(occ[j]); t > a && t < b {
+				t = a
+				if b-t < t-a {
+					t = b
+				}
+			}
+		}
+		if t > edges[len(edges)-1] && t < last {
+			edges = append(edges, t)
+		}
+	}
+	edges = append(edges, last)
+	h := Histogram{Edges: edges, Counts: make([]int64, len(edges)-1)}
+	bin := 0
+	for _, i := range occ {
+		a, _ := cellEdges(i)
+		for bin+1 < len(h.Counts) && a >= edges[bin+1] {
+			bin++
+		}
+		h.Counts[bin] += f[i]
+	}
+	return h
+}
+
+// intHistogram makes a histogram of integers from (value, count) pairs sorted by value, with
+// bins of equal integer width, at most bins of them.
+func intHistogram(vals []int64, counts []int64, bins int) Histogram {
+	if len(vals) == 0 {
+		return Histogram{Edges: []float64{}, Counts: []int64{}}
+	}
+	lo, hi := vals[0], vals[len(vals)-1]
+	span := uint64(hi-lo) + 1
+	w := (span + uint64(bins) - 1) / uint64(bins)
+	n := (span + w - 1) / w
+	h := Histogram{Edges: make([]float64, n+1), Counts: make([]int64, n)}
+	for k := range h.Edges {
+		h.Edges[k] = float64(lo) + float64(uint64(k)*w)
+	}
+	for i, v := range vals {
+		h.Counts[uint64(v-lo)/w] += counts[i]
+	}
+	return h
+}
+
+// moments accumulates the exact counts and the compensated sums of finite values, and the
+// fine grid for the histogram.
+type moments struct {
+	n                          int64 // finite values
+	sum, comp                  float64
+	mean, m2                   float64 // Chan et al.'s running mean and sum of squared deviations
+	min, max                   float64
+	zeros, nan, posInf, negInf int64
+	cells                      *fine
+}
+
+func newMoments() *moments {
+	return &moments{min: math.Inf(1), max: math.Inf(-1), cells: new(fine)}
+}
+
+// blockSize is how many values addBlock takes at once: small enough to stay in the first
+// level cache for its second pass.
+const blockSize = 1024
+
+// addBlock adds the values of x (at most blockSize; x is overwritten).
+func (m *moments) addBlock(x []float64) {
+	j := 0
+	var s float64
+	lo, hi := m.min, m.max
+	cells := m.cells
+	for _, v := range x {
+		if v-v != 0 { // NaN or an infinity
+			switch {
+			case v != v:
+				m.nan++
+			case v > 0:
+				m.posInf++
+			default:
+				m.negInf++
+			}
+			continue
+		}
+		x[j] = v
+		j++
+		s += v
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+		if v == 0 {
+			m.zeros++
+		}
+		cells[cellOf(v)]++
+	}
+	m.min, m.max = lo, hi
+	if j == 0 {
+		return
+	}
+	m.addSum(s)
+	mb := s / float64(j)
+	var d2 float64
+	for _, v := range x[:j] {
+		d := v - mb
+		d2 += d * d
+	}
+	m.merge(int64(j), mb, d2)
+}
+
+// addSum adds s to the sum with Neumaier's compensation.
+func (m *moments) addSum(s float64) {
+	t := m.sum + s
+	if math.Abs(m.sum) >= math.Abs(s) {
+		m.comp += (m.sum - t) + s
+	} else {
+		m.comp += (s - t) + m.sum
+	}
+	m.sum = t
+}
+
+// merge adds a group of n values of mean mb and sum of squared deviations d2.
+func (m *moments) merge(n int64, mb, d2 float64) {
+	tot := m.n + n
+	delta := mb - m.mean
+	m.mean += delta * float64(n) / float64(tot)
+	m.m2 += d2 + delta*delta*float64(m.n)*float64(n)/float64(tot)
+	m.n = tot
+}
+
+// addFloats adds float values in blocks through scratch.
+func addFloats[T float32 | float64](m *moments, vals []T, scratch []float64) {
+	for len(vals) > 0 {
+		k := min(len(vals), blockSize)
+		x := scratch[:k]
+		for i, v := range vals[:k] {
+			x[i] = float64(v)
+		}
+		m.addBlock(x)
+		vals = vals[k:]
+	}
+}
+
+// window counts integer values exactly in an array over a range of at most windowSize
+// values, which moves while the values seen fit in it; once they do not, the counts go to
+// the moments (exactly: each value with its count) and the window is dropped.
+type window struct {
+	lo     int64
+	counts []int64 // nil: not started or dropped
+	seen   bool
+	vmin   int64
+	vmax   int64
+}
+
+const windowSize = 1 << 16
+
+// fits reports whether v lies in the window.
+func (w *window) fits(v int64) bool { return uint64(v-w.lo) < uint64(len(w.counts)) }
+
+// grow moves the window so that it holds v as well, if the values seen and v span at most
+// windowSize values; it returns false when they do not.
+func (w *window) grow(v int64) bool {
+	if w.counts == nil {
+		w.counts = make([]int64, windowSize)
+		w.lo = math.MinInt64
+		if v > math.MinInt64+windowSize/2 {
+			w.lo = windowStart(v - windowSize/2)
+		}
+		return true
+	}
+	lo, hi := min(w.vmin, v), max(w.vmax, v)
+	if uint64(hi-lo) >= windowSize {
+		return false
+	}
+	nlo := windowStart(lo)
+	moved := make([]int64, windowSize)
+	for i, c := range w.counts {
+		if c != 0 {
+			moved[w.lo+int64(i)-nlo] = c
+		}
+	}
+	w.counts, w.lo = moved, nlo
+	return true
+}
+
+// windowStart returns lo, or less where a window starting at lo would pass math.MaxInt64.
+func windowStart(lo int64) int64 { return min(lo, math.MaxInt64-windowSize+1) }
+
+// spill moves the window's counts into m and drops the window.
+func (w *window) spill(m *moments) {
+	vals, counts := w.pairs()
+	addCounted(m, vals, counts)
+	w.counts = nil
+}
+
+// pairs returns the values the window holds and their counts, by value.
+func (w *window) pairs() (vals, counts []int64) {
+	for i, c := range w.counts {
+		if c != 0 {
+			vals = append(vals, w.lo+int64(i))
+			counts = append(counts, c)
+		}
+	}
+	return vals, counts
+}
+
+// addCounted adds each value vals[i] counts[i] times to m, exactly.
+func addCounted(m *moments, vals, counts []int64) {
+	var n int64
+	var s, comp float64
+	for i, v := range vals {
+		c := counts[i]
+		f := float64(v)
+		n += c
+		x := f * float64(c)
+		t := s + x
+		if math.Abs(s) >= math.Abs(x) {
+			comp += (s - t) + x
+		} else {
+			comp += (x - t) + s
+		}
+		s = t
+		if f < m.min {
+			m.min = f
+		}
+		if f > m.max {
+			m.max = f
+		}
+		if v == 0 {
+			m.zeros += c
+		}
+		m.cells[cellOf(f)] += c
+	}
+	if n == 0 {
+		return
+	}
+	mb := (s + comp) / float64(n)
+	var d2 float64
+	for i, v := range vals {
+		d := float64(v) - mb
+		d2 += d * d * float64(counts[i])
+	}
+	m.addSum(s)
+	m.addSum(comp)
+	m.merge(n, mb, d2)
+}
+
+// ints counts an integer-valued stream: in a window while its values span at most
+// windowSize, then in moments.
+type ints struct {
+	w window
+	m *moments // nil while the window holds everything
+}
+
+// add adds one value.
+func (a *ints) add(v int64) {
+	w := &a.w
+	if w.counts != nil && w.fits(v) {
+		w.counts[v-w.lo]++
+	} else if a.m == nil && w.grow(v) {
+		w.counts[v-w.lo]++
+	} else {
+		a.spill()
+		a.m.addBlock([]float64{float64(v)})
+		return
+	}
+	if !w.seen {
+		w.vmin, w.vmax, w.seen = v, v, true
+	} else if v < w.vmin {
+		w.vmin = v
+	} else if v > w.vmax {
+		w.vmax = v
+	}
+}
+
+// spill moves the window into moments, from which on every value goes.
+func (a *ints) spill() {
+	if a.m == nil {
+		a.m = newMoments()
+		a.w.spill(a.m)
+	}
+}
+
+// exact reports whether every value is still counted by value.
+func (a *ints) exact() bool { return a.m == nil }
+
+// addInts adds integer values: through the window while it holds them, else in blocks.
+func addInts[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32](a *ints, vals []T, scratch []float64) {
+	w := &a.w
+	for len(vals) > 0 && a.m == nil {
+		if w.counts == nil {
+			a.add(int64(vals[0]))
+			vals = vals[1:]
+			continue
+		}
+		lo, n := w.lo, uint64(len(w.counts))
+		counts := w.counts
+		vmin, vmax := w.vmin, w.vmax
+		i := 0
+		for ; i < len(vals); i++ {
+			v := int64(vals[i])
+			if uint64(v-lo) >= n {
+				break
+			}
+			counts[v-lo]++
+			if v < vmin {
+				vmin = v
+			}
+			if v > vmax {
+				vmax = v
+			}
+		}
+		w.vmin, w.vmax = vmin, vmax
+		vals = vals[i:]
+		if len(vals) > 0 {
+			a.add(int64(vals[0]))
+			vals = vals[1:]
+		}
+	}
+	for len(vals) > 0 {
+		k := min(len(vals), blockSize)
+		x := scratch[:k]
+		for i, v := range vals[:k] {
+			x[i] = float64(v)
+		}
+		a.m.addBlock(x)
+		vals = vals[k:]
+	}
+}
+
+// addUint64s adds uint64 values; one above math.MaxInt64 moves everything to moments.
+func addUint64s(a *ints, vals []uint64, scratch []float64) {
+	for len(vals) > 0 {
+		k := min(len(vals), blockSize)
+		big := false
+		for _, v := range vals[:k] {
+			if v > math.MaxInt64 {
+				big = true
+				break
+			}
+		}
+		if big || a.m != nil {
+			a.spill()
+			x := scratch[:k]
+			for i, v := range vals[:k] {
+				x[i] = float64(v)
+			}
+			a.m.addBlock(x)
+		} else {
+			for _, v := range vals[:k] {
+				a.add(int64(v))
+			}
+		}
+		vals = vals[k:]
+	}
+}
+
+// numbers is what a numeric stream reports (see Numeric).
+func (a *ints) numeric(bins int) *Numeric {
+	if a.m != nil {
+		return a.m.numeric(bins)
+	}
+	vals, counts := a.w.pairs()
+	m := newMoments()
+	addCounted(m, vals, counts)
+	out := m.numeric(bins)
+	out.Histogram = intHistogram(vals, counts, bins)
+	return out
+}
+
+// numeric returns the figures m holds.
+func (m *moments) numeric(bins int) *Numeric {
+	out := &Numeric{Count: m.n + m.nan + m.posInf + m.negInf, Finite: m.n, NaN: m.nan,
+		PosInf: m.posInf, NegInf: m.negInf, Zeros: m.zeros}
+	if m.n == 0 {
+		out.Histogram = Histogram{Edges: []float64{}, Counts: []int64{}}
+		return out
+	}
+	out.Min, out.Max = m.min, m.max
+	out.Mean = (m.sum + m.comp) / float64(m.n)
+	out.Std = math.Sqrt(m.m2 / float64(m.n))
+	out.Histogram = fineHistogram(m.cells, m.min, m.max, bins)
+	return out
+}
+
+// countDist counts non-negative integers (lengths, sizes): exactly by value below
+// windowSize, on the fine grid above.
+type countDist struct {
+	small []int64 // counts of the values below windowSize, grown as needed
+	large *moments
+}
+
+func (c *countDist) add(v int64) {
+	if v >= 0 && v < windowSize {
+		if int(v) >= len(c.small) {
+			n := min(max(int(v)+1, 2*len(c.small)), windowSize)
+			c.small = append(c.small, make([]int64, n-len(c.small))...)
+		}
+		c.small[v]++
+		return
+	}
+	if c.large == nil {
+		c.large = newMoments()
+	}
+	c.large.addBlock([]float64{float64(v)})
+}
+
+// histogram returns the distribution as a histogram: of integers when every value is below
+// windowSize, on the fine grid otherwise.
+func (c *countDist) histogram(bins int) Histogram {
+	var vals, counts []int64
+	for v, n := range c.small {
+		if n != 0 {
+			vals = append(vals, int64(v))
+			counts = append(counts, n)
+		}
+	}
+	if c.large == nil {
+		return intHistogram(vals, counts, bins)
+	}
+	m := *c.large
+	cells := *c.large.cells
+	m.cells = &cells
+	addCounted(&m, vals, counts)
+	return fineHistogram(m.cells, m.min, m.max, bins)
+}
+
+// summary returns the count, smallest, largest and mean value.
+func (c *countDist) summary() (n int64, lo, hi int64, mean float64) {
+	var sum float64
+	lo = -1
+	for v, k := range c.small {
+		if k != 0 {
+			if lo < 0 {
+				lo = int64(v)
+			}
+			hi = int64(v)
+			n += k
+			sum += float64(v) * float64(k)
+		}
+	}
+	if c.large != nil && c.large.n > 0 {
+		if lo < 0 {
+			lo = int64(c.large.min)
+		}
+		hi = int64(c.large.max)
+		n += c.large.n
+		sum += c.large.sum + c.large.comp
+	}
+	if n == 0 {
+		return 0, 0, 0, 0
+	}
+	return n, lo, hi, sum / float64(n)
+}
