@@ -250,15 +250,82 @@ func (m *moments) merge(n int64, mb, d2 float64) {
 	m.n = tot
 }
 
-// addFloats adds float values in blocks through scratch.
-func addFloats[T float32 | float64](m *moments, vals []T, scratch []float64) {
+// cell32 returns the fine cell of a finite float32 whose bits are b (cellOf, on float32 bits:
+// the magnitude key is the top 16 bits).
+func cell32(b uint32) int {
+	mag := b & 0x7FFFFFFF
+	m := int(mag >> 16)
+	if m < 128 {
+		m = 0
+	}
+	if b>>31 == 0 || mag == 0 {
+		return half + m
+	}
+	if m != 0 && mag&0xFFFF == 0 {
+		m = magPrev(m)
+	}
+	return half - 1 - m
+}
+
+// addFloat32s adds float32 values, reading the cells from their bits.
+func (m *moments) addFloat32s(vals []float32, scratch []float64) {
+	cells := m.cells
 	for len(vals) > 0 {
 		k := min(len(vals), blockSize)
 		x := scratch[:k]
-		for i, v := range vals[:k] {
-			x[i] = float64(v)
+		j := 0
+		var s float64
+		lo, hi := m.min, m.max
+		var zeros int64
+		for _, f := range vals[:k] {
+			b := math.Float32bits(f)
+			if b&0x7F800000 == 0x7F800000 {
+				switch {
+				case f != f:
+					m.nan++
+				case f > 0:
+					m.posInf++
+				default:
+					m.negInf++
+				}
+				continue
+			}
+			v := float64(f)
+			x[j] = v
+			j++
+			s += v
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
+			if b<<1 == 0 {
+				zeros++
+			}
+			cells[cell32(b)]++
 		}
-		m.addBlock(x)
+		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
+		vals = vals[k:]
+		if j == 0 {
+			continue
+		}
+		m.addSum(s)
+		mb := s / float64(j)
+		var d2 float64
+		for _, v := range x[:j] {
+			d := v - mb
+			d2 += d * d
+		}
+		m.merge(int64(j), mb, d2)
+	}
+}
+
+// addFloat64s adds float64 values in blocks through scratch.
+func (m *moments) addFloat64s(vals []float64, scratch []float64) {
+	for len(vals) > 0 {
+		k := copy(scratch, vals)
+		m.addBlock(scratch[:k])
 		vals = vals[k:]
 	}
 }
@@ -368,22 +435,29 @@ func addCounted(m *moments, vals, counts []int64) {
 }
 
 // ints counts an integer-valued stream: in a window while its values span at most
-// windowSize, then in moments.
+// windowSize, then in moments. Bytes (uint8, int8, bool) are counted first in a table of
+// their own, four rows used in turn so that runs of one value do not wait on each other's
+// increments, and moved to the window when a figure is asked for.
 type ints struct {
-	w window
-	m *moments // nil while the window holds everything
+	w      window
+	m      *moments // nil while the window holds everything
+	bytes  *[4][256]int64
+	signed bool // the bytes are int8
 }
 
 // add adds one value.
-func (a *ints) add(v int64) {
+func (a *ints) add(v int64) { a.addN(v, 1) }
+
+// addN adds the value v n times.
+func (a *ints) addN(v, n int64) {
 	w := &a.w
 	if w.counts != nil && w.fits(v) {
-		w.counts[v-w.lo]++
+		w.counts[v-w.lo] += n
 	} else if a.m == nil && w.grow(v) {
-		w.counts[v-w.lo]++
+		w.counts[v-w.lo] += n
 	} else {
 		a.spill()
-		a.m.addBlock([]float64{float64(v)})
+		addCounted(a.m, []int64{v}, []int64{n})
 		return
 	}
 	if !w.seen {
@@ -395,6 +469,45 @@ func (a *ints) add(v int64) {
 	}
 }
 
+// addBytes counts bytes (as int8 when signed).
+func (a *ints) addBytes(vals []byte, signed bool) {
+	if a.bytes == nil {
+		a.bytes = new([4][256]int64)
+	}
+	a.signed = signed
+	c := a.bytes
+	n := len(vals) &^ 3
+	for i := 0; i < n; i += 4 {
+		v := vals[i : i+4 : i+4]
+		c[0][v[0]]++
+		c[1][v[1]]++
+		c[2][v[2]]++
+		c[3][v[3]]++
+	}
+	for _, v := range vals[n:] {
+		c[0][v]++
+	}
+}
+
+// settle moves the byte table's counts to the window.
+func (a *ints) settle() {
+	if a.bytes == nil {
+		return
+	}
+	for i := range 256 {
+		n := a.bytes[0][i] + a.bytes[1][i] + a.bytes[2][i] + a.bytes[3][i]
+		if n == 0 {
+			continue
+		}
+		v := int64(i)
+		if a.signed {
+			v = int64(int8(uint8(i)))
+		}
+		a.addN(v, n)
+	}
+	a.bytes = nil
+}
+
 // spill moves the window into moments, from which on every value goes.
 func (a *ints) spill() {
 	if a.m == nil {
@@ -404,10 +517,10 @@ func (a *ints) spill() {
 }
 
 // exact reports whether every value is still counted by value.
-func (a *ints) exact() bool { return a.m == nil }
+func (a *ints) exact() bool { a.settle(); return a.m == nil }
 
 // addInts adds integer values: through the window while it holds them, else in blocks.
-func addInts[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32](a *ints, vals []T, scratch []float64) {
+func addInts[T int16 | int32 | int64 | uint16 | uint32](a *ints, vals []T, scratch []float64) {
 	w := &a.w
 	for len(vals) > 0 && a.m == nil {
 		if w.counts == nil {
@@ -479,6 +592,7 @@ func addUint64s(a *ints, vals []uint64, scratch []float64) {
 
 // numbers is what a numeric stream reports (see Numeric).
 func (a *ints) numeric(bins int) *Numeric {
+	a.settle()
 	if a.m != nil {
 		return a.m.numeric(bins)
 	}

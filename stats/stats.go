@@ -547,11 +547,11 @@ func (a *streamAcc) add(d *mlfeed.StreamData, from, to int, scratch []float64) {
 func (a *streamAcc) addNumbers(b mlfeed.Buffer, scratch []float64) {
 	switch b.Type {
 	case mlfeed.Float32:
-		addFloats(a.floats, b.Float32s(), scratch)
+		a.floats.addFloat32s(b.Float32s(), scratch)
 	case mlfeed.Float64:
-		addFloats(a.floats, b.Float64s(), scratch)
+		a.floats.addFloat64s(b.Float64s(), scratch)
 	case mlfeed.Int8:
-		addInts(a.ints, b.Int8s(), scratch)
+		a.ints.addBytes(b.Bytes, true)
 	case mlfeed.Int16:
 		addInts(a.ints, b.Int16s(), scratch)
 	case mlfeed.Int32:
@@ -559,7 +559,7 @@ func (a *streamAcc) addNumbers(b mlfeed.Buffer, scratch []float64) {
 	case mlfeed.Int64:
 		addInts(a.ints, b.Int64s(), scratch)
 	case mlfeed.Uint8, mlfeed.Bool:
-		addInts(a.ints, b.Bytes, scratch)
+		a.ints.addBytes(b.Bytes, false)
 	case mlfeed.Uint16:
 		addInts(a.ints, b.Uint16s(), scratch)
 	case mlfeed.Uint32:

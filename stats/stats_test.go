@@ -275,7 +275,9 @@ type lyingSource struct {
 	c *mlfeed.Chunk
 }
 
-func (l *lyingSource) Chunks() []mlfeed.ChunkInfo { return []mlfeed.ChunkInfo{{Sequences: 2, Samples: 2}} }
+func (l *lyingSource) Chunks() []mlfeed.ChunkInfo {
+	return []mlfeed.ChunkInfo{{Sequences: 2, Samples: 2}}
+}
 func (l *lyingSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	return l.c, nil
 }
