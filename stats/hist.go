@@ -258,13 +258,16 @@ func cell32(b uint32) int {
 	if m < 128 {
 		m = 0
 	}
-	if b>>31 == 0 || mag == 0 {
-		return half + m
+	// neg is -1 for a negative value (not -0), else 0; half + (m ^ -1) is half - 1 - m. Signs
+	// mix unpredictably in real data, so this avoids a branch on them.
+	neg := -int(b >> 31)
+	if mag == 0 {
+		neg = 0
 	}
-	if m != 0 && mag&0xFFFF == 0 {
+	if mag&0xFFFF == 0 && m != 0 && neg != 0 {
 		m = magPrev(m)
 	}
-	return half - 1 - m
+	return half + (m ^ neg)
 }
 
 // addFloat32s adds float32 values, reading the cells from their bits.

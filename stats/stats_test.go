@@ -332,3 +332,16 @@ func TestMediaType(t *testing.T) {
 		}
 	}
 }
+
+func TestCell32(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, -2, 0.5, -0.5, 1e-40, -1e-40, math.MaxFloat32, -math.MaxFloat32}
+	for range 100000 {
+		vals = append(vals, float32(r.NormFloat64()*math.Pow(10, float64(r.IntN(30)-15))), float32(r.IntN(1000)-500))
+	}
+	for _, v := range vals {
+		if a, b := cell32(math.Float32bits(v)), cellOf(float64(v)); a != b {
+			t.Fatalf("%g: cell32 %d, cellOf %d", v, a, b)
+		}
+	}
+}
