@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 )
@@ -479,13 +480,23 @@ func (a *ints) addBytes(vals []byte, signed bool) {
 	}
 	a.signed = signed
 	c := a.bytes
-	n := len(vals) &^ 3
-	for i := 0; i < n; i += 4 {
-		v := vals[i : i+4 : i+4]
+	// Eight bytes at a time; a word of one repeated byte (the background of an image, runs of
+	// a label) is one addition.
+	n := len(vals) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := vals[i : i+8 : i+8]
+		if binary.LittleEndian.Uint64(v) == uint64(v[0])*0x0101010101010101 {
+			c[0][v[0]] += 8
+			continue
+		}
 		c[0][v[0]]++
 		c[1][v[1]]++
 		c[2][v[2]]++
 		c[3][v[3]]++
+		c[0][v[4]]++
+		c[1][v[5]]++
+		c[2][v[6]]++
+		c[3][v[7]]++
 	}
 	for _, v := range vals[n:] {
 		c[0][v]++
