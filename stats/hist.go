@@ -22,8 +22,42 @@ const (
 	maxMag    = 255 << 7
 )
 
-// fine counts values on the fine grid.
-type fine [fineCells]int64
+// fine counts values on the fine grid, in pages of 256 cells (two binary orders of magnitude
+// of one sign) allocated when a value first falls in them: data spanning a few orders of
+// magnitude holds a few KiB, not the 512 KiB of every cell.
+type fine struct {
+	pages [fineCells / 256]*[256]int64
+}
+
+// add counts n values in cell i.
+func (f *fine) add(i int, n int64) {
+	p := f.pages[i>>8&255]
+	if p == nil {
+		p = new([256]int64)
+		f.pages[i>>8&255] = p
+	}
+	p[i&255] += n
+}
+
+// at returns the count of cell i.
+func (f *fine) at(i int) int64 {
+	if p := f.pages[i>>8&255]; p != nil {
+		return p[i&255]
+	}
+	return 0
+}
+
+// clone returns a copy of f.
+func (f *fine) clone() *fine {
+	c := &fine{}
+	for k, p := range f.pages {
+		if p != nil {
+			q := *p
+			c.pages[k] = &q
+		}
+	}
+	return c
+}
 
 // magKey returns the key of the cell [L(m), L(next(m))) that holds the magnitude whose
 // float64 bits are mag.
@@ -106,9 +140,14 @@ func (h *Histogram) Total() int64 {
 // an occupied cell moves to the nearer edge of that cell, so the counts are exact.
 func fineHistogram(f *fine, lo, hi float64, bins int) Histogram {
 	var occ []int
-	for i := range f {
-		if f[i] != 0 {
-			occ = append(occ, i)
+	for k, p := range f.pages {
+		if p == nil {
+			continue
+		}
+		for j, n := range p {
+			if n != 0 {
+				occ = append(occ, k<<8|j)
+			}
 		}
 	}
 	if len(occ) == 0 {
@@ -141,7 +180,7 @@ func fineHistogram(f *fine, lo, hi float64, bins int) Histogram {
 		for bin+1 < len(h.Counts) && a >= edges[bin+1] {
 			bin++
 		}
-		h.Counts[bin] += f[i]
+		h.Counts[bin] += f.at(i)
 	}
 	return h
 }
@@ -215,7 +254,7 @@ func (m *moments) addBlock(x []float64) {
 		if v == 0 {
 			m.zeros++
 		}
-		cells[cellOf(v)]++
+		cells.add(cellOf(v), 1)
 	}
 	m.min, m.max = lo, hi
 	if j == 0 {
@@ -307,7 +346,7 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 			if b<<1 == 0 {
 				zeros++
 			}
-			cells[cell32(b)]++
+			cells.add(cell32(b), 1)
 		}
 		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
 		vals = vals[k:]
@@ -350,23 +389,32 @@ const windowSize = 1 << 16
 // fits reports whether v lies in the window.
 func (w *window) fits(v int64) bool { return uint64(v-w.lo) < uint64(len(w.counts)) }
 
-// grow moves the window so that it holds v as well, if the values seen and v span at most
-// windowSize values; it returns false when they do not.
+// grow moves or widens the window so that it holds v as well, if the values seen and v span
+// at most windowSize values; it returns false when they do not. The window starts at 64
+// values and doubles, so that labels of a few classes hold a few hundred bytes.
 func (w *window) grow(v int64) bool {
-	if w.counts == nil {
-		w.counts = make([]int64, windowSize)
-		w.lo = math.MinInt64
-		if v > math.MinInt64+windowSize/2 {
-			w.lo = windowStart(v - windowSize/2)
-		}
-		return true
+	lo, hi := v, v
+	if w.counts != nil {
+		lo, hi = min(w.vmin, v), max(w.vmax, v)
 	}
-	lo, hi := min(w.vmin, v), max(w.vmax, v)
-	if uint64(hi-lo) >= windowSize {
+	span := uint64(hi-lo) + 1
+	if span > windowSize || span == 0 {
 		return false
 	}
-	nlo := windowStart(lo)
-	moved := make([]int64, windowSize)
+	size := max(64, uint64(len(w.counts)))
+	for size < span {
+		size *= 2
+	}
+	if w.counts != nil && size == uint64(len(w.counts)) {
+		size = min(2*size, windowSize) // the window moves: widen it too, against moving again
+	}
+	// Center the values in the new window, within the int64 range.
+	nlo := int64(math.MinInt64)
+	if pad := int64(size-span) / 2; lo > math.MinInt64+pad {
+		nlo = lo - pad
+	}
+	nlo = min(nlo, math.MaxInt64-int64(size)+1)
+	moved := make([]int64, size)
 	for i, c := range w.counts {
 		if c != 0 {
 			moved[w.lo+int64(i)-nlo] = c
@@ -375,9 +423,6 @@ func (w *window) grow(v int64) bool {
 	w.counts, w.lo = moved, nlo
 	return true
 }
-
-// windowStart returns lo, or less where a window starting at lo would pass math.MaxInt64.
-func windowStart(lo int64) int64 { return min(lo, math.MaxInt64-windowSize+1) }
 
 // spill moves the window's counts into m and drops the window.
 func (w *window) spill(m *moments) {
@@ -422,7 +467,7 @@ func addCounted(m *moments, vals, counts []int64) {
 		if v == 0 {
 			m.zeros += c
 		}
-		m.cells[cellOf(f)] += c
+		m.cells.add(cellOf(f), c)
 	}
 	if n == 0 {
 		return
@@ -669,8 +714,7 @@ func (c *countDist) histogram(bins int) Histogram {
 		return intHistogram(vals, counts, bins)
 	}
 	m := *c.large
-	cells := *c.large.cells
-	m.cells = &cells
+	m.cells = c.large.cells.clone()
 	addCounted(&m, vals, counts)
 	return fineHistogram(m.cells, m.min, m.max, bins)
 }

@@ -345,3 +345,38 @@ func TestCell32(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowMoves(t *testing.T) {
+	// Values arriving far apart but within 65536 of each other stay exact; the window grows
+	// and moves, also at the ends of the int64 range.
+	for _, base := range []int64{0, -1 << 40, math.MinInt64, math.MaxInt64 - 65535} {
+		a := &ints{}
+		var want []int64
+		for _, d := range []int64{30000, 0, 65535, 100, 30000, 65535} {
+			a.add(base + d)
+			want = append(want, base+d)
+		}
+		if !a.exact() {
+			t.Fatalf("base %d: window dropped", base)
+		}
+		vals, counts := a.w.pairs()
+		slices.Sort(want)
+		var got []int64
+		for i, v := range vals {
+			for range counts[i] {
+				got = append(got, v)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("base %d: %v, want %v", base, got, want)
+		}
+		out := base + 65536
+		if base == math.MaxInt64-65535 {
+			out = base - 1
+		}
+		a.add(out)
+		if a.exact() {
+			t.Fatalf("base %d: a span of 65537 kept exact", base)
+		}
+	}
+}
