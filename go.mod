@@ -11,6 +11,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	gocloud.dev v0.47.0
+	golang.org/x/image v0.45.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	gonum.org/v1/hdf5 v0.0.0-20210714002203-8c5d23bc6946

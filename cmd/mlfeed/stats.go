@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/mlfeed/mlfeed/render"
 	"github.com/mlfeed/mlfeed/stats"
 )
 
 func init() {
 	var in inputFlags
 	var asJSON, quiet bool
+	var pngOut string
 	var opts stats.Options
 	cmd := &cobra.Command{
 		Use:   "stats [flags] DATA...",
@@ -38,10 +41,13 @@ of sparse streams wider than 2^18 come from a bounded sketch whose error bound i
 
 --limit N reads the first N sequences only, --sample N reads N sequences drawn at random
 (the same ones for the same --seed). --json prints the figures as one JSON document, the one
-Python's mlfeed.stats returns. A progress bar is shown on a terminal.`,
+Python's mlfeed.stats returns. --png FILE also draws the histograms and class counts as one
+PNG image, for reports (FILE "-": standard output, instead of the text). A progress bar is
+shown on a terminal.`,
 		Example: `  mlfeed stats t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed stats --json --sample 10000 --seed 1 train.ctf > stats.json
   mlfeed stats --limit 1000 --input features:dense:784 --input labels:dense:10 train.ctf
+  mlfeed stats --png stats.png train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz
   mlfeed stats s3://bucket/shards/`,
 		Args: filesArgs(&in, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -86,6 +92,11 @@ Python's mlfeed.stats returns. A progress bar is shown on a terminal.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
+			if pngOut != "" {
+				if err := writeStatsPNG(pngOut, args, res); err != nil || pngOut == "-" {
+					return err
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
@@ -103,7 +114,26 @@ Python's mlfeed.stats returns. A progress bar is shown on a terminal.`,
 	f.IntVar(&opts.Bins, "bins", stats.DefaultBins, "histogram bins (at most `N`)")
 	f.IntVar(&opts.Top, "top", stats.DefaultTop, "most frequent values and indices to show (`N`)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
+	f.StringVar(&pngOut, "png", "", "also draw the charts to `FILE` as PNG (-: standard output)")
 	rootCmd.AddCommand(cmd)
+}
+
+// writeStatsPNG draws the charts of res into the file name, atomically.
+func writeStatsPNG(name string, inputs []string, res *stats.Result) error {
+	f, err := createOutput(name)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	var names []string
+	for _, in := range inputs {
+		names = append(names, filepath.Base(in))
+	}
+	heading := fmt.Sprintf("mlfeed stats %s: %d sequences, %d samples", strings.Join(names, " "), res.Sequences, res.Samples)
+	if err := render.ChartsPNG(f, heading, render.StatsCharts(res)); err != nil {
+		return f.Err(fmt.Errorf("%s: %w", name, err))
+	}
+	return f.Commit()
 }
 
 // writeStats prints res for a terminal.
