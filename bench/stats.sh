@@ -18,7 +18,9 @@ go build -o "$T/mlfeed" ./cmd/mlfeed
 M=$T/mlfeed
 gzip -dc "$MN/train-images-idx3-ubyte.gz" > "$T/train-images-idx3-ubyte"
 "$M" convert -q --type float32 "$MN/t10k-images-idx3-ubyte.gz" "$MN/t10k-labels-idx1-ubyte.gz" "$T/mnist.ctf" 2>/dev/null
-sets=("$MN/train-images-idx3-ubyte.gz $MN/train-labels-idx1-ubyte.gz" "$T/train-images-idx3-ubyte" "$T/mnist.ctf")
+# CTF streams are declared, so that neither command scans the file to infer them first.
+sets=("$MN/train-images-idx3-ubyte.gz $MN/train-labels-idx1-ubyte.gz" "$T/train-images-idx3-ubyte"
+  "--input features:dense:784 --input labels:dense:1 $T/mnist.ctf")
 if $PY -c 'import numpy' 2>/dev/null; then
   $PY -c "import numpy as np; np.save('$T/f.npy', np.random.default_rng(1).normal(0, 1, (200000, 100)).astype(np.float32))"
   "$M" convert -q "$T/f.npy" "$T/f.cbf"
@@ -36,6 +38,6 @@ for s in "${sets[@]}"; do
   # validate checks each file on its own; stats reads them as one data set.
   v=$(cpu "$M" validate --threads 1 $s)
   st=$(cpu "$M" stats -q --threads 1 $s)
-  name=$(for f in $s; do basename "$f"; done | paste -sd+)
+  name=$(for f in $s; do case $f in --*|*:*) ;; *) basename "$f" ;; esac; done | paste -sd+)
   printf '%-44s %10.2f %10.2f %8s\n' "$name" "$v" "$st" "$(awk -v a="$st" -v b="$v" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
 done

@@ -293,21 +293,14 @@ func (m *moments) merge(n int64, mb, d2 float64) {
 // cell32 returns the fine cell of a finite float32 whose bits are b (cellOf, on float32 bits:
 // the magnitude key is the top 16 bits).
 func cell32(b uint32) int {
+	// Without branches: zeros, signs and values on cell edges mix unpredictably in real data.
 	mag := b & 0x7FFFFFFF
-	m := int(mag >> 16)
-	if m < 128 {
-		m = 0
-	}
-	// neg is -1 for a negative value (not -0), else 0; half + (m ^ -1) is half - 1 - m. Signs
-	// mix unpredictably in real data, so this avoids a branch on them.
-	neg := -int(b >> 31)
-	if mag == 0 {
-		neg = 0
-	}
-	if mag&0xFFFF == 0 && m != 0 && neg != 0 {
-		m = magPrev(m)
-	}
-	return half + (m ^ neg)
+	nz := (mag | -mag) >> 31                 // 1 unless the value is ±0
+	neg := b >> 31 & nz                      // 1 for a negative value (not -0)
+	m := int(mag >> 16)                      // the magnitude's key, before the cases below
+	m -= int(neg & ((mag&0xFFFF - 1) >> 31)) // a negative value on a cell's edge: magPrev
+	m &^= (m - 128) >> 63                    // below 128 (zero, the tiny, magPrev(128)): 0
+	return half + (m ^ -int(neg))            // half-1-m for negative values
 }
 
 // addFloat32s adds float32 values, reading the cells from their bits.
@@ -344,11 +337,17 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 				hi = v
 			}
 			if b<<1 == 0 {
+				// Zeros come in runs (an image's background): counted here, and in their
+				// cell once a block, they do not wait on each other's increments.
 				zeros++
+				continue
 			}
 			cells.add(cell32(b), 1)
 		}
 		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
+		if zeros > 0 {
+			cells.add(half, zeros)
+		}
 		vals = vals[k:]
 		if j == 0 {
 			continue
