@@ -380,3 +380,35 @@ func TestWindowMoves(t *testing.T) {
 		}
 	}
 }
+
+func TestSequences(t *testing.T) {
+	// Sequences of 1, 3 and 2 samples of a variable-size dense stream (values per sample 2, 0,
+	// 1, 1, 3, 1) beside a stream with one sample each.
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "v", Type: mlfeed.Int32}, {Name: "k", Type: mlfeed.Int32, Dim: 1}}}
+	v := mlfeed.NewBuffer(mlfeed.Int32, 8)
+	copy(v.Int32s(), []int32{5, 6, 7, 8, 9, 10, 11, 12})
+	k := mlfeed.NewBuffer(mlfeed.Int32, 3)
+	c := &mlfeed.Chunk{Sequences: 3, Streams: []mlfeed.StreamData{
+		{SeqStart: []int64{0, 1, 4, 6}, SampleStart: []int64{0, 2, 2, 3, 4, 7, 8}, Values: v},
+		{SeqStart: []int64{0, 1, 2, 3}, Values: k},
+	}}
+	src, err := mlfeed.NewMemorySource(sc, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Lengths{Min: 1, Max: 3, Mean: 2, Histogram: Histogram{Edges: []float64{1, 2, 3, 4}, Counts: []int64{1, 1, 1}}}
+	if r.Samples != 6 || !reflect.DeepEqual(r.SequenceLengths, want) {
+		t.Errorf("samples %d, lengths %+v", r.Samples, r.SequenceLengths)
+	}
+	vps := r.Streams[0].ValuesPerSample
+	if vps == nil || vps.Min != 0 || vps.Max != 3 || !slices.Equal(vps.Histogram.Counts, []int64{1, 3, 1, 1}) {
+		t.Errorf("values per sample %+v", vps)
+	}
+	if n := r.Streams[0].Numeric; n.Count != 8 || n.Mean != 8.5 || r.Streams[0].Classes != nil {
+		t.Errorf("v: %+v", n)
+	}
+}
