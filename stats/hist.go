@@ -227,7 +227,6 @@ const blockSize = 1024
 // addBlock adds the values of x (at most blockSize; x is overwritten).
 func (m *moments) addBlock(x []float64) {
 	j := 0
-	var s float64
 	lo, hi := m.min, m.max
 	cells := m.cells
 	for _, v := range x {
@@ -244,7 +243,6 @@ func (m *moments) addBlock(x []float64) {
 		}
 		x[j] = v
 		j++
-		s += v
 		if v < lo {
 			lo = v
 		}
@@ -257,17 +255,45 @@ func (m *moments) addBlock(x []float64) {
 		cells.add(cellOf(v), 1)
 	}
 	m.min, m.max = lo, hi
-	if j == 0 {
+	m.addFinite(x[:j])
+}
+
+// addFinite adds the sum and the deviations of the finite values x: the block's sum, then its
+// sum of squared deviations from its own mean, each over four accumulators so that the
+// additions do not wait on each other.
+func (m *moments) addFinite(x []float64) {
+	if len(x) == 0 {
 		return
 	}
-	m.addSum(s)
-	mb := s / float64(j)
-	var d2 float64
-	for _, v := range x[:j] {
-		d := v - mb
-		d2 += d * d
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
 	}
-	m.merge(int64(j), mb, d2)
+	for _, v := range x[i:] {
+		s0 += v
+	}
+	s := (s0 + s1) + (s2 + s3)
+	m.addSum(s)
+	mb := s / float64(len(x))
+	var d0, d1, d2, d3 float64
+	i = 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		a, b, c, d := v[0]-mb, v[1]-mb, v[2]-mb, v[3]-mb
+		d0 += a * a
+		d1 += b * b
+		d2 += c * c
+		d3 += d * d
+	}
+	for _, v := range x[i:] {
+		d0 += (v - mb) * (v - mb)
+	}
+	m.merge(int64(len(x)), mb, (d0+d1)+(d2+d3))
 }
 
 // addSum adds s to the sum with Neumaier's compensation.
@@ -310,7 +336,6 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 		k := min(len(vals), blockSize)
 		x := scratch[:k]
 		j := 0
-		var s float64
 		lo, hi := m.min, m.max
 		var zeros int64
 		for _, f := range vals[:k] {
@@ -329,7 +354,6 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 			v := float64(f)
 			x[j] = v
 			j++
-			s += v
 			if v < lo {
 				lo = v
 			}
@@ -349,17 +373,7 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 			cells.add(half, zeros)
 		}
 		vals = vals[k:]
-		if j == 0 {
-			continue
-		}
-		m.addSum(s)
-		mb := s / float64(j)
-		var d2 float64
-		for _, v := range x[:j] {
-			d := v - mb
-			d2 += d * d
-		}
-		m.merge(int64(j), mb, d2)
+		m.addFinite(x[:j])
 	}
 }
 
