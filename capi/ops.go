@@ -32,6 +32,8 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 		out, err = opOpen(ctx, args)
 	case "info":
 		out, err = opInfo(ctx, args)
+	case "stats":
+		out, err = opStats(ctx, args)
 	case "validate":
 		out, err = opValidate(ctx, args)
 	case "convert":

@@ -55,6 +55,26 @@ def info(paths=None, chunks=False, **kw):
     return _lib.call("info", args)
 
 
+def stats(paths=None, limit: int = 0, sample: int = 0, seed: int = 0, bins: int = 20,
+          top: int = 10, **kw) -> dict:
+    """The statistics `mlfeed stats --json` prints, from one streaming pass over the data set:
+    {"sequences", "samples", "total_sequences", "sequence_lengths", "streams": [...]}, each
+    stream with its counts and, by kind, "numeric" (min, max, mean, std, NaN/Inf/zero counts,
+    histogram), "classes", "sparse", "values_per_sample", "text" or "bytes" (docs/view.md).
+
+    limit: read only the first `limit` sequences (0: all); sample: read `sample` sequences
+    drawn at random (0: all), the same ones for the same seed; bins: histogram bins (at most);
+    top: most frequent values and indices reported. Takes open()'s arguments (paths, format,
+    inputs, options, config, defines).
+    """
+    args = _lib.open_args(paths, **kw)
+    args.update(limit=int(limit), sample=int(sample), seed=int(seed), bins=int(bins), top=int(top))
+    return _lib.call("stats", args)
+
+
+__all__ += ["stats"]
+
+
 def formats():
     """The names of the formats this build reads."""
     return _lib.call("formats", {})

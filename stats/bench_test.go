@@ -1,0 +1,90 @@
+package stats_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/dataset"
+	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/sched"
+	"github.com/mlfeed/mlfeed/internal/testutil"
+	"github.com/mlfeed/mlfeed/stats"
+)
+
+// memory returns an in-memory source of n samples of dim values of type t (normal values,
+// or 0..255 for uint8) in chunks of 1024 samples.
+func memory(b *testing.B, t mlfeed.ElemType, n, dim int) mlfeed.Source {
+	r := rand.New(rand.NewPCG(1, 1))
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: t, Dim: dim}}}
+	var chunks []*mlfeed.Chunk
+	for a := 0; a < n; a += 1024 {
+		m := min(1024, n-a)
+		buf := mlfeed.NewBuffer(t, m*dim)
+		for i := range m * dim {
+			buf.SetFloat64(i, float64(r.IntN(256)))
+			if t == mlfeed.Float32 {
+				buf.SetFloat64(i, r.NormFloat64())
+			}
+		}
+		seq := make([]int64, m+1)
+		for i := range seq {
+			seq[i] = int64(i)
+		}
+		chunks = append(chunks, &mlfeed.Chunk{Sequences: m, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: buf}}})
+	}
+	src, err := mlfeed.NewMemorySource(sc, chunks...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return src
+}
+
+// BenchmarkCompute times the statistics alone, over data already in memory (MB/s of values).
+func BenchmarkCompute(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		t    mlfeed.ElemType
+	}{{"uint8", mlfeed.Uint8}, {"float32", mlfeed.Float32}} {
+		b.Run(c.name, func(b *testing.B) {
+			src := memory(b, c.t, 16384, 784)
+			b.SetBytes(int64(16384 * 784 * c.t.Size()))
+			for b.Loop() {
+				if _, err := stats.Compute(context.Background(), src, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMNIST compares stats with validate on the MNIST training images (gzip IDX), both
+// on one thread: the goal is stats at least as fast as validate.
+func BenchmarkMNIST(b *testing.B) {
+	name := testutil.Testdata(b, "mnist", "train-images-idx3-ubyte.gz")
+	ctx := sched.WithContext(context.Background(), sched.New(1, 0))
+	b.Run("stats", func(b *testing.B) {
+		b.SetBytes(60000 * 784)
+		for b.Loop() {
+			src, err := dataset.OpenFiles([]string{name}, "", &format.Options{Context: ctx})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := stats.Compute(ctx, src, nil); err != nil {
+				b.Fatal(err)
+			}
+			src.Close()
+		}
+	})
+	b.Run("validate", func(b *testing.B) {
+		b.SetBytes(60000 * 784)
+		for b.Loop() {
+			n, err := inspect.Validate(ctx, name, "", &format.Options{Context: ctx}, 1, func(error) {})
+			if err != nil || n != 0 {
+				b.Fatal(n, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,761 @@
+package stats
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+)
+
+// The fine grid: every finite value falls in one of 1<<16 cells whose edges are the numbers
+// with 8 significant bits (bfloat16's values), so a cell is at most 1/128 of its value wide.
+// A histogram is made at the end by merging cells into bins whose edges are cell edges, so
+// its counts are exact for the edges it reports.
+//
+// A magnitude |v| has the key m: 0 for |v| < 2^-126 (zero and the tiny), e<<7 | (the top 7
+// bits of the mantissa) for a float32 exponent e in [1, 254], and maxMag above. A positive
+// value (or zero) sits in cell half+m, which covers [L(m), L(next(m))); a negative value in
+// cell half-1-m', where m' is the key whose cell (L(m'), L(next(m'))] holds |v|, covering
+// [-L(next(m')), -L(m')).
+const (
+	fineCells = 1 << 16
+	half      = fineCells / 2
+	maxMag    = 255 << 7
+)
+
+// fine counts values on the fine grid, in pages of 256 cells (two binary orders of magnitude
+// of one sign) allocated when a value first falls in them: data spanning a few orders of
+// magnitude holds a few KiB, not the 512 KiB of every cell.
+type fine struct {
+	pages [fineCells / 256]*[256]int64
+}
+
+// add counts n values in cell i.
+func (f *fine) add(i int, n int64) {
+	p := f.pages[i>>8&255]
+	if p == nil {
+		p = new([256]int64)
+		f.pages[i>>8&255] = p
+	}
+	p[i&255] += n
+}
+
+// at returns the count of cell i.
+func (f *fine) at(i int) int64 {
+	if p := f.pages[i>>8&255]; p != nil {
+		return p[i&255]
+	}
+	return 0
+}
+
+// clone returns a copy of f.
+func (f *fine) clone() *fine {
+	c := &fine{}
+	for k, p := range f.pages {
+		if p != nil {
+			q := *p
+			c.pages[k] = &q
+		}
+	}
+	return c
+}
+
+// magKey returns the key of the cell [L(m), L(next(m))) that holds the magnitude whose
+// float64 bits are mag.
+func magKey(mag uint64) int {
+	e := int(mag>>52) - 1023 + 127
+	switch {
+	case e <= 0:
+		return 0
+	case e >= 255:
+		return maxMag
+	}
+	return e<<7 | int(mag>>45&127)
+}
+
+// magLower returns L(m), the lower edge of magnitude cell m.
+func magLower(m int) float64 {
+	if m == 0 {
+		return 0
+	}
+	return math.Float64frombits(uint64(m>>7-127+1023)<<52 | uint64(m&127)<<45)
+}
+
+// magNext and magPrev step between the keys magKey returns (1..127 are never used).
+func magNext(m int) int {
+	if m == 0 {
+		return 128
+	}
+	return m + 1
+}
+
+func magPrev(m int) int {
+	if m == 128 {
+		return 0
+	}
+	return m - 1
+}
+
+// cellOf returns the fine cell of the finite value v.
+func cellOf(v float64) int {
+	b := math.Float64bits(v)
+	mag := b &^ (1 << 63)
+	m := magKey(mag)
+	if b>>63 == 0 || mag == 0 {
+		return half + m
+	}
+	if m != 0 && math.Float64bits(magLower(m)) == mag {
+		m = magPrev(m)
+	}
+	return half - 1 - m
+}
+
+// cellEdges returns the edges [lo, hi) of fine cell i.
+func cellEdges(i int) (lo, hi float64) {
+	if i >= half {
+		m := i - half
+		return magLower(m), magLower(magNext(m))
+	}
+	m := half - 1 - i
+	return -magLower(magNext(m)), -magLower(m)
+}
+
+// Histogram counts values in bins: bin i holds the values v with Edges[i] <= v < Edges[i+1].
+// Every value counted lies below the last edge.
+type Histogram struct {
+	Edges  []float64 `json:"edges"`
+	Counts []int64   `json:"counts"`
+}
+
+// Total returns the number of values the histogram counts.
+func (h *Histogram) Total() int64 {
+	var n int64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// fineHistogram merges the fine cells of f into about bins bins spanning [lo, hi], the
+// smallest and largest value counted. Target edges are equally spaced; one that falls inside
+// an occupied cell moves to the nearer edge of that cell, so the counts are exact.
+func fineHistogram(f *fine, lo, hi float64, bins int) Histogram {
+	var occ []int
+	for k, p := range f.pages {
+		if p == nil {
+			continue
+		}
+		for j, n := range p {
+			if n != 0 {
+				occ = append(occ, k<<8|j)
+			}
+		}
+	}
+	if len(occ) == 0 {
+		return Histogram{Edges: []float64{}, Counts: []int64{}}
+	}
+	first, _ := cellEdges(occ[0])
+	_, last := cellEdges(occ[len(occ)-1])
+	edges := []float64{first}
+	for k := 1; k < bins; k++ {
+		t := lo + (hi-lo)*float64(k)/float64(bins)
+		// The occupied cell holding t, if any: the last whose lower edge is <= t.
+		j := sort.Search(len(occ), func(j int) bool { a, _ := cellEdges(occ[j]); return a > t }) - 1
+		if j >= 0 {
+			if a, b := cellEdges(occ[j]); t > a && t < b {
+				t = a
+				if b-t < t-a {
+					t = b
+				}
+			}
+		}
+		if t > edges[len(edges)-1] && t < last {
+			edges = append(edges, t)
+		}
+	}
+	edges = append(edges, last)
+	h := Histogram{Edges: edges, Counts: make([]int64, len(edges)-1)}
+	bin := 0
+	for _, i := range occ {
+		a, _ := cellEdges(i)
+		for bin+1 < len(h.Counts) && a >= edges[bin+1] {
+			bin++
+		}
+		h.Counts[bin] += f.at(i)
+	}
+	return h
+}
+
+// intHistogram makes a histogram of integers from (value, count) pairs sorted by value, with
+// bins of equal integer width, at most bins of them.
+func intHistogram(vals []int64, counts []int64, bins int) Histogram {
+	if len(vals) == 0 {
+		return Histogram{Edges: []float64{}, Counts: []int64{}}
+	}
+	lo, hi := vals[0], vals[len(vals)-1]
+	span := uint64(hi-lo) + 1
+	w := (span + uint64(bins) - 1) / uint64(bins)
+	n := (span + w - 1) / w
+	h := Histogram{Edges: make([]float64, n+1), Counts: make([]int64, n)}
+	for k := range h.Edges {
+		h.Edges[k] = float64(lo) + float64(uint64(k)*w)
+	}
+	for i, v := range vals {
+		h.Counts[uint64(v-lo)/w] += counts[i]
+	}
+	return h
+}
+
+// moments accumulates the exact counts and the compensated sums of finite values, and the
+// fine grid for the histogram.
+type moments struct {
+	n                          int64 // finite values
+	sum, comp                  float64
+	mean, m2                   float64 // Chan et al.'s running mean and sum of squared deviations
+	min, max                   float64
+	zeros, nan, posInf, negInf int64
+	cells                      *fine
+}
+
+func newMoments() *moments {
+	return &moments{min: math.Inf(1), max: math.Inf(-1), cells: new(fine)}
+}
+
+// blockSize is how many values addBlock takes at once: small enough to stay in the first
+// level cache for its second pass.
+const blockSize = 1024
+
+// addBlock adds the values of x (at most blockSize; x is overwritten).
+func (m *moments) addBlock(x []float64) {
+	j := 0
+	lo, hi := m.min, m.max
+	cells := m.cells
+	for _, v := range x {
+		if v-v != 0 { // NaN or an infinity
+			switch {
+			case v != v:
+				m.nan++
+			case v > 0:
+				m.posInf++
+			default:
+				m.negInf++
+			}
+			continue
+		}
+		x[j] = v
+		j++
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+		if v == 0 {
+			m.zeros++
+		}
+		cells.add(cellOf(v), 1)
+	}
+	m.min, m.max = lo, hi
+	m.addFinite(x[:j])
+}
+
+// addFinite adds the sum and the deviations of the finite values x: the block's sum, then its
+// sum of squared deviations from its own mean, each over four accumulators so that the
+// additions do not wait on each other.
+func (m *moments) addFinite(x []float64) {
+	if len(x) == 0 {
+		return
+	}
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+	}
+	for _, v := range x[i:] {
+		s0 += v
+	}
+	s := (s0 + s1) + (s2 + s3)
+	m.addSum(s)
+	mb := s / float64(len(x))
+	var d0, d1, d2, d3 float64
+	i = 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		a, b, c, d := v[0]-mb, v[1]-mb, v[2]-mb, v[3]-mb
+		d0 += a * a
+		d1 += b * b
+		d2 += c * c
+		d3 += d * d
+	}
+	for _, v := range x[i:] {
+		d0 += (v - mb) * (v - mb)
+	}
+	m.merge(int64(len(x)), mb, (d0+d1)+(d2+d3))
+}
+
+// addSum adds s to the sum with Neumaier's compensation.
+func (m *moments) addSum(s float64) {
+	t := m.sum + s
+	if math.Abs(m.sum) >= math.Abs(s) {
+		m.comp += (m.sum - t) + s
+	} else {
+		m.comp += (s - t) + m.sum
+	}
+	m.sum = t
+}
+
+// merge adds a group of n values of mean mb and sum of squared deviations d2.
+func (m *moments) merge(n int64, mb, d2 float64) {
+	tot := m.n + n
+	delta := mb - m.mean
+	m.mean += delta * float64(n) / float64(tot)
+	m.m2 += d2 + delta*delta*float64(m.n)*float64(n)/float64(tot)
+	m.n = tot
+}
+
+// cell32 returns the fine cell of a finite float32 whose bits are b (cellOf, on float32 bits:
+// the magnitude key is the top 16 bits).
+func cell32(b uint32) int {
+	// Without branches: zeros, signs and values on cell edges mix unpredictably in real data.
+	mag := b & 0x7FFFFFFF
+	nz := (mag | -mag) >> 31                 // 1 unless the value is ±0
+	neg := b >> 31 & nz                      // 1 for a negative value (not -0)
+	m := int(mag >> 16)                      // the magnitude's key, before the cases below
+	m -= int(neg & ((mag&0xFFFF - 1) >> 31)) // a negative value on a cell's edge: magPrev
+	m &^= (m - 128) >> 63                    // below 128 (zero, the tiny, magPrev(128)): 0
+	return half + (m ^ -int(neg))            // half-1-m for negative values
+}
+
+// addFloat32s adds float32 values, reading the cells from their bits.
+func (m *moments) addFloat32s(vals []float32, scratch []float64) {
+	cells := m.cells
+	for len(vals) > 0 {
+		k := min(len(vals), blockSize)
+		x := scratch[:k]
+		j := 0
+		lo, hi := m.min, m.max
+		var zeros int64
+		for _, f := range vals[:k] {
+			b := math.Float32bits(f)
+			if b&0x7F800000 == 0x7F800000 {
+				switch {
+				case f != f:
+					m.nan++
+				case f > 0:
+					m.posInf++
+				default:
+					m.negInf++
+				}
+				continue
+			}
+			v := float64(f)
+			x[j] = v
+			j++
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
+			if b<<1 == 0 {
+				// Zeros come in runs (an image's background): counted here, and in their
+				// cell once a block, they do not wait on each other's increments.
+				zeros++
+				continue
+			}
+			cells.add(cell32(b), 1)
+		}
+		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
+		if zeros > 0 {
+			cells.add(half, zeros)
+		}
+		vals = vals[k:]
+		m.addFinite(x[:j])
+	}
+}
+
+// addFloat64s adds float64 values in blocks through scratch.
+func (m *moments) addFloat64s(vals []float64, scratch []float64) {
+	for len(vals) > 0 {
+		k := copy(scratch, vals)
+		m.addBlock(scratch[:k])
+		vals = vals[k:]
+	}
+}
+
+// window counts integer values exactly in an array over a range of at most windowSize
+// values, which moves while the values seen fit in it; once they do not, the counts go to
+// the moments (exactly: each value with its count) and the window is dropped.
+type window struct {
+	lo     int64
+	counts []int64 // nil: not started or dropped
+	seen   bool
+	vmin   int64
+	vmax   int64
+}
+
+const windowSize = 1 << 16
+
+// fits reports whether v lies in the window.
+func (w *window) fits(v int64) bool { return uint64(v-w.lo) < uint64(len(w.counts)) }
+
+// grow moves or widens the window so that it holds v as well, if the values seen and v span
+// at most windowSize values; it returns false when they do not. The window starts at 64
+// values and doubles, so that labels of a few classes hold a few hundred bytes.
+func (w *window) grow(v int64) bool {
+	lo, hi := v, v
+	if w.counts != nil {
+		lo, hi = min(w.vmin, v), max(w.vmax, v)
+	}
+	span := uint64(hi-lo) + 1
+	if span > windowSize || span == 0 {
+		return false
+	}
+	size := max(64, uint64(len(w.counts)))
+	for size < span {
+		size *= 2
+	}
+	if w.counts != nil && size == uint64(len(w.counts)) {
+		size = min(2*size, windowSize) // the window moves: widen it too, against moving again
+	}
+	// Center the values in the new window, within the int64 range.
+	nlo := int64(math.MinInt64)
+	if pad := int64(size-span) / 2; lo > math.MinInt64+pad {
+		nlo = lo - pad
+	}
+	nlo = min(nlo, math.MaxInt64-int64(size)+1)
+	moved := make([]int64, size)
+	for i, c := range w.counts {
+		if c != 0 {
+			moved[w.lo+int64(i)-nlo] = c
+		}
+	}
+	w.counts, w.lo = moved, nlo
+	return true
+}
+
+// spill moves the window's counts into m and drops the window.
+func (w *window) spill(m *moments) {
+	vals, counts := w.pairs()
+	addCounted(m, vals, counts)
+	w.counts = nil
+}
+
+// pairs returns the values the window holds and their counts, by value.
+func (w *window) pairs() (vals, counts []int64) {
+	for i, c := range w.counts {
+		if c != 0 {
+			vals = append(vals, w.lo+int64(i))
+			counts = append(counts, c)
+		}
+	}
+	return vals, counts
+}
+
+// addCounted adds each value vals[i] counts[i] times to m, exactly.
+func addCounted(m *moments, vals, counts []int64) {
+	var n int64
+	var s, comp float64
+	for i, v := range vals {
+		c := counts[i]
+		f := float64(v)
+		n += c
+		x := f * float64(c)
+		t := s + x
+		if math.Abs(s) >= math.Abs(x) {
+			comp += (s - t) + x
+		} else {
+			comp += (x - t) + s
+		}
+		s = t
+		if f < m.min {
+			m.min = f
+		}
+		if f > m.max {
+			m.max = f
+		}
+		if v == 0 {
+			m.zeros += c
+		}
+		m.cells.add(cellOf(f), c)
+	}
+	if n == 0 {
+		return
+	}
+	mb := (s + comp) / float64(n)
+	var d2 float64
+	for i, v := range vals {
+		d := float64(v) - mb
+		d2 += d * d * float64(counts[i])
+	}
+	m.addSum(s)
+	m.addSum(comp)
+	m.merge(n, mb, d2)
+}
+
+// ints counts an integer-valued stream: in a window while its values span at most
+// windowSize, then in moments. Bytes (uint8, int8, bool) are counted first in a table of
+// their own, four rows used in turn so that runs of one value do not wait on each other's
+// increments, and moved to the window when a figure is asked for.
+type ints struct {
+	w      window
+	m      *moments // nil while the window holds everything
+	bytes  *[4][256]int64
+	signed bool // the bytes are int8
+}
+
+// add adds one value.
+func (a *ints) add(v int64) { a.addN(v, 1) }
+
+// addN adds the value v n times.
+func (a *ints) addN(v, n int64) {
+	w := &a.w
+	if w.counts != nil && w.fits(v) {
+		w.counts[v-w.lo] += n
+	} else if a.m == nil && w.grow(v) {
+		w.counts[v-w.lo] += n
+	} else {
+		a.spill()
+		addCounted(a.m, []int64{v}, []int64{n})
+		return
+	}
+	if !w.seen {
+		w.vmin, w.vmax, w.seen = v, v, true
+	} else if v < w.vmin {
+		w.vmin = v
+	} else if v > w.vmax {
+		w.vmax = v
+	}
+}
+
+// addBytes counts bytes (as int8 when signed).
+func (a *ints) addBytes(vals []byte, signed bool) {
+	if a.bytes == nil {
+		a.bytes = new([4][256]int64)
+	}
+	a.signed = signed
+	c := a.bytes
+	// Eight bytes at a time; a word of one repeated byte (the background of an image, runs of
+	// a label) is one addition.
+	n := len(vals) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := vals[i : i+8 : i+8]
+		if binary.LittleEndian.Uint64(v) == uint64(v[0])*0x0101010101010101 {
+			c[0][v[0]] += 8
+			continue
+		}
+		c[0][v[0]]++
+		c[1][v[1]]++
+		c[2][v[2]]++
+		c[3][v[3]]++
+		c[0][v[4]]++
+		c[1][v[5]]++
+		c[2][v[6]]++
+		c[3][v[7]]++
+	}
+	for _, v := range vals[n:] {
+		c[0][v]++
+	}
+}
+
+// settle moves the byte table's counts to the window.
+func (a *ints) settle() {
+	if a.bytes == nil {
+		return
+	}
+	for i := range 256 {
+		n := a.bytes[0][i] + a.bytes[1][i] + a.bytes[2][i] + a.bytes[3][i]
+		if n == 0 {
+			continue
+		}
+		v := int64(i)
+		if a.signed {
+			v = int64(int8(uint8(i)))
+		}
+		a.addN(v, n)
+	}
+	a.bytes = nil
+}
+
+// spill moves the window into moments, from which on every value goes.
+func (a *ints) spill() {
+	if a.m == nil {
+		a.m = newMoments()
+		a.w.spill(a.m)
+	}
+}
+
+// exact reports whether every value is still counted by value.
+func (a *ints) exact() bool { a.settle(); return a.m == nil }
+
+// addInts adds integer values: through the window while it holds them, else in blocks.
+func addInts[T int16 | int32 | int64 | uint16 | uint32](a *ints, vals []T, scratch []float64) {
+	w := &a.w
+	for len(vals) > 0 && a.m == nil {
+		if w.counts == nil {
+			a.add(int64(vals[0]))
+			vals = vals[1:]
+			continue
+		}
+		lo, n := w.lo, uint64(len(w.counts))
+		counts := w.counts
+		vmin, vmax := w.vmin, w.vmax
+		i := 0
+		for ; i < len(vals); i++ {
+			v := int64(vals[i])
+			if uint64(v-lo) >= n {
+				break
+			}
+			counts[v-lo]++
+			if v < vmin {
+				vmin = v
+			}
+			if v > vmax {
+				vmax = v
+			}
+		}
+		w.vmin, w.vmax = vmin, vmax
+		vals = vals[i:]
+		if len(vals) > 0 {
+			a.add(int64(vals[0]))
+			vals = vals[1:]
+		}
+	}
+	for len(vals) > 0 {
+		k := min(len(vals), blockSize)
+		x := scratch[:k]
+		for i, v := range vals[:k] {
+			x[i] = float64(v)
+		}
+		a.m.addBlock(x)
+		vals = vals[k:]
+	}
+}
+
+// addUint64s adds uint64 values; one above math.MaxInt64 moves everything to moments.
+func addUint64s(a *ints, vals []uint64, scratch []float64) {
+	for len(vals) > 0 {
+		k := min(len(vals), blockSize)
+		big := false
+		for _, v := range vals[:k] {
+			if v > math.MaxInt64 {
+				big = true
+				break
+			}
+		}
+		if big || a.m != nil {
+			a.spill()
+			x := scratch[:k]
+			for i, v := range vals[:k] {
+				x[i] = float64(v)
+			}
+			a.m.addBlock(x)
+		} else {
+			for _, v := range vals[:k] {
+				a.add(int64(v))
+			}
+		}
+		vals = vals[k:]
+	}
+}
+
+// numbers is what a numeric stream reports (see Numeric).
+func (a *ints) numeric(bins int) *Numeric {
+	a.settle()
+	if a.m != nil {
+		return a.m.numeric(bins)
+	}
+	vals, counts := a.w.pairs()
+	m := newMoments()
+	addCounted(m, vals, counts)
+	out := m.numeric(bins)
+	out.Histogram = intHistogram(vals, counts, bins)
+	return out
+}
+
+// numeric returns the figures m holds.
+func (m *moments) numeric(bins int) *Numeric {
+	out := &Numeric{Count: m.n + m.nan + m.posInf + m.negInf, Finite: m.n, NaN: m.nan,
+		PosInf: m.posInf, NegInf: m.negInf, Zeros: m.zeros}
+	if m.n == 0 {
+		out.Histogram = Histogram{Edges: []float64{}, Counts: []int64{}}
+		return out
+	}
+	out.Min, out.Max = m.min, m.max
+	out.Mean = (m.sum + m.comp) / float64(m.n)
+	out.Std = math.Sqrt(m.m2 / float64(m.n))
+	out.Histogram = fineHistogram(m.cells, m.min, m.max, bins)
+	return out
+}
+
+// countDist counts non-negative integers (lengths, sizes): exactly by value below
+// windowSize, on the fine grid above.
+type countDist struct {
+	small []int64 // counts of the values below windowSize, grown as needed
+	large *moments
+}
+
+func (c *countDist) add(v int64) {
+	if v >= 0 && v < windowSize {
+		if int(v) >= len(c.small) {
+			n := min(max(int(v)+1, 2*len(c.small)), windowSize)
+			c.small = append(c.small, make([]int64, n-len(c.small))...)
+		}
+		c.small[v]++
+		return
+	}
+	if c.large == nil {
+		c.large = newMoments()
+	}
+	c.large.addBlock([]float64{float64(v)})
+}
+
+// histogram returns the distribution as a histogram: of integers when every value is below
+// windowSize, on the fine grid otherwise.
+func (c *countDist) histogram(bins int) Histogram {
+	var vals, counts []int64
+	for v, n := range c.small {
+		if n != 0 {
+			vals = append(vals, int64(v))
+			counts = append(counts, n)
+		}
+	}
+	if c.large == nil {
+		return intHistogram(vals, counts, bins)
+	}
+	m := *c.large
+	m.cells = c.large.cells.clone()
+	addCounted(&m, vals, counts)
+	return fineHistogram(m.cells, m.min, m.max, bins)
+}
+
+// summary returns the count, smallest, largest and mean value.
+func (c *countDist) summary() (n int64, lo, hi int64, mean float64) {
+	var sum float64
+	lo = -1
+	for v, k := range c.small {
+		if k != 0 {
+			if lo < 0 {
+				lo = int64(v)
+			}
+			hi = int64(v)
+			n += k
+			sum += float64(v) * float64(k)
+		}
+	}
+	if c.large != nil && c.large.n > 0 {
+		if lo < 0 {
+			lo = int64(c.large.min)
+		}
+		hi = int64(c.large.max)
+		n += c.large.n
+		sum += c.large.sum + c.large.comp
+	}
+	if n == 0 {
+		return 0, 0, 0, 0
+	}
+	return n, lo, hi, sum / float64(n)
+}
