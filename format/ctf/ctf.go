@@ -129,9 +129,14 @@ type ReaderOptions struct {
 	// as precision=double does (CTF has one precision per reader, as in CNTK).
 	Inputs []mlfeed.Stream
 	// Precision is the element type of every stream: Float32 or Float64 (CNTK's
-	// precision=double). Invalid, the zero value, reads float32 but keeps every value whole:
-	// see the package documentation.
+	// precision=double). Invalid, the zero value, reads float32 as CNTK does, rounding values
+	// float32 does not hold as written and reporting them to Log, one warning per stream
+	// (inferred streams are float64 when a value needs it): see the package documentation.
+	// Float32 rounds without a word.
 	Precision mlfeed.ElemType
+	// Exact, with Precision Invalid, refuses a value float32 would round instead of rounding
+	// it (precision=exact): an error wrapping ErrRounded at its line and column.
+	Exact bool
 	// SkipSequenceIDs treats every line as a sequence of one sample even when lines start
 	// with ids (CNTK's skipSequenceIds).
 	SkipSequenceIDs bool
@@ -173,7 +178,7 @@ type Options = ReaderOptions
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE),
 // with CNTK's reader option names, which CNTK configurations use, as aliases.
 var ReadParams = []format.Param{
-	{Name: "precision", Doc: "float or double: the element type of every stream (default: float, or double when inferred streams hold values float32 cannot)"},
+	{Name: "precision", Doc: "float, double or exact: the element type of every stream (default: float32 as in CNTK, values rounded with one warning per stream, or double when inferred streams hold values float32 cannot); float rounds silently; exact refuses rounding"},
 	{Name: "skip_sequence_ids", Doc: "true: every line is a sequence of one sample, ids or not (default false)", Aliases: []string{"skipSequenceIds"}},
 	{Name: "max_errors", Doc: "recoverable errors tolerated in one pass over the file (default 0)", Aliases: []string{"maxErrors"}},
 	{Name: "trace_level", Doc: "0 errors, 1 also warnings (default), 2 also information, to standard error", Aliases: []string{"traceLevel"}},
@@ -205,11 +210,13 @@ func ParseParams(o *ReaderOptions, params map[string]string) error {
 		case "precision":
 			switch strings.ToLower(v) {
 			case "float":
-				o.Precision = mlfeed.Float32
+				o.Precision, o.Exact = mlfeed.Float32, false
 			case "double":
-				o.Precision = mlfeed.Float64
+				o.Precision, o.Exact = mlfeed.Float64, false
+			case "exact":
+				o.Precision, o.Exact = mlfeed.Invalid, true
 			default:
-				err = bad(k, v, "float or double")
+				err = bad(k, v, "float, double or exact")
 			}
 		case "skip_sequence_ids":
 			o.SkipSequenceIDs, err = parseBool(k, v)

@@ -29,7 +29,7 @@ type spec struct {
 	maxAlias int
 	main     []byte // "|alias" of the definesMBSize stream, nil if none
 	ids      bool
-	loud     bool // the precision is not chosen: values the element type cannot hold are errors
+	prec     precMode // what happens to values float32 does not hold as written
 	trace    int
 	log      io.Writer
 	logMu    *sync.Mutex
@@ -81,11 +81,15 @@ type parser[T float32 | float64] struct {
 	// check makes checkValue see every value T does not hold exactly, and every nonzero
 	// text that reads as 0.
 	check bool
+	// cur is the stream of the sample being read; rounded counts, per stream, the values
+	// float32 rounded (precRound), nil until one is.
+	cur     int
+	rounded []roundStat
 }
 
 func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase func() int64) *parser[T] {
 	p := &parser[T]{sp: sp, data: data, budget: budget, lineBase: lineBase}
-	p.check = sp.loud
+	p.check = sp.prec != precDouble
 	p.acc = make([]acc[T], len(sp.names))
 	for i := range p.acc {
 		p.acc[i].seqStart = []int64{0}
@@ -419,6 +423,7 @@ func (p *parser[T]) sample() bool {
 		return false
 	}
 	a := &p.acc[id]
+	p.cur = id
 	if p.strict != nil {
 		if a.lastRow == p.row {
 			p.note(diag{kind: dStrictDuplicate, off: int64(p.itemStart), name: string(p.sp.aliases[id])})
