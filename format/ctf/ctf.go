@@ -40,18 +40,21 @@
 //   - Numbers are converted with correct rounding to float64 (as strconv.ParseFloat does) and
 //     then to float32 for precision=float, as ctf2bin.py does. CNTK's own digit-by-digit
 //     arithmetic can differ from this in the last bit for long mantissas.
-//   - Lossless or loud: when the precision is not chosen (ReaderOptions.Precision is Invalid,
-//     no precision option), a value that float32 cannot hold as its text states it (more
-//     significant digits than its float32 keeps, such as 0.123456789 or 16777217, or a
-//     magnitude outside float32's range, such as 1e-300) is not rounded silently. When the
-//     streams are inferred, the scan that infers them also infers the precision: float64 if
-//     any value needs it (Details reports it). With declared streams such a value is an error
-//     wrapping ErrPrecision at its line and column that names the option, precision=double.
-//     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
-//     values as warnings (format.Warning) either way. A nonzero value below float64's range
-//     (1e-400, which reads as 0) is such an error too. Values of up to six significant digits
-//     in float32's range always fit, as do values float32 holds exactly; float64 holds what
-//     17 significant digits state.
+//   - Precision as CNTK has it, and loud: declared streams are float32 unless a precision is
+//     chosen, and a value float32 does not hold as its text states it (more significant digits
+//     than its float32 keeps, such as Python's 0.07670275135766862) is rounded to the nearest
+//     float32, as CNTK reads it. The Reader counts such values per stream and writes one
+//     warning per stream (how many, the first at its line and column) to Log when closed;
+//     Rounded returns the same, and Validate reports it as a format.Warning. What rounding
+//     would lose is an error wrapping ErrOutOfRange in every float32 mode: a finite value
+//     beyond float32's range (it would read as ±Inf) or a nonzero one below it (it would read
+//     as 0); a nonzero value below float64's range (1e-400) too, unless a precision is chosen.
+//     Exact (precision=exact) refuses rounding with an error wrapping ErrRounded;
+//     precision=float (Float32) rounds without a word. When the streams are inferred, the
+//     scan that infers them also infers the precision: float64 if any value needs it (Details
+//     reports it), so nothing is rounded. Values of up to six significant digits in float32's
+//     range always fit, as do values float32 holds exactly; float64 holds what 17 significant
+//     digits state.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
 //     count once, however often the chunk is read again.
 //   - Errors returned to the caller name the file, line and column and say what was expected;
