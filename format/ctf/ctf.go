@@ -55,6 +55,9 @@
 //     reports it), so nothing is rounded. Values of up to six significant digits in float32's
 //     range always fit, as do values float32 holds exactly; float64 holds what 17 significant
 //     digits state.
+//   - A sparse index twice in one sample (|x 3:1 3:2) is a bad sample at the second one's
+//     line and column (CNTK keeps both values, and packed dense the later wins); the Writer
+//     refuses such a sample too.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
 //     count once, however often the chunk is read again.
 //   - Errors returned to the caller name the file, line and column and say what was expected;
