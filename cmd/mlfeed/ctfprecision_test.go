@@ -70,3 +70,28 @@ func TestCTFPythonFloats(t *testing.T) {
 		}
 	}
 }
+
+// TestCTFRepeatedSparseIndex: a sparse index twice in one sample is refused at its line and
+// column by validate, cat and convert (--densify included: no value is kept in place of the
+// other), with streams declared or inferred.
+func TestCTFRepeatedSparseIndex(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "dup.ctf")
+	os.WriteFile(data, []byte("|x 1:1 2:1\n|x 3:1 3:2\n"), 0o644)
+	want := data + ":2:8: ctf: invalid data: sparse index 3 appears twice in the sample (first at column 4)"
+	for _, args := range [][]string{
+		{"validate", data},
+		{"validate", "--input", "x:sparse:5", data},
+		{"cat", data},
+		{"convert", "--densify", data, filepath.Join(dir, "d.npy")},
+		{"convert", "--densify", "--input", "x:sparse:5", data, filepath.Join(dir, "d.idx")},
+	} {
+		out, stderr, code := run(t, args...)
+		if code != 1 || !strings.Contains(out+stderr, want) {
+			t.Errorf("mlfeed %v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "d.*")); len(m) != 0 {
+		t.Errorf("a failed conversion left %v", m)
+	}
+}
