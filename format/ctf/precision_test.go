@@ -308,6 +308,10 @@ func TestPythonFloats(t *testing.T) {
 		if k != len(vals) {
 			t.Fatalf("%d values, want %d", k, len(vals))
 		}
+		// Every chunk read: the counts are final and already logged, once.
+		if got := log.String(); strings.Count(got, "WARNING: ") != 2 {
+			t.Errorf("%d threads: before Close, log %q", threads, got)
+		}
 		ws := r.Rounded()
 		r.Close()
 		if len(ws) != 2 {

@@ -64,10 +64,13 @@ type Reader struct {
 	spare sync.Pool // *[]acc[T]: the buffers of pieces already joined, for later pieces
 
 	// roundMu guards rounded, per stream the values float32 rounded in the chunks of
-	// roundSeen (each chunk counted once, however often it is read).
-	roundMu   sync.Mutex
-	rounded   []roundStat
-	roundSeen []bool
+	// roundSeen (each chunk counted once, however often it is read), roundDone of them, and
+	// roundLogged, set once the warnings were written to Log.
+	roundMu     sync.Mutex
+	rounded     []roundStat
+	roundSeen   []bool
+	roundDone   int
+	roundLogged bool
 }
 
 // future is a chunk being parsed or parsed.
@@ -797,9 +800,7 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 	if serr != nil {
 		return nil, p.errors, nil, r.fileError(serr)
 	}
-	if p.rounded != nil {
-		r.noteRounded(i, p.rounded)
-	}
+	r.noteRounded(i, p.rounded)
 	if r.lazy && strict == nil {
 		r.rates.note(ce.end-ce.start, n, samples)
 		if feed {
@@ -915,7 +916,8 @@ func (r *Reader) Details() map[string]any {
 }
 
 // noteRounded adds the values float32 rounded in chunk i (per stream, from the parses of its
-// pieces) to the counts, once per chunk.
+// pieces; nil for none) to the counts, once per chunk. Once every chunk is counted, the
+// counts are final and the warnings go to Log.
 func (r *Reader) noteRounded(i int, parts ...[]roundStat) {
 	r.roundMu.Lock()
 	defer r.roundMu.Unlock()
@@ -927,6 +929,12 @@ func (r *Reader) noteRounded(i int, parts ...[]roundStat) {
 		return
 	}
 	r.roundSeen[i] = true
+	r.roundDone++
+	defer func() {
+		if r.roundDone == len(r.chunks) {
+			r.logRounded()
+		}
+	}()
 	for _, st := range parts {
 		for s, x := range st {
 			t := &r.rounded[s]
@@ -953,10 +961,28 @@ func (r *Reader) lineColIn(i int, off int64) (int, int) {
 // Rounded returns, per stream, how many values float32 rounded in the chunks read so far, and
 // where the first was, each as a format.Warning wrapping ErrRounded (a mlfeed.PosError at the
 // first value's line and column); nil when none was. Values are rounded only when no precision
-// was chosen (ReaderOptions.Precision Invalid, Exact false); Close writes the same to Log.
+// was chosen (ReaderOptions.Precision Invalid, Exact false). The same goes to Log, once: when
+// every chunk has been read, or else at Close.
 func (r *Reader) Rounded() []error {
 	r.roundMu.Lock()
 	defer r.roundMu.Unlock()
+	return r.roundedLocked()
+}
+
+// logRounded writes the rounding warnings to Log, once. roundMu is held.
+func (r *Reader) logRounded() {
+	if r.roundLogged || r.opts.Log == nil {
+		return
+	}
+	r.roundLogged = true
+	for _, w := range r.roundedLocked() {
+		r.sp.logMu.Lock()
+		fmt.Fprintf(r.opts.Log, "WARNING: %v\n", errors.Unwrap(w))
+		r.sp.logMu.Unlock()
+	}
+}
+
+func (r *Reader) roundedLocked() []error {
 	var out []error
 	for s, t := range r.rounded {
 		if t.n == 0 {
@@ -973,8 +999,8 @@ func (r *Reader) Rounded() []error {
 	return out
 }
 
-// Close writes the rounding warnings (Rounded) to Log and unmaps the file. It waits for
-// parses in progress.
+// Close writes the rounding warnings (Rounded) to Log unless reading every chunk did, and
+// unmaps the file. It waits for parses in progress.
 func (r *Reader) Close() error {
 	r.closeMu.Lock()
 	defer r.closeMu.Unlock()
@@ -982,13 +1008,9 @@ func (r *Reader) Close() error {
 		return nil
 	}
 	r.closed = true
-	if r.opts.Log != nil {
-		for _, w := range r.Rounded() {
-			r.sp.logMu.Lock()
-			fmt.Fprintf(r.opts.Log, "WARNING: %v\n", errors.Unwrap(w))
-			r.sp.logMu.Unlock()
-		}
-	}
+	r.roundMu.Lock()
+	r.logRounded()
+	r.roundMu.Unlock()
 	if r.region != nil {
 		return r.region.Close()
 	}
