@@ -1,13 +1,17 @@
 """CNTK 2.x's reader API (cntk.io) over mlfeed, so that a CNTK script's reader code runs with
-its import changed:
+its import changed. Both of CNTK's forms work: `from cntk.io import ...` becomes
 
-    from mlfeed.cntk import (MinibatchSource, CTFDeserializer, StreamDef, StreamDefs,
-                             INFINITELY_REPEAT)
+    from mlfeed.cntk.io import (MinibatchSource, CTFDeserializer, StreamDef, StreamDefs,
+                                INFINITELY_REPEAT)
     source = MinibatchSource(CTFDeserializer("Train-28x28_cntk_text.txt", StreamDefs(
         features=StreamDef(field="features", shape=784),
         labels=StreamDef(field="labels", shape=10))), max_sweeps=INFINITELY_REPEAT)
     mb = source.next_minibatch(64, input_map={x: source.streams.features, y: source.streams.labels})
     mb[x].asarray()     # numpy (64, 1, 784)
+
+and `import cntk as C` becomes `import mlfeed.cntk as C`, after which C.io.MinibatchSource,
+C.io.CTFDeserializer, C.io.StreamDef, C.io.INFINITELY_REPEAT, ... are the same objects. (The
+names are also here, in mlfeed.cntk itself.)
 
 The semantics follow cntk/io/__init__.py: max_samples and max_sweeps (mutually exclusive),
 randomization windows in chunks or samples (a window of 0 turns randomization off, as does
@@ -349,3 +353,8 @@ class MinibatchSource:
     @current_position.setter
     def current_position(self, position):
         self.restore_from_checkpoint(position)
+
+
+# cntk.io's names under CNTK's module path (mlfeed.cntk.io), imported last: io.py takes them
+# from this module.
+from mlfeed.cntk import io  # noqa: E402
