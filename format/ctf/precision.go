@@ -76,11 +76,25 @@ func fits32(tok []byte, v float64) bool {
 	if nd > 17 {
 		return false
 	}
+	// If tok fits, it is f rounded to nd digits, within half a unit of its nd-th digit of f,
+	// which is less than |v|*10^(1-nd)/2: a v farther from f does not fit. This decides
+	// most values of many digits (Python's 17-digit floats) without printing f.
+	if math.Abs(v-float64(f)) > math.Abs(v)*digitUnit[nd] {
+		return false
+	}
 	var buf [32]byte
 	s := strconv.AppendFloat(buf[:0], float64(f), 'e', nd-1, 32)
 	w, ok := fastfloat.Parse(s)
 	return ok && w == v
 }
+
+// digitUnit[n] is 10^(1-n): the unit of the n-th significant digit of a number in [1, 10).
+var digitUnit = func() (t [18]float64) {
+	for n := range t {
+		t[n] = math.Pow(10, float64(1-n))
+	}
+	return t
+}()
 
 // sigDigits counts the significant digits of a CTF number: the mantissa's digits without
 // leading and trailing zeros (at least 1).

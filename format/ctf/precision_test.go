@@ -457,3 +457,29 @@ func TestRegistrySequential(t *testing.T) {
 		}
 	}
 }
+
+// TestFits32Digits checks fits32's shortcut (a value farther from its float32 than a unit of
+// its last digit does not fit) against the definition near the boundary: float32 values and
+// neighbours a few float64 ulps to a few digit units away, printed with 7 to 17 digits.
+func TestFits32Digits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		f := math.Float32frombits(rng.Uint32())
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 {
+			continue
+		}
+		nd := 7 + rng.IntN(11)
+		x := float64(f)
+		switch rng.IntN(3) {
+		case 0:
+			x = math.Nextafter(x, math.Inf(int(rng.IntN(2)*2-1)))
+		case 1:
+			x += x * digitUnit[nd] * (rng.Float64() - 0.5) * 3
+		}
+		tok := strconv.FormatFloat(x, 'e', nd-1, 64)
+		v, _ := strconv.ParseFloat(tok, 64)
+		if got, want := fits32([]byte(tok), v), fits32Def(tok, v); got != want {
+			t.Fatalf("fits32(%s) = %v, want %v", tok, got, want)
+		}
+	}
+}
