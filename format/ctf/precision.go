@@ -97,24 +97,20 @@ var digitUnit = func() (t [18]float64) {
 }()
 
 // sigDigits counts the significant digits of a CTF number: the mantissa's digits without
-// leading and trailing zeros (at least 1).
+// leading and trailing zeros (at least 1). It takes no branch per byte (see fewDigits): it
+// runs for every value float32 does not hold exactly.
 func sigDigits(tok []byte) int {
-	n, zeros := 0, 0
+	var n, zeros, started, exp uint
 	for _, c := range tok {
-		switch {
-		case c == 'e' || c == 'E':
-			return max(n-zeros, 1)
-		case c == '0':
-			if n > 0 {
-				n++
-				zeros++
-			}
-		case c >= '1' && c <= '9':
-			n++
-			zeros = 0
-		}
+		k := uint(digitKind[c])
+		exp |= k >> 2
+		live := 1 - exp // 0 from the exponent letter on
+		nonzero, zero := k&1&live, k>>1&1&live
+		started |= nonzero
+		n += started & (nonzero | zero)
+		zeros = (zeros + zero&started) & (nonzero - 1) // a nonzero digit clears them
 	}
-	return max(n-zeros, 1)
+	return max(int(n-zeros), 1)
 }
 
 // checkValue is called for a value that T does not hold exactly (or that reads as 0), tok its

@@ -48,15 +48,38 @@ func TestFits32(t *testing.T) {
 	}
 }
 
+// sigDigitsRef is sigDigits written plainly.
+func sigDigitsRef(tok []byte) int {
+	n, zeros := 0, 0
+	for _, c := range tok {
+		switch {
+		case c == 'e' || c == 'E':
+			return max(n-zeros, 1)
+		case c == '0':
+			if n > 0 {
+				n++
+				zeros++
+			}
+		case c >= '1' && c <= '9':
+			n++
+			zeros = 0
+		}
+	}
+	return max(n-zeros, 1)
+}
+
 // TestFewDigits checks fewDigits against its definition (no exponent, at most six significant
 // digits by sigDigits) on every token of up to five bytes over digits, signs, points and
 // exponent marks, and on random longer ones.
 func TestFewDigits(t *testing.T) {
 	const alphabet = "0123456789.-+eE"
 	check := func(tok []byte) {
-		want := !bytes.ContainsAny(tok, "eE") && sigDigits(tok) <= 6
+		want := !bytes.ContainsAny(tok, "eE") && sigDigitsRef(tok) <= 6
 		if got := fewDigits(tok); got != want {
 			t.Fatalf("fewDigits(%q) = %v, want %v", tok, got, want)
+		}
+		if got, want := sigDigits(tok), sigDigitsRef(tok); got != want {
+			t.Fatalf("sigDigits(%q) = %d, want %d", tok, got, want)
 		}
 	}
 	var gen func(tok []byte, n int)
