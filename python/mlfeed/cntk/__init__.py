@@ -90,8 +90,10 @@ class _Deserializer(dict):
 def CTFDeserializer(filename, streams, precision="float"):
     """The CNTK text format reader over filename; streams maps stream names to StreamDefs,
     whose field is the name in the file. precision ("float" or "double"; an mlfeed addition,
-    as CNTK takes it from the network) is the values' type: a value that float32 cannot hold
-    is an error, never rounded to infinity."""
+    as CNTK takes it from the network) is the values' type. With "float", CNTK's default, a
+    value float32 does not hold as written (Python's 17-digit floats) is rounded to float32
+    as CNTK reads it, and counted; a value float32 cannot hold at all (1e39, 1e-50) raises
+    FormatError, never read as infinity or 0."""
     types = {"float": "float32", "double": "float64"}
     if precision not in types:
         raise UsageError("precision must be 'float' or 'double', not %r" % (precision,))
