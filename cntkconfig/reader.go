@@ -2,6 +2,7 @@ package cntkconfig
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,16 +54,27 @@ type Deserializer struct {
 	Type string
 	// Format is the mlfeed format name: "ctf" or "cbf".
 	Format string
-	// File is the `file` value as written, with $name$ references substituted.
+	// File is the `file` value as written, with $name$ references substituted (as written
+	// when they cannot be: see FileErr).
 	File string
 	// Path is File resolved: as is when it is absolute or exists relative to the working
-	// directory (CNTK's rule), else relative to the configuration file's directory.
+	// directory (CNTK's rule), else relative to the configuration file's directory. When File
+	// names a variable that is not defined, Path is File as written (no such file: the
+	// error of a caller that opens Path without asking DataPath names the variable).
 	Path string
+	// FileErr, when not nil, is why the data file cannot be opened: `file` names a variable
+	// that is not defined ($DataDir$, which CNTK's test driver sets on its command line), or
+	// the file is in none of the places CNTK looks (the error lists them all; it wraps
+	// fs.ErrNotExist). The section is mapped all the same, for callers that read other files
+	// with its streams and options (mlfeed info --config cntk.cntk:test Test.txt): a value is
+	// resolved only where it is used. DataPath returns Path or FileErr.
+	FileErr error
 	// Line is the line of the deserializer's block.
 	Line int
 	// Options are the reader options for format.Open: Inputs from the `input` block (name,
 	// alias, dim, dense or sparse, definesMBSize, element type from Precision) and Params
-	// holding the reader keys the section sets, under CNTK's names (precision,
+	// holding the reader keys the section sets, under CNTK's names (precision when
+	// "double": "float", CNTK's default, is left to the format's default,
 	// skipSequenceIds, maxErrors, traceLevel, chunkSizeInBytes, keepDataInMemory, frameMode,
 	// cacheIndex) with normalized values ("true"/"false", decimal integers). For CBF only
 	// keepDataInMemory is passed: the binary reader has no use for the others; its input
@@ -395,12 +407,19 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 	out := Deserializer{Type: typ, Line: d.Line}
 	f := formats[strings.ToLower(typ)]
 	out.Format = f
-	file, err := mustString(d, "file")
-	if err != nil {
-		return out, err
+	fw := d.Get("file")
+	if fw == nil || fw.Kind != Scalar {
+		if _, err := mustString(d, "file"); err != nil {
+			return out, err
+		}
 	}
-	out.File = file
-	out.Path = resolvePath(file, c.Dir)
+	if file, err := fw.String(); err != nil {
+		// Needed only to open the section's own files: an error then, not now.
+		out.File, out.Path, out.FileErr = fw.Text, fw.Text, err
+	} else {
+		out.File = file
+		out.Path, out.FileErr = findFile(file, c, fw)
+	}
 	params := map[string]string{}
 	for _, k := range paramKeys {
 		if f == "cbf" && !cbfParams[k] {
@@ -422,7 +441,11 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 		}
 		switch {
 		case k == "precision":
-			s = strings.ToLower(s)
+			// "float" is CNTK's default, the network's precision stated, not a request to
+			// round silently: it is left out, so that the reader rounds as CNTK does, loudly.
+			if s = strings.ToLower(s); s == "float" {
+				continue
+			}
 		case boolParams[k]:
 			b, err := parseBool(w, s)
 			if err != nil {
@@ -442,6 +465,7 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 		out.Options.Params = params
 	}
 	if in := d.Get("input"); in != nil {
+		var err error
 		if out.Options.Inputs, err = r.inputs(in.resolve(), f == "cbf"); err != nil {
 			return out, err
 		}
@@ -449,6 +473,31 @@ func (r *Reader) deserializer(c *Config, d, outer *Value, typ string, formats ma
 		return out, d.errorf(ErrConfig, "the CTF reader needs an input block")
 	}
 	return out, nil
+}
+
+// DataPath returns the path of the deserializer's data file, or FileErr: what a caller
+// opening the section's own files (rather than files it names itself) must use.
+func (d *Deserializer) DataPath() (string, error) {
+	if d.FileErr != nil {
+		return "", d.FileErr
+	}
+	return d.Path, nil
+}
+
+// findFile resolves a data file as resolvePath does, with the error for a file found in none
+// of the places tried, which it lists (at w, the `file` value).
+func findFile(file string, c *Config, w *Value) (string, error) {
+	path := resolvePath(file, c.Dir)
+	if _, err := os.Stat(path); err == nil || !os.IsNotExist(err) {
+		return path, nil // a file there, or an error opening it will name
+	}
+	tried := []string{strconv.Quote(file)}
+	if path != file {
+		tried[0] += " (from the working directory)"
+		tried = append(tried, strconv.Quote(path)+" (beside the configuration file)")
+	}
+	return path, &Error{File: w.file, Line: w.Line, Err: fs.ErrNotExist,
+		Msg: fmt.Sprintf("data file %q not found; tried %s", file, strings.Join(tried, " and "))}
 }
 
 func resolvePath(file, dir string) string {

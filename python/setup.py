@@ -43,7 +43,7 @@ setup(
     version="0.1.0",
     description="Machine-learning training data (IDX, CTF, CBF, IDV, Binsparse, ...) for "
                 "numpy, PyTorch and CNTK's reader API, read by mlfeed's Go engine",
-    packages=["mlfeed"],
+    packages=["mlfeed", "mlfeed.cntk"],
     package_dir={"mlfeed": "mlfeed"},
     python_requires=">=3.9",
     install_requires=["numpy"],

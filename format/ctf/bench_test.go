@@ -136,3 +136,21 @@ func BenchmarkFile(b *testing.B) {
 	}
 	benchRead(b, name, &ReaderOptions{Inputs: in})
 }
+
+// BenchmarkPythonFloats reads values as Python writes them (repr, up to 17 significant
+// digits) into declared float32 streams: rounded and counted (the default), rounded without a
+// count (precision=float), and read at float64 (precision=double).
+func BenchmarkPythonFloats(b *testing.B) {
+	text, _, _ := pythonFloats(40000, 16, 3)
+	name := filepath.Join(b.TempDir(), "py.ctf")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	in := []mlfeed.Stream{{Name: "x", Storage: mlfeed.Dense, Dim: 16}, {Name: "y", Storage: mlfeed.Sparse, Dim: 5}}
+	for _, c := range []struct {
+		name string
+		prec mlfeed.ElemType
+	}{{"default", mlfeed.Invalid}, {"float", mlfeed.Float32}, {"double", mlfeed.Float64}} {
+		b.Run(c.name, func(b *testing.B) { benchRead(b, name, &ReaderOptions{Inputs: in, Precision: c.prec}) })
+	}
+}

@@ -40,18 +40,24 @@
 //   - Numbers are converted with correct rounding to float64 (as strconv.ParseFloat does) and
 //     then to float32 for precision=float, as ctf2bin.py does. CNTK's own digit-by-digit
 //     arithmetic can differ from this in the last bit for long mantissas.
-//   - Lossless or loud: when the precision is not chosen (ReaderOptions.Precision is Invalid,
-//     no precision option), a value that float32 cannot hold as its text states it (more
-//     significant digits than its float32 keeps, such as 0.123456789 or 16777217, or a
-//     magnitude outside float32's range, such as 1e-300) is not rounded silently. When the
-//     streams are inferred, the scan that infers them also infers the precision: float64 if
-//     any value needs it (Details reports it). With declared streams such a value is an error
-//     wrapping ErrPrecision at its line and column that names the option, precision=double.
-//     precision=float (Float32) chosen explicitly rounds, as CNTK does; Validate reports such
-//     values as warnings (format.Warning) either way. A nonzero value below float64's range
-//     (1e-400, which reads as 0) is such an error too. Values of up to six significant digits
-//     in float32's range always fit, as do values float32 holds exactly; float64 holds what
-//     17 significant digits state.
+//   - Precision as CNTK has it, and loud: declared streams are float32 unless a precision is
+//     chosen, and a value float32 does not hold as its text states it (more significant digits
+//     than its float32 keeps, such as Python's 0.07670275135766862) is rounded to the nearest
+//     float32, as CNTK reads it. The Reader counts such values per stream and writes one
+//     warning per stream (how many, the first at its line and column) to Log when closed;
+//     Rounded returns the same, and Validate reports it as a format.Warning. What rounding
+//     would lose is an error wrapping ErrOutOfRange in every float32 mode: a finite value
+//     beyond float32's range (it would read as ±Inf) or a nonzero one below it (it would read
+//     as 0); a nonzero value below float64's range (1e-400) too, unless a precision is chosen.
+//     Exact (precision=exact) refuses rounding with an error wrapping ErrRounded;
+//     precision=float (Float32) rounds without a word. When the streams are inferred, the
+//     scan that infers them also infers the precision: float64 if any value needs it (Details
+//     reports it), so nothing is rounded. Values of up to six significant digits in float32's
+//     range always fit, as do values float32 holds exactly; float64 holds what 17 significant
+//     digits state.
+//   - A sparse index twice in one sample (|x 3:1 3:2) is a bad sample at the second one's
+//     line and column (CNTK keeps both values, and packed dense the later wins); the Writer
+//     refuses such a sample too.
 //   - maxErrors is a budget per pass over the file, not per process lifetime: a chunk's errors
 //     count once, however often the chunk is read again.
 //   - Errors returned to the caller name the file, line and column and say what was expected;
@@ -129,9 +135,14 @@ type ReaderOptions struct {
 	// as precision=double does (CTF has one precision per reader, as in CNTK).
 	Inputs []mlfeed.Stream
 	// Precision is the element type of every stream: Float32 or Float64 (CNTK's
-	// precision=double). Invalid, the zero value, reads float32 but keeps every value whole:
-	// see the package documentation.
+	// precision=double). Invalid, the zero value, reads float32 as CNTK does, rounding values
+	// float32 does not hold as written and reporting them to Log, one warning per stream
+	// (inferred streams are float64 when a value needs it): see the package documentation.
+	// Float32 rounds without a word.
 	Precision mlfeed.ElemType
+	// Exact, with Precision Invalid, refuses a value float32 would round instead of rounding
+	// it (precision=exact): an error wrapping ErrRounded at its line and column.
+	Exact bool
 	// SkipSequenceIDs treats every line as a sequence of one sample even when lines start
 	// with ids (CNTK's skipSequenceIds).
 	SkipSequenceIDs bool
@@ -173,7 +184,7 @@ type Options = ReaderOptions
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE),
 // with CNTK's reader option names, which CNTK configurations use, as aliases.
 var ReadParams = []format.Param{
-	{Name: "precision", Doc: "float or double: the element type of every stream (default: float, or double when inferred streams hold values float32 cannot)"},
+	{Name: "precision", Doc: "float, double or exact: the element type of every stream (default: float32 as in CNTK, values rounded with one warning per stream, or double when inferred streams hold values float32 cannot); float rounds silently; exact refuses rounding"},
 	{Name: "skip_sequence_ids", Doc: "true: every line is a sequence of one sample, ids or not (default false)", Aliases: []string{"skipSequenceIds"}},
 	{Name: "max_errors", Doc: "recoverable errors tolerated in one pass over the file (default 0)", Aliases: []string{"maxErrors"}},
 	{Name: "trace_level", Doc: "0 errors, 1 also warnings (default), 2 also information, to standard error", Aliases: []string{"traceLevel"}},
@@ -205,11 +216,13 @@ func ParseParams(o *ReaderOptions, params map[string]string) error {
 		case "precision":
 			switch strings.ToLower(v) {
 			case "float":
-				o.Precision = mlfeed.Float32
+				o.Precision, o.Exact = mlfeed.Float32, false
 			case "double":
-				o.Precision = mlfeed.Float64
+				o.Precision, o.Exact = mlfeed.Float64, false
+			case "exact":
+				o.Precision, o.Exact = mlfeed.Invalid, true
 			default:
-				err = bad(k, v, "float or double")
+				err = bad(k, v, "float, double or exact")
 			}
 		case "skip_sequence_ids":
 			o.SkipSequenceIDs, err = parseBool(k, v)

@@ -38,6 +38,8 @@ const (
 	dTooManySamples
 	dFewerSamples
 	dFinished
+	// A sparse index twice in one sample (CNTK keeps both; mlfeed refuses the sample).
+	dSparseRepeated
 	// Checks of the strict validation only (no CNTK message).
 	dStrictDuplicate
 	dStrictByte
@@ -132,6 +134,8 @@ func (d *diag) cntk(file string) string {
 		return fmt.Sprintf("WARNING: Input ('%s') contains more samples than expected (%d vs. %d) for sequence (id = %d) %s.", d.name, d.a, d.b, d.key, at)
 	case dFewerSamples:
 		return fmt.Sprintf("WARNING: Number of samples for sequence (id = %d) %s is less than expected (%d vs. %d).", d.key, at, d.a, d.b)
+	case dSparseRepeated:
+		return fmt.Sprintf("WARNING: Sparse index value (%d) %s repeats an index of the same sample.", uint64(d.a), at)
 	case dFinished:
 		return fmt.Sprintf("INFO: Finished loading sequence (id = %d) %s, successfully read %d out of expected %d rows.", d.key, at, d.a, d.b)
 	}
@@ -193,6 +197,8 @@ func (d *diag) text() string {
 		return fmt.Sprintf("input %q has %d samples in sequence %d, which spans %d lines: an input appears twice on a line", d.name, d.a, d.key, d.b)
 	case dFewerSamples:
 		return fmt.Sprintf("sequence %d has %d samples but spans %d lines", d.key, d.a, d.b)
+	case dSparseRepeated:
+		return fmt.Sprintf("sparse index %d appears twice in the sample (first at column %d); an index may appear once per sample (CNTK keeps both values, and packed dense the later one wins)", uint64(d.a), d.b)
 	case dFinished:
 		return fmt.Sprintf("sequence %d read: %d of %d lines", d.key, d.a, d.b)
 	case dStrictDuplicate:

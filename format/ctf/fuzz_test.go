@@ -141,6 +141,7 @@ func seedCNTK(f *testing.F) {
 	}
 	f.Add([]byte("1 |a 1 2 |b 3:1\n|a 3\n2 |b 1:1.5e3 |a 7|# c\r\n"), uint8(0))
 	f.Add([]byte("\xEF\xBB\xBF|x 1.e5 |y -2:1 |z 5. +3\n| |#|# x\n"), uint8(1))
+	f.Add([]byte("|x 3:1 3:2 |y 0.07670275135766862 1e39\n|x 5:1 2:1 5:0.25 |y 1e-50 2\n"), uint8(1))
 }
 
 // values is flat without the ids, which a file without ids gains when written.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -29,7 +30,7 @@ type spec struct {
 	maxAlias int
 	main     []byte // "|alias" of the definesMBSize stream, nil if none
 	ids      bool
-	loud     bool // the precision is not chosen: values the element type cannot hold are errors
+	prec     precMode // what happens to values float32 does not hold as written
 	trace    int
 	log      io.Writer
 	logMu    *sync.Mutex
@@ -81,11 +82,16 @@ type parser[T float32 | float64] struct {
 	// check makes checkValue see every value T does not hold exactly, and every nonzero
 	// text that reads as 0.
 	check bool
+	// cur is the stream of the sample being read; rounded counts, per stream, the values
+	// float32 rounded (precRound), nil until one is.
+	cur     int
+	rounded []roundStat
+	scratch []int32 // a sparse sample's indices, sorted to find a repeated one
 }
 
 func newParser[T float32 | float64](sp *spec, data []byte, budget int, lineBase func() int64) *parser[T] {
 	p := &parser[T]{sp: sp, data: data, budget: budget, lineBase: lineBase}
-	p.check = sp.loud
+	p.check = sp.prec != precDouble
 	p.acc = make([]acc[T], len(sp.names))
 	for i := range p.acc {
 		p.acc[i].seqStart = []int64{0}
@@ -419,6 +425,7 @@ func (p *parser[T]) sample() bool {
 		return false
 	}
 	a := &p.acc[id]
+	p.cur = id
 	if p.strict != nil {
 		if a.lastRow == p.row {
 			p.note(diag{kind: dStrictDuplicate, off: int64(p.itemStart), name: string(p.sp.aliases[id])})
@@ -434,7 +441,7 @@ func (p *parser[T]) sample() bool {
 		}
 	} else {
 		n := len(a.vals)
-		if !p.sparse(a, p.sp.dims[id]) {
+		if !p.sparse(a, p.sp.dims[id]) || p.repeated(a.idx[n:]) {
 			a.vals, a.idx = a.vals[:n], a.idx[:n]
 			p.fail()
 			return false
@@ -679,6 +686,71 @@ func (p *parser[T]) sparse(a *acc[T], dim int) bool {
 	p.pos, a.vals, a.idx = pos, vals, idx
 	p.note(diag{kind: dExhaustedSparse, off: int64(p.pos)})
 	return len(a.vals) > a.seqVals
+}
+
+// repeated reports whether a sparse sample's indices, just read from the sample at
+// p.itemStart, hold one twice, and notes where. CNTK keeps both values and, packed dense, the
+// later wins: one is lost either way, so the sample is refused.
+func (p *parser[T]) repeated(idx []int32) bool {
+	if !hasRepeat(idx, &p.scratch) {
+		return false
+	}
+	// Find the first index that repeats, and both places, in the sample's text.
+	first := map[uint64]int{}
+	b := p.data[:p.pos]
+	pos := p.itemStart + 1
+	for pos < len(b) && !nameStop[b[pos]] {
+		pos++
+	}
+	for pos < len(b) {
+		for pos < len(b) && (b[pos] == ' ' || b[pos] == '\t') {
+			pos++
+		}
+		start := pos
+		var ix uint64
+		for pos < len(b) && isDigit(b[pos]) {
+			ix = ix*10 + uint64(b[pos]-'0')
+			pos++
+		}
+		if at, ok := first[ix]; ok && pos > start {
+			_, col := p.lineCol(int64(at))
+			p.note(diag{kind: dSparseRepeated, off: int64(start), a: int64(ix), b: int64(col)})
+			return true
+		}
+		first[ix] = start
+		for pos < len(b) && b[pos] != ' ' && b[pos] != '\t' {
+			pos++
+		}
+	}
+	return false // not reached: the indices came from this text
+}
+
+// hasRepeat reports whether idx holds a value twice: in one pass when it is increasing, else
+// by comparing (short lists) or by sorting a copy in scratch.
+func hasRepeat(idx []int32, scratch *[]int32) bool {
+	k := 1
+	for k < len(idx) && idx[k] > idx[k-1] {
+		k++
+	}
+	if k >= len(idx) {
+		return false
+	}
+	if len(idx) <= 32 {
+		for j := range idx {
+			if slices.Contains(idx[j+1:], idx[j]) {
+				return true
+			}
+		}
+		return false
+	}
+	*scratch = append((*scratch)[:0], idx...)
+	slices.Sort(*scratch)
+	for j := 1; j < len(*scratch); j++ {
+		if (*scratch)[j] == (*scratch)[j-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // index reads a sparse index, as CNTK's TryReadUint64.

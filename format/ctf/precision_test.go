@@ -2,7 +2,9 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/fastfloat"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 func TestFits32(t *testing.T) {
@@ -45,15 +48,38 @@ func TestFits32(t *testing.T) {
 	}
 }
 
+// sigDigitsRef is sigDigits written plainly.
+func sigDigitsRef(tok []byte) int {
+	n, zeros := 0, 0
+	for _, c := range tok {
+		switch {
+		case c == 'e' || c == 'E':
+			return max(n-zeros, 1)
+		case c == '0':
+			if n > 0 {
+				n++
+				zeros++
+			}
+		case c >= '1' && c <= '9':
+			n++
+			zeros = 0
+		}
+	}
+	return max(n-zeros, 1)
+}
+
 // TestFewDigits checks fewDigits against its definition (no exponent, at most six significant
 // digits by sigDigits) on every token of up to five bytes over digits, signs, points and
 // exponent marks, and on random longer ones.
 func TestFewDigits(t *testing.T) {
 	const alphabet = "0123456789.-+eE"
 	check := func(tok []byte) {
-		want := !bytes.ContainsAny(tok, "eE") && sigDigits(tok) <= 6
+		want := !bytes.ContainsAny(tok, "eE") && sigDigitsRef(tok) <= 6
 		if got := fewDigits(tok); got != want {
 			t.Fatalf("fewDigits(%q) = %v, want %v", tok, got, want)
+		}
+		if got, want := sigDigits(tok), sigDigitsRef(tok); got != want {
+			t.Fatalf("sigDigits(%q) = %d, want %d", tok, got, want)
 		}
 	}
 	var gen func(tok []byte, n int)
@@ -154,23 +180,42 @@ func TestFits32Exhaustive(t *testing.T) {
 func TestPrecision(t *testing.T) {
 	text := "|x 0.1 2.5\n|x 0.123456789 1\n"
 	decl := []mlfeed.Stream{dense("x", 2)}
-	// Declared streams, precision unset: the value float32 cannot hold is an error naming
-	// its place and the option.
-	_, _, err := readAll(t, text, &ReaderOptions{Inputs: decl})
-	if !errors.Is(err, ErrPrecision) || !errors.Is(err, mlfeed.ErrRange) {
-		t.Fatalf("err = %v, want ErrPrecision", err)
+	// Declared streams, precision unset: float32 as in CNTK, the value rounded, and one
+	// warning for the stream in the log when the reader is closed.
+	var log bytes.Buffer
+	r, chunks, err := readAll(t, text, &ReaderOptions{Inputs: decl, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flat(r, chunks); !strings.Contains(got, ftoa(float64(float32(0.123456789)))) || r.Schema().Streams[0].Type != mlfeed.Float32 {
+		t.Fatalf("default read %s", got)
+	}
+	r.Close()
+	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "WARNING: ") || !strings.Contains(got, "data.ctf:2:4: ctf: precision: 1 value of input \"x\" rounded to float32") ||
+		!strings.Contains(got, "0.123456789 reads as 0.12345679") || !strings.Contains(got, "--opt precision=double") {
+		t.Fatalf("log %q", got)
+	}
+	// precision=exact: the value is an error at its place saying it would be rounded.
+	_, _, err = readAll(t, text, &ReaderOptions{Inputs: decl, Exact: true})
+	if !errors.Is(err, ErrRounded) || !errors.Is(err, ErrPrecision) || !errors.Is(err, mlfeed.ErrRange) {
+		t.Fatalf("err = %v, want ErrRounded", err)
 	}
 	var pe *mlfeed.PosError
-	if !errors.As(err, &pe) || pe.Line != 2 || pe.Column != 4 || !strings.Contains(err.Error(), "precision=double") {
-		t.Fatalf("err = %v, want line 2 column 4 and the option", err)
+	if !errors.As(err, &pe) || pe.Line != 2 || pe.Column != 4 || !strings.Contains(err.Error(), "precision=double") ||
+		!strings.Contains(err.Error(), "ctf: precision: 0.123456789 would be rounded to 0.12345679") || strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("err = %v, want line 2 column 4, what happened and the option", err)
 	}
-	// Chosen float32: rounded, as CNTK does.
-	r, chunks, err := readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float32})
+	// Chosen float32: rounded without a word.
+	log.Reset()
+	r, chunks, err = readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float32, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := flat(r, chunks); !strings.Contains(got, ftoa(float64(float32(0.123456789)))) {
 		t.Fatalf("float32 read %s", got)
+	}
+	if r.Close(); log.Len() != 0 || r.Rounded() != nil {
+		t.Fatalf("precision=float logged %q", log.String())
 	}
 	// Double: every value as stated.
 	r, chunks, err = readAll(t, text, &ReaderOptions{Inputs: decl, Precision: mlfeed.Float64})
@@ -196,28 +241,194 @@ func TestPrecision(t *testing.T) {
 	if err != nil || r.Schema().Streams[0].Type != mlfeed.Float32 {
 		t.Fatalf("short values: %v, %v", err, r.Schema())
 	}
-	// Sparse values and values the slow path reads are checked too.
-	for _, text := range []string{"|y 3:1e-50\n", "|y 1234567890:1e-50\n", "|x 1 1e40"} {
-		_, _, err = readAll(t, text, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2), sparse("y", 1<<31-1)}})
-		if !errors.Is(err, ErrPrecision) {
-			t.Errorf("%q: err = %v, want ErrPrecision", text, err)
+}
+
+// TestPrecisionRange: what float32 would lose (a finite value that becomes ±Inf, a nonzero one
+// that becomes 0) is an error in every float32 mode, saying so; sparse values and values the
+// slow path reads are checked too.
+func TestPrecisionRange(t *testing.T) {
+	in := []mlfeed.Stream{dense("x", 2), sparse("y", 1<<31-1)}
+	for _, tc := range []struct{ text, what string }{
+		{"|x 1 2 |y 3:1e-50\n", "1e-50 is below float32's range (smallest 1e-45) and would read as 0"},
+		{"|x 1 2 |y 1234567890:1e-50\n", "below float32's range"},
+		{"|y 1:1 |x 1 1e40", "1e40 is beyond float32's range (largest 3.4028235e+38) and would read as +Inf"},
+		{"|x 1 -3.5e38 |y 0:0\n", "would read as -Inf"},
+	} {
+		for _, o := range []ReaderOptions{{Inputs: in}, {Inputs: in, Exact: true}, {Inputs: in, Precision: mlfeed.Float32}} {
+			_, _, err := readAll(t, tc.text, &o)
+			if !errors.Is(err, ErrOutOfRange) || !errors.Is(err, ErrPrecision) || !strings.Contains(err.Error(), "ctf: range: ") || !strings.Contains(err.Error(), tc.what) {
+				t.Errorf("%q (exact %v, precision %v): err = %v, want %q", tc.text, o.Exact, o.Precision, err, tc.what)
+			}
+		}
+		o := ReaderOptions{Inputs: in, Precision: mlfeed.Float64}
+		if _, _, err := readAll(t, tc.text, &o); err != nil {
+			t.Errorf("%q at double precision: %v", tc.text, err)
+		}
+	}
+	// The writer's spelling of infinity reads as infinity in every mode.
+	for _, o := range []ReaderOptions{{Inputs: in}, {Inputs: in, Exact: true}, {Inputs: in, Precision: mlfeed.Float32}} {
+		if _, _, err := readAll(t, "|x 1e999 -1e999 |y 2:-1e999\n", &o); err != nil {
+			t.Errorf("1e999: %v", err)
 		}
 	}
 }
 
-func TestValidatePrecisionWarning(t *testing.T) {
-	name := writeTemp(t, "p.ctf", "|x 0.1 2.5\n|x 1e-300 1\n")
-	var problems []error
-	err := Validate(name, &ReaderOptions{Inputs: []mlfeed.Stream{dense("x", 2)}, Precision: mlfeed.Float32}, func(e error) bool {
-		problems = append(problems, e)
-		return true
-	})
+// pythonFloats returns n lines of dense values of dim and sparse values as Python writes
+// floats (repr: the shortest text that reads back, up to 17 significant digits), with the
+// values and how many of them float32 rounds.
+func pythonFloats(n, dim int, seed uint64) (text string, vals []float64, rounded int) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	for range n {
+		b.WriteString("|x")
+		for range dim {
+			v := rng.NormFloat64()
+			tok := strconv.FormatFloat(v, 'g', -1, 64) // Python's repr(v) spells the same digits
+			vals = append(vals, v)
+			if !fits32([]byte(tok), v) {
+				rounded++
+			}
+			b.WriteString(" " + tok)
+		}
+		b.WriteString(" |y 3:0.07670275135766862\n")
+	}
+	return b.String(), vals, rounded
+}
+
+// TestPythonFloats: a file of values as Python writes them (17 significant digits) reads with
+// declared streams as CNTK reads it, at float32, with one warning per stream naming the count
+// and the first value's place, the same whether the chunks are parsed whole or in pieces and
+// however often they are read.
+func TestPythonFloats(t *testing.T) {
+	text, vals, rounded := pythonFloats(20000, 8, 7)
+	if rounded < len(vals)/2 {
+		t.Fatalf("only %d of %d values need rounding", rounded, len(vals))
+	}
+	in := []mlfeed.Stream{dense("x", 8), sparse("y", 5)}
+	for _, threads := range []int{1, 4} {
+		var log bytes.Buffer
+		ctx := sched.WithContext(context.Background(), sched.New(threads, 0))
+		r, err := Open(writeTemp(t, "py.ctf", text), &ReaderOptions{Inputs: in, Log: &log, ChunkSize: 2 << 20, Context: ctx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for epoch := 0; epoch < 2; epoch++ {
+			k = 0
+			err = r.ReadChunks(ctx, func(_ int, c *mlfeed.Chunk) error {
+				for _, v := range c.Streams[0].Values.Float32s() {
+					if v != float32(vals[k]) {
+						t.Fatalf("value %d: %v, want float32(%v)", k, v, vals[k])
+					}
+					k++
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if k != len(vals) {
+			t.Fatalf("%d values, want %d", k, len(vals))
+		}
+		// Every chunk read: the counts are final and already logged, once.
+		if got := log.String(); strings.Count(got, "WARNING: ") != 2 {
+			t.Errorf("%d threads: before Close, log %q", threads, got)
+		}
+		ws := r.Rounded()
+		r.Close()
+		if len(ws) != 2 {
+			t.Fatalf("%d threads: warnings %v", threads, ws)
+		}
+		want := fmt.Sprintf("py.ctf:1:4: ctf: precision: %d values of input \"x\" rounded to float32", rounded)
+		if !strings.Contains(ws[0].Error(), want) || !format.IsWarning(ws[0]) || !errors.Is(ws[0], ErrRounded) {
+			t.Errorf("%d threads: %v, want %q", threads, ws[0], want)
+		}
+		if !strings.Contains(ws[1].Error(), ":1:") || !strings.Contains(ws[1].Error(), "20000 values of input \"y\"") {
+			t.Errorf("%d threads: %v", threads, ws[1])
+		}
+		if got := log.String(); strings.Count(got, "WARNING: ") != 2 || !strings.Contains(got, want) {
+			t.Errorf("%d threads: log %q", threads, got)
+		}
+	}
+	// Pieces of a chunk count the values they round rather than give up.
+	r2, err := newReader("py.ctf", []byte(text), nil, &ReaderOptions{Inputs: in})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) != 1 || !format.IsWarning(problems[0]) || !errors.Is(problems[0], ErrPrecision) ||
-		!strings.Contains(problems[0].Error(), ":2:4:") {
-		t.Fatalf("problems %v, want one warning at 2:4", problems)
+	pts := r2.splits(0, 4)
+	if len(pts) < 4 {
+		t.Fatalf("splits %v", pts)
+	}
+	for k := 0; k+1 < len(pts); k++ {
+		first := int64(bytes.Count(r2.data[:pts[k]], []byte{'\n'}))
+		if pc := parsePiece[float32](r2, 0, pts[k], pts[k+1], first); pc.err != nil || pc.p.rounded == nil || pc.p.rounded[0].n == 0 {
+			t.Fatalf("piece %d: %v", k, pc.err)
+		}
+	}
+	// precision=exact refuses the first, at its place.
+	_, _, err = readAll(t, text, &ReaderOptions{Inputs: in, Exact: true})
+	var pe *mlfeed.PosError
+	if !errors.Is(err, ErrRounded) || !errors.As(err, &pe) || pe.Line != 1 {
+		t.Fatalf("exact: %v", err)
+	}
+	// Inferred, they are float64, every value as written.
+	r, chunks, err := readAll(t, text, nil)
+	if err != nil || r.Schema().Streams[0].Type != mlfeed.Float64 {
+		t.Fatalf("inferred: %v %v", err, r.Schema())
+	}
+	if got := chunks[0].Streams[0].Values.Float64s()[:3]; got[0] != vals[0] || got[2] != vals[2] {
+		t.Fatalf("inferred values %v, want %v", got, vals[:3])
+	}
+}
+
+func TestValidatePrecisionWarning(t *testing.T) {
+	name := writeTemp(t, "p.ctf", "|x 0.1 2.5\n|x 0.123456789 1\n|x 0.987654321 1\n|x 1e-300 1\n")
+	for _, tc := range []struct {
+		o    ReaderOptions
+		want []string
+	}{
+		{ReaderOptions{}, []string{"p.ctf:4:4: ctf: range: 1e-300 is below float32's range", "warning: " + name + ":2:4: ctf: precision: 2 values of input \"x\" rounded"}},
+		{ReaderOptions{Exact: true}, []string{":2:4: ctf: precision: 0.123456789 would be rounded", ":3:4: ctf: precision:", ":4:4: ctf: range:"}},
+		{ReaderOptions{Precision: mlfeed.Float32}, []string{":4:4: ctf: range:"}},
+		{ReaderOptions{Precision: mlfeed.Float64}, nil},
+	} {
+		var problems []string
+		o := tc.o
+		o.Inputs = []mlfeed.Stream{dense("x", 2)}
+		err := Validate(name, &o, func(e error) bool {
+			if format.IsWarning(e) != strings.HasPrefix(e.Error(), "warning: ") || format.IsWarning(e) && !errors.Is(e, ErrRounded) {
+				t.Errorf("%v: not a warning of ErrRounded", e)
+			}
+			problems = append(problems, e.Error())
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(problems) != len(tc.want) {
+			t.Fatalf("%+v: problems %q, want %q", tc.o, problems, tc.want)
+		}
+		for k, w := range tc.want {
+			if !strings.Contains(problems[k], w) {
+				t.Errorf("%+v: problem %d %q, want %q", tc.o, k, problems[k], w)
+			}
+		}
+	}
+}
+
+func TestParsePrecisionParam(t *testing.T) {
+	for v, want := range map[string]ReaderOptions{
+		"float": {Precision: mlfeed.Float32}, "double": {Precision: mlfeed.Float64}, "exact": {Exact: true},
+	} {
+		var o ReaderOptions
+		if err := ParseParams(&o, map[string]string{"precision": v}); err != nil || o.Precision != want.Precision || o.Exact != want.Exact {
+			t.Errorf("precision=%s: %+v, %v", v, o, err)
+		}
+	}
+	var o ReaderOptions
+	if err := ParseParams(&o, map[string]string{"precision": "half"}); !errors.Is(err, format.ErrUsage) || !strings.Contains(err.Error(), "float, double or exact") {
+		t.Errorf("precision=half: %v", err)
 	}
 }
 
@@ -266,6 +477,32 @@ func TestRegistrySequential(t *testing.T) {
 		o, err := fromFormat(&c.fo)
 		if err != nil || o.ChunkSize != c.want || o.Sequential != c.fo.Sequential {
 			t.Errorf("%+v: chunk size %d (%v), want %d", c.fo, o.ChunkSize, err, c.want)
+		}
+	}
+}
+
+// TestFits32Digits checks fits32's shortcut (a value farther from its float32 than a unit of
+// its last digit does not fit) against the definition near the boundary: float32 values and
+// neighbours a few float64 ulps to a few digit units away, printed with 7 to 17 digits.
+func TestFits32Digits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		f := math.Float32frombits(rng.Uint32())
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 {
+			continue
+		}
+		nd := 7 + rng.IntN(11)
+		x := float64(f)
+		switch rng.IntN(3) {
+		case 0:
+			x = math.Nextafter(x, math.Inf(int(rng.IntN(2)*2-1)))
+		case 1:
+			x += x * digitUnit[nd] * (rng.Float64() - 0.5) * 3
+		}
+		tok := strconv.FormatFloat(x, 'e', nd-1, 64)
+		v, _ := strconv.ParseFloat(tok, 64)
+		if got, want := fits32([]byte(tok), v), fits32Def(tok, v); got != want {
+			t.Fatalf("fits32(%s) = %v, want %v", tok, got, want)
 		}
 	}
 }

@@ -63,6 +63,14 @@ type Reader struct {
 
 	spare sync.Pool // *[]acc[T]: the buffers of pieces already joined, for later pieces
 
+	// roundMu guards rounded, per stream the values float32 rounded in the chunks of
+	// roundSeen (each chunk counted once, however often it is read), roundDone of them, and
+	// roundLogged, set once the warnings were written to Log.
+	roundMu     sync.Mutex
+	rounded     []roundStat
+	roundSeen   []bool
+	roundDone   int
+	roundLogged bool
 }
 
 // future is a chunk being parsed or parsed.
@@ -302,8 +310,15 @@ func checkName(s string) error {
 }
 
 func newSpec(name string, streams []mlfeed.Stream, main []byte, ids bool, o *ReaderOptions) *spec {
-	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex),
-		loud: o.Precision == mlfeed.Invalid}
+	sp := &spec{file: name, path: name, main: main, ids: ids, trace: o.TraceLevel, log: o.Log, logMu: new(sync.Mutex)}
+	switch {
+	case o.Precision == mlfeed.Float64:
+		sp.prec = precDouble
+	case o.Exact:
+		sp.prec = precExact
+	case o.Precision == mlfeed.Float32:
+		sp.prec = precFloat
+	}
 	for _, s := range streams {
 		sp.names = append(sp.names, s.Name)
 		sp.aliases = append(sp.aliases, []byte(s.FileName()))
@@ -785,6 +800,7 @@ func parseChunkInto[T float32 | float64](ctx context.Context, r *Reader, i int, 
 	if serr != nil {
 		return nil, p.errors, nil, r.fileError(serr)
 	}
+	r.noteRounded(i, p.rounded)
 	if r.lazy && strict == nil {
 		r.rates.note(ce.end-ce.start, n, samples)
 		if feed {
@@ -899,7 +915,92 @@ func (r *Reader) Details() map[string]any {
 	return d
 }
 
-// Close unmaps the file. It waits for parses in progress.
+// noteRounded adds the values float32 rounded in chunk i (per stream, from the parses of its
+// pieces; nil for none) to the counts, once per chunk. Once every chunk is counted, the
+// counts are final and the warnings go to Log.
+func (r *Reader) noteRounded(i int, parts ...[]roundStat) {
+	r.roundMu.Lock()
+	defer r.roundMu.Unlock()
+	if r.roundSeen == nil {
+		r.roundSeen = make([]bool, len(r.chunks))
+		r.rounded = make([]roundStat, len(r.schema.Streams))
+	}
+	if r.roundSeen[i] {
+		return
+	}
+	r.roundSeen[i] = true
+	r.roundDone++
+	defer func() {
+		if r.roundDone == len(r.chunks) {
+			r.logRounded()
+		}
+	}()
+	for _, st := range parts {
+		for s, x := range st {
+			t := &r.rounded[s]
+			if x.n == 0 {
+				continue
+			}
+			if t.n == 0 || x.off < t.off {
+				t.off, t.tok = x.off, x.tok
+				t.line, t.col = r.lineColIn(i, x.off)
+			}
+			t.n += x.n
+		}
+	}
+}
+
+// lineColIn returns the 1-based line and column of offset off in chunk i.
+func (r *Reader) lineColIn(i int, off int64) (int, int) {
+	start := r.chunks[i].start
+	text := r.data[start:off]
+	line := r.chunkLine(i) + int64(bytes.Count(text, []byte{'\n'})) + 1
+	return int(line), int(off - (start + int64(bytes.LastIndexByte(text, '\n')+1)) + 1)
+}
+
+// Rounded returns, per stream, how many values float32 rounded in the chunks read so far, and
+// where the first was, each as a format.Warning wrapping ErrRounded (a mlfeed.PosError at the
+// first value's line and column); nil when none was. Values are rounded only when no precision
+// was chosen (ReaderOptions.Precision Invalid, Exact false). The same goes to Log, once: when
+// every chunk has been read, or else at Close.
+func (r *Reader) Rounded() []error {
+	r.roundMu.Lock()
+	defer r.roundMu.Unlock()
+	return r.roundedLocked()
+}
+
+// logRounded writes the rounding warnings to Log, once. roundMu is held.
+func (r *Reader) logRounded() {
+	if r.roundLogged || r.opts.Log == nil {
+		return
+	}
+	r.roundLogged = true
+	for _, w := range r.roundedLocked() {
+		r.sp.logMu.Lock()
+		fmt.Fprintf(r.opts.Log, "WARNING: %v\n", errors.Unwrap(w))
+		r.sp.logMu.Unlock()
+	}
+}
+
+func (r *Reader) roundedLocked() []error {
+	var out []error
+	for s, t := range r.rounded {
+		if t.n == 0 {
+			continue
+		}
+		v, _ := strconv.ParseFloat(t.tok, 64)
+		values := "values"
+		if t.n == 1 {
+			values = "value"
+		}
+		msg := fmt.Sprintf("ctf: precision: %d %s of input %q rounded to float32, the first here (%s reads as %s); --opt precision=double keeps them as written", t.n, values, r.schema.Streams[s].Name, t.tok, fmt32(float32(v)))
+		out = append(out, format.Warning(mlfeed.LineError(r.name, t.line, t.col, &valueError{msg: msg, kind: ErrRounded})))
+	}
+	return out
+}
+
+// Close writes the rounding warnings (Rounded) to Log unless reading every chunk did, and
+// unmaps the file. It waits for parses in progress.
 func (r *Reader) Close() error {
 	r.closeMu.Lock()
 	defer r.closeMu.Unlock()
@@ -907,6 +1008,9 @@ func (r *Reader) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.roundMu.Lock()
+	r.logRounded()
+	r.roundMu.Unlock()
 	if r.region != nil {
 		return r.region.Close()
 	}

@@ -64,6 +64,11 @@ func parsePieces[T float32 | float64](ctx context.Context, r *Reader, i, n int, 
 	if seqs != c.sequences {
 		return parseChunkInto(ctx, r, i, nil, mem)
 	}
+	rounded := make([][]roundStat, len(parts))
+	for k, pc := range parts {
+		rounded[k] = pc.p.rounded
+	}
+	r.noteRounded(i, rounded...)
 	out := join(r, parts, seqs, mem)
 	for _, pc := range parts {
 		r.spare.Put(&pc.p.acc)

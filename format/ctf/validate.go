@@ -64,6 +64,11 @@ func (r *Reader) validate(report func(error) bool) {
 	if r.layout.ids {
 		r.repeatedIDs(report)
 	}
+	for _, w := range r.Rounded() {
+		if !report(w) {
+			return
+		}
+	}
 }
 
 // repeatedIDs reports sequence ids that start more than one sequence.

@@ -64,6 +64,7 @@ type Writer struct {
 	seq     int64
 	prevID  uint64
 	buf     []byte
+	scratch []int32 // a sample's sparse indices, sorted to find a repeated one
 	err     error
 }
 
@@ -196,6 +197,9 @@ func (w *Writer) sequence(c *mlfeed.Chunk, q int) error {
 
 func (w *Writer) sample(b []byte, st *mlfeed.Stream, d *mlfeed.StreamData, s int64) ([]byte, error) {
 	from, to := d.SampleRange(st, s)
+	if st.Storage == mlfeed.Sparse && hasRepeat(d.Indices[from:to], &w.scratch) {
+		return b, fmt.Errorf("%w: sample %d holds a sparse index twice; CTF readers refuse it (mlfeed) or keep one value (CNTK, packed dense)", ErrUnsupported, s)
+	}
 	var err error
 	for k := from; k < to; k++ {
 		b = append(b, ' ')

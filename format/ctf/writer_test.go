@@ -57,8 +57,8 @@ func randomChunk(rng *rand.Rand, et mlfeed.ElemType, n, maxLen int, ids bool) (m
 			for k := 0; k < 3; k++ {
 				dv = append(dv, val())
 			}
-			for k := rng.IntN(4); k > 0; k-- {
-				idx = append(idx, int32(rng.IntN(1000)))
+			for _, ix := range rng.Perm(1000)[:rng.IntN(4)] { // distinct indices, in any order
+				idx = append(idx, int32(ix))
 				sv = append(sv, val())
 			}
 			sSample = append(sSample, int64(len(sv)))

@@ -6,6 +6,7 @@ that differs from a CNTK script is the import.
 """
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -191,3 +192,82 @@ def test_cbf_and_composite(tmp_path):
     a, b = mb[comp.streams.a].asarray()[:, 0], mb[comp.streams.b].asarray()[:, 0]
     np.testing.assert_array_equal(a[:, 0] * 10, b[:, 0])
     assert sorted(a[:, 0].tolist()) == list(range(10))
+
+
+# --- CNTK tutorial-style scripts (CNTK 103: logistic regression and MNIST), verbatim but for
+# the import line: the `import cntk as C; C.io.*` form and the `from cntk.io import` form.
+TUTORIAL_BODY = '''
+def create_reader(path, is_training, input_dim, num_label_classes):
+    labelStream = C.io.StreamDef(field='labels', shape=num_label_classes, is_sparse=False)
+    featureStream = C.io.StreamDef(field='features', shape=input_dim, is_sparse=False)
+    deserailizer = C.io.CTFDeserializer(path, C.io.StreamDefs(labels = labelStream, features = featureStream))
+    return C.io.MinibatchSource(deserailizer,
+       randomize = is_training, max_sweeps = C.io.INFINITELY_REPEAT if is_training else 1)
+'''
+TUTORIAL_FROM = '''
+def create_reader(path, is_training, input_dim, num_label_classes):
+    return MinibatchSource(CTFDeserializer(path, StreamDefs(
+        labels = StreamDef(field='labels', shape=num_label_classes, is_sparse=False),
+        features = StreamDef(field='features', shape=input_dim, is_sparse=False)
+    )), randomize = is_training, max_sweeps = INFINITELY_REPEAT if is_training else 1)
+'''
+TUTORIAL_LOOP = '''
+import json, sys
+input_dim, num_output_classes = 4, 3
+reader_train = create_reader(sys.argv[1], True, input_dim, num_output_classes)
+input_map = {
+    'label'  : reader_train.streams.labels,
+    'input'  : reader_train.streams.features
+}
+shapes = []
+for i in range(0, 5):
+    data = reader_train.next_minibatch(25, input_map = input_map)
+    shapes.append([list(data['input'].asarray().shape), list(data['label'].asarray().shape)])
+reader_test = create_reader(sys.argv[1], False, input_dim, num_output_classes)
+test_input_map = {
+    'label'  : reader_test.streams.labels,
+    'input'  : reader_test.streams.features,
+}
+features, labels = [], []
+while True:
+    data = reader_test.next_minibatch(16, input_map = test_input_map)
+    if not data:
+        break
+    features += data['input'].asarray()[:, 0].tolist()
+    labels += data['label'].asarray()[:, 0].tolist()
+print(json.dumps({"shapes": shapes, "features": features, "labels": labels}))
+'''
+
+
+def test_cntk_tutorial_scripts(tmp_path):
+    """A CNTK tutorial's reader code runs in a real Python process with only the import
+    changed, in both of CNTK's forms, on CTF written as Python writes floats (17 significant
+    digits), which the declared float32 streams read as CNTK reads them: rounded to float32."""
+    import random
+    import subprocess
+    import sys
+    from conftest import ROOT
+    rng = random.Random(5)
+    rows = [[rng.gauss(0, 1) for _ in range(4)] for _ in range(100)]
+    classes = [rng.randrange(3) for _ in range(100)]
+    data = tmp_path / "Train_cntk_text.txt"
+    with open(data, "w") as f:
+        for r, c in zip(rows, classes):
+            f.write("|labels %s |features %s\n" % (" ".join("1" if k == c else "0" for k in range(3)),
+                                                   " ".join(repr(v) for v in r)))
+    outs = []
+    for head, body in (("import mlfeed.cntk as C  # was: import cntk as C\n", TUTORIAL_BODY),
+                       ("from mlfeed.cntk.io import MinibatchSource, CTFDeserializer, StreamDef, StreamDefs, "
+                        "INFINITELY_REPEAT  # was: from cntk.io import ...\n", TUTORIAL_FROM)):
+        script = tmp_path / "tutorial.py"
+        script.write_text(head + body + TUTORIAL_LOOP)
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+        p = subprocess.run([sys.executable, str(script), str(data)], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(p.stdout))
+    assert outs[0] == outs[1]
+    out = outs[0]
+    assert out["shapes"] == [[[25, 1, 4], [25, 1, 3]]] * 5
+    np.testing.assert_array_equal(np.array(out["features"], np.float32), np.array(rows, np.float32))
+    np.testing.assert_array_equal(np.argmax(out["labels"], axis=1), classes)

@@ -20,7 +20,7 @@ def test_pip_install(tmp_path):
     p = subprocess.run([py, "-m", "pip", "install", "--no-index", os.path.join(ROOT, "python")],
                        capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    check = ("import mlfeed, os; import mlfeed.cntk; "
+    check = ("import mlfeed, os; import mlfeed.cntk; from mlfeed.cntk.io import MinibatchSource; "
              "assert mlfeed._lib.library_path().startswith(%r), mlfeed._lib.library_path(); "
              "print(sorted(mlfeed.formats()))" % str(env_dir))
     p = subprocess.run([py, "-c", check], capture_output=True, text=True, env=env, cwd=str(tmp_path))

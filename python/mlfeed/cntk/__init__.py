@@ -1,13 +1,17 @@
 """CNTK 2.x's reader API (cntk.io) over mlfeed, so that a CNTK script's reader code runs with
-its import changed:
+its import changed. Both of CNTK's forms work: `from cntk.io import ...` becomes
 
-    from mlfeed.cntk import (MinibatchSource, CTFDeserializer, StreamDef, StreamDefs,
-                             INFINITELY_REPEAT)
+    from mlfeed.cntk.io import (MinibatchSource, CTFDeserializer, StreamDef, StreamDefs,
+                                INFINITELY_REPEAT)
     source = MinibatchSource(CTFDeserializer("Train-28x28_cntk_text.txt", StreamDefs(
         features=StreamDef(field="features", shape=784),
         labels=StreamDef(field="labels", shape=10))), max_sweeps=INFINITELY_REPEAT)
     mb = source.next_minibatch(64, input_map={x: source.streams.features, y: source.streams.labels})
     mb[x].asarray()     # numpy (64, 1, 784)
+
+and `import cntk as C` becomes `import mlfeed.cntk as C`, after which C.io.MinibatchSource,
+C.io.CTFDeserializer, C.io.StreamDef, C.io.INFINITELY_REPEAT, ... are the same objects. (The
+names are also here, in mlfeed.cntk itself.)
 
 The semantics follow cntk/io/__init__.py: max_samples and max_sweeps (mutually exclusive),
 randomization windows in chunks or samples (a window of 0 turns randomization off, as does
@@ -86,8 +90,10 @@ class _Deserializer(dict):
 def CTFDeserializer(filename, streams, precision="float"):
     """The CNTK text format reader over filename; streams maps stream names to StreamDefs,
     whose field is the name in the file. precision ("float" or "double"; an mlfeed addition,
-    as CNTK takes it from the network) is the values' type: a value that float32 cannot hold
-    is an error, never rounded to infinity."""
+    as CNTK takes it from the network) is the values' type. With "float", CNTK's default, a
+    value float32 does not hold as written (Python's 17-digit floats) is rounded to float32
+    as CNTK reads it, and counted; a value float32 cannot hold at all (1e39, 1e-50) raises
+    FormatError, never read as infinity or 0."""
     types = {"float": "float32", "double": "float64"}
     if precision not in types:
         raise UsageError("precision must be 'float' or 'double', not %r" % (precision,))
@@ -349,3 +355,8 @@ class MinibatchSource:
     @current_position.setter
     def current_position(self, position):
         self.restore_from_checkpoint(position)
+
+
+# cntk.io's names under CNTK's module path (mlfeed.cntk.io), imported last: io.py takes them
+# from this module.
+from mlfeed.cntk import io  # noqa: E402
