@@ -240,7 +240,10 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := spec.Files()
+	names, err := spec.Files()
+	if err != nil {
+		return nil, err
+	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w: no files to validate", format.ErrUsage)
 	}

@@ -142,7 +142,11 @@ func (s *Spec) Open(ctx context.Context) (mlfeed.Source, error) {
 		// replace every file's streams and explicit options override each file's.
 		ds := make([]Deserializer, len(rc.Deserializers))
 		for i, d := range rc.Deserializers {
-			ds[i] = Deserializer{Path: d.Path, Format: s.Format, Inputs: d.Options.Inputs, Params: merge(d.Options.Params, s.Params)}
+			path, err := dataPath(&d)
+			if err != nil {
+				return nil, err
+			}
+			ds[i] = Deserializer{Path: path, Format: s.Format, Inputs: d.Options.Inputs, Params: merge(d.Options.Params, s.Params)}
 			if ds[i].Format == "" {
 				ds[i].Format = d.Format
 			}
@@ -286,22 +290,41 @@ func (s *Spec) MinibatchConfig() (minibatch.Config, error) {
 	return c, nil
 }
 
-// Files returns the files the Spec reads, for reports: Paths, else the configuration's or the
-// deserializers' files.
-func (s *Spec) Files() []string {
+// dataPath returns the path of a configuration's own data file, or why there is none (a
+// $Var$ it uses is not defined: a usage error; the file is in none of the places CNTK looks:
+// an error wrapping os.ErrNotExist that lists them).
+func dataPath(d *cntkconfig.Deserializer) (string, error) {
+	p, err := d.DataPath()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%w: %w", format.ErrUsage, err)
+	}
+	return p, err
+}
+
+// Files returns the files the Spec reads, for reports and validation: Paths, else the
+// deserializers' or the configuration's own data files.
+func (s *Spec) Files() ([]string, error) {
 	if len(s.Paths) > 0 {
-		return s.Paths
+		return s.Paths, nil
 	}
 	var names []string
 	for _, d := range s.Deserializers {
 		names = append(names, d.Path)
 	}
-	if rc, _ := s.Reader(); rc != nil && len(s.Deserializers) == 0 {
+	rc, err := s.Reader()
+	if err != nil {
+		return nil, err
+	}
+	if rc != nil && len(s.Deserializers) == 0 {
 		for _, d := range rc.Deserializers {
-			names = append(names, d.Path)
+			p, err := dataPath(&d)
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, p)
 		}
 	}
-	return names
+	return names, nil
 }
 
 // FormatName returns the name of the format the Spec reads its files as (format.Format.Name),
@@ -313,7 +336,7 @@ func (s *Spec) FormatName() string {
 	if len(s.Deserializers) > 0 {
 		return s.Deserializers[0].Format
 	}
-	names := s.Files()
+	names, _ := s.Files()
 	rc, _ := s.Reader()
 	if f := rc.FormatFor(names, ""); f != "" {
 		return f

@@ -23,10 +23,9 @@ func TestConfigDefines(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
 	// Without the define the variable is undefined: reading the configuration's own files
-	// fails naming it. (With cntkconfig.Deserializer.DataPath used where the files are
-	// opened, the message is "SimpleMultiGPU.cntk:48: $DataDir$ is not defined", exit 2.)
+	// fails naming it, as wrong usage.
 	_, stderr, code = run(t, "batches", "--config", cfg, "--mb-size", "2")
-	if code == 0 || !strings.Contains(stderr, "$DataDir$") {
+	if code != 2 || !strings.Contains(stderr, "$DataDir$ is not defined") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	// Files given on the command line need no $DataDir$: it is resolved only where used.
