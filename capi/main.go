@@ -44,6 +44,7 @@ import (
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -206,9 +207,18 @@ func mlfeed_start(op, args *C.char) C.uintptr_t {
 				j.out, j.err = nil, recovered(v)
 			}
 		}()
-		j.out, j.err = run(ctx, name, a)
+		j.out, j.err = guarded(ctx, name, a)
 	}()
 	return C.uintptr_t(cgo.NewHandle(j))
+}
+
+// guarded runs operation name as run does, on a goroutine whose faults on a mapped file
+// (truncated underneath by another program) become errors naming the file: mmap.Catch applies
+// to the goroutine that runs it, and the operations read chunks (which may alias a mapping)
+// here.
+func guarded(ctx context.Context, name string, args []byte) (out []byte, err error) {
+	defer mmap.Recover(mmap.Catch(), &err)
+	return run(ctx, name, args)
 }
 
 // mlfeed_wait waits up to timeout_ms milliseconds (negative: without limit) for job h to
@@ -304,7 +314,9 @@ func mlfeed_fill(h C.uintptr_t, ptrs *unsafe.Pointer, n C.int64_t, e *C.mlfeed_e
 		parts, err = c.current()
 	}
 	if err == nil {
-		err = fillParts(parts, unsafe.Slice(ptrs, int(n)))
+		// The parts may alias a mapped file: a file truncated underneath faults here, on the
+		// caller's thread, and the fault becomes an error naming it.
+		err = mmap.Guard(func() error { return fillParts(parts, unsafe.Slice(ptrs, int(n))) })
 	}
 	setError(e, err)
 	if err != nil {
