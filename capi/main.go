@@ -58,7 +58,7 @@ const abiVersion = 3
 const (
 	kindNone     = 0
 	kindData     = 1 // invalid or unreadable data: mlfeed.FormatError
-	kindUsage    = 2 // wrong usage or unsupported: mlfeed.UsageError
+	kindUsage    = 2 // wrong usage or unsupported (the CLI's exit status 2): mlfeed.UsageError
 	kindCanceled = 3 // the operation was canceled
 	kindInternal = 4 // a panic: a bug in mlfeed
 	kindNotFound = 5 // a file does not exist
@@ -83,6 +83,7 @@ func kindOf(err error) int32 {
 	case errors.Is(err, errPanic):
 		return kindInternal
 	case errors.Is(err, format.ErrUsage), errors.Is(err, mlfeed.ErrUnknownFormat),
+		errors.Is(err, mlfeed.ErrUnsupported), // as the CLI: exit status 2
 		errors.Is(err, minibatch.ErrConfig), errors.Is(err, minibatch.ErrState),
 		errors.Is(err, cntkconfig.ErrUnsupported):
 		return kindUsage
