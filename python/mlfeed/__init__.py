@@ -21,6 +21,7 @@ import inspect as _inspect
 import json
 import math
 import os
+import re
 import threading
 from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
                     Union)
@@ -161,8 +162,19 @@ def convert(inputs: PathsArg, output: PathArg, to: Optional[str] = None,
         "task": tk,
         "write_options": _lib.params_arg(write_options, "write_options"),
     }))
-    out: str = _call("convert", args)
+    try:
+        out: str = _call("convert", args)
+    except FormatError as e:
+        m = _NO_STREAM.match(e.message)
+        if m is None:
+            raise
+        raise KeyError("no stream %r in the input: its streams are %s" % (
+            m.group(1), ", ".join(repr(n) for n in m.group(2).split()))) from None
     return out
+
+
+# Go's mlfeed.Select error for a stream the data lacks.
+_NO_STREAM = re.compile(r'mlfeed: no stream "(.*)" \(streams: \[(.*)\]\)$')
 
 
 def merge(directory: PathArg) -> Dict[str, Any]:
@@ -792,9 +804,7 @@ class MinibatchSource:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Continue from a state that state_dict (or `batches --save-state`, or CNTK) gave:
         the minibatches that follow are those that followed when it was taken."""
-        if not isinstance(state, Mapping):
-            raise TypeError("state must be a dict (from state_dict()), not %s" % type(state).__name__)
-        self._restore(dict(state), None)
+        self._restore(_check_state(state), None)
 
     def _restore(self, state: Optional[Dict[str, Any]], cfg: Optional[Dict[str, Any]]) -> None:
         with self._lock:
@@ -826,6 +836,27 @@ class MinibatchSource:
 
     def __repr__(self) -> str:
         return "<mlfeed.MinibatchSource streams %s>" % ", ".join(s["name"] for s in self._streams)
+
+
+# The keys of a state (minibatch.State), and their ranges.
+_STATE_INTS = {"minibatchSourcePosition": _I64, "sweep": _I64, "next": _INT, "sequences": _INT,
+               "samples": _I64, "chunks": _INT, "window": _I64, "seed": 2**64 - 1}
+_STATE_BOOLS = ("randomize", "sampleBasedWindow")
+
+
+def _check_state(state: object) -> Dict[str, Any]:
+    """A state dict checked: TypeError or ValueError naming the key (other keys, which CNTK's
+    checkpoints may hold, pass)."""
+    if not isinstance(state, Mapping):
+        raise TypeError("state must be a dict (from state_dict()), not %s" % type(state).__name__)
+    out = dict(state)
+    for k, hi in _STATE_INTS.items():
+        if k in out:
+            out[k] = _lib.int_arg(out[k], "state[%r]" % k, 0, hi)
+    for k in _STATE_BOOLS:
+        if k in out:
+            out[k] = _lib.bool_arg(out[k], "state[%r]" % k)
+    return out
 
 
 def _check_source_arguments(paths_or_dataset: object, kwargs: Mapping[str, Any]) -> None:

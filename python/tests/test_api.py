@@ -249,3 +249,17 @@ def test_docs_examples_run_as_written(k, tmp_path):
     p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                        env=env, timeout=600)
     assert p.returncode == 0, "docs/python.md block %d:\n%s\n%s" % (k, code, p.stderr[-3000:])
+
+
+def test_stream_and_state_errors_speak_python(idx_files, tmp_path):
+    paths, _, _ = idx_files
+    with pytest.raises(KeyError, match="'features', 'labels'"):
+        mlfeed.convert(paths, str(tmp_path / "o.npz"), streams=["images"])
+    src = mlfeed.MinibatchSource(paths, minibatch_size=10)
+    with pytest.raises(TypeError, match="minibatchSourcePosition") as e:
+        src.load_state_dict({"minibatchSourcePosition": "x"})   # was: "json: cannot unmarshal ..."
+    no_go_text(e.value)
+    with pytest.raises(ValueError, match="minibatchSourcePosition"):
+        src.load_state_dict({"minibatchSourcePosition": -5})
+    with pytest.raises(TypeError, match="state must be a dict"):
+        src.load_state_dict([1])

@@ -66,6 +66,27 @@ def test_file_truncated_under_a_read(big_npy, tmp_path, fmt):
     assert out.split() == ["error"] * 5, out
 
 
+def test_file_truncated_under_a_minibatch_source(big_npy, tmp_path):
+    code = """
+        import os, shutil, sys, mlfeed
+        for keep in (False, True):
+            for randomize in (False, True):
+                shutil.copy(sys.argv[1], sys.argv[2])
+                src = mlfeed.MinibatchSource(sys.argv[2], minibatch_size=64, randomize=randomize, keep_in_memory=keep)
+                next(src)
+                os.truncate(sys.argv[2], 1000)
+                try:
+                    for mb in src:
+                        pass
+                    print("no-error")
+                except mlfeed.FormatError as e:
+                    assert e.file == sys.argv[2] and "shrank" in str(e), str(e)
+                    print("error")
+    """
+    for _ in range(2):
+        assert run_child(code, big_npy, tmp_path / "work.npy").split() == ["error"] * 4
+
+
 def test_close_during_a_read_in_another_thread(big_npy):
     # Before: SIGSEGV in most runs (the read copied from the unmapped file).
     code = """
