@@ -9,6 +9,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // streamsOf returns sc's streams as `info --json` lists them, but for Python: a dense stream
@@ -182,6 +183,13 @@ func fillParts(parts []*mlfeed.Chunk, ptrs []unsafe.Pointer) error {
 	}
 	fillStrings(ids, ptrs[0], ptrs[1])
 	return nil
+}
+
+// fillMapped is fillParts for parts that may alias a mapped file: a file truncated underneath
+// by another program faults during the copy, on the caller's thread, and the fault becomes an
+// error naming the file and the offset (mmap.ErrChanged) instead of killing the process.
+func fillMapped(parts []*mlfeed.Chunk, ptrs []unsafe.Pointer) error {
+	return mmap.Guard(func() error { return fillParts(parts, ptrs) })
 }
 
 // fillStringsOf copies c's ids and string values into the caller's buffers ptrs (see

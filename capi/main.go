@@ -315,9 +315,7 @@ func mlfeed_fill(h C.uintptr_t, ptrs *unsafe.Pointer, n C.int64_t, e *C.mlfeed_e
 		parts, err = c.current()
 	}
 	if err == nil {
-		// The parts may alias a mapped file: a file truncated underneath faults here, on the
-		// caller's thread, and the fault becomes an error naming it.
-		err = mmap.Guard(func() error { return fillParts(parts, unsafe.Slice(ptrs, int(n))) })
+		err = fillMapped(parts, unsafe.Slice(ptrs, int(n)))
 	}
 	setError(e, err)
 	if err != nil {
