@@ -118,6 +118,27 @@ def test_close_during_a_read_in_another_thread(big_npy):
         assert run_child(code, big_npy).split() == ["['usage']"]
 
 
+def test_dataset_read_from_threads_at_once(big_npy):
+    code = """
+        import sys, threading, numpy as np, mlfeed
+        ds = mlfeed.open(sys.argv[1])
+        want = np.load(sys.argv[1])
+        bad = []
+        def reader(k):
+            for j in range(30):
+                a = (k * 997 + j * 131) % 8000
+                got = ds.read(a, a + 150)["features"]
+                if not np.array_equal(got, want[a:a + 150]):
+                    bad.append((k, j))
+        ts = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        ds.close()
+        print(len(bad))
+    """
+    assert run_child(code, big_npy).split() == ["0"]
+
+
 @pytest.fixture(scope="module")
 def labels_npy(tmp_path_factory):
     """20000 distinct labels: a minibatch's values say which sequences it holds."""
