@@ -87,9 +87,12 @@ def test_convert_roundtrip(tmp_path, idx_pair, cli):
     assert run_cli(cli, "cat", "--json", "-n", 2, out).stdout.splitlines()[1] == \
         run_cli(cli, "cat", "--json", "-n", 2, paths[0], paths[1]).stdout.splitlines()[1].replace(".0", "")
     # Lossless or loud: uint8 pixels do not fit int8.
-    with pytest.raises(mlfeed.FormatError):
-        mlfeed.convert(paths, tmp_path / "bad.idx", type="int8")
+    with pytest.raises(mlfeed.FormatError, match="int8"):
+        mlfeed.convert(paths[0], tmp_path / "bad.idx", type="int8")
     assert not os.path.exists(tmp_path / "bad.idx")
+    # Two streams into IDX, which holds one: unsupported, as the CLI's exit status 2.
+    with pytest.raises(mlfeed.UsageError, match="write each stream to its own file"):
+        mlfeed.convert(paths, tmp_path / "bad.idx", type="int8")
     with pytest.raises(mlfeed.UsageError):
         mlfeed.convert(paths, tmp_path / "x.unknown")
 
