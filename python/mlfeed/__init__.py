@@ -625,13 +625,22 @@ class MinibatchSource:
             args = _lib.open_args(paths_or_dataset, format, inputs, options, config, defines)
             if _deserializers:
                 args["deserializers"] = _deserializers
+        opened = dict(args)
         args.update(settings)
+        made = False
         try:
             res = _call("source", args)
-        except BaseException:
-            if ds is not None:
+            made = True
+        except UsageError as e:
+            m = re.search(r'definesMBSize: no stream "(.*?)"', e.message)
+            if m is None:
+                raise
+            names = [st["name"] for st in (ds.schema if ds is not None else _call("info", opened)["streams"])]
+            raise KeyError("defines_mb_size=%r: no such stream: the streams are %s" % (
+                m.group(1), ", ".join(repr(n) for n in names))) from None
+        finally:
+            if ds is not None and not made:
                 ds._drop_user()
-            raise
         self._dataset = ds
         self._h: int = res["handle"]
         n = _data.HEADER + _data.PER_STREAM * len(res["streams"])

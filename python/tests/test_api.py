@@ -261,5 +261,10 @@ def test_stream_and_state_errors_speak_python(idx_files, tmp_path):
     no_go_text(e.value)
     with pytest.raises(ValueError, match="minibatchSourcePosition"):
         src.load_state_dict({"minibatchSourcePosition": -5})
+    with pytest.raises(KeyError, match="defines_mb_size='images'.*'features', 'labels'"):
+        mlfeed.MinibatchSource(paths, defines_mb_size="images")
+    with mlfeed.open(paths) as ds:
+        with pytest.raises(KeyError, match="'features', 'labels'"):
+            mlfeed.MinibatchSource(ds, defines_mb_size="images")
     with pytest.raises(TypeError, match="state must be a dict"):
         src.load_state_dict([1])

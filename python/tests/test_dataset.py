@@ -173,7 +173,7 @@ def test_source_from_dataset_and_usage_errors(idx_pair):
         # Randomized, a sweep is a permutation of the data.
         got = np.concatenate([mb["labels"].copy() for mb in mlfeed.MinibatchSource(ds, minibatch_size=64, seed=9)])
         assert sorted(got.tolist()) == sorted(y.tolist()) and got.tolist() != y.tolist()
-    for bad in [dict(minibatch_size=0), dict(rank=1), dict(workers=2, rank=2), dict(defines_mb_size="nope"), dict(max_sweeps=-1),
+    for bad in [dict(minibatch_size=0), dict(rank=1), dict(workers=2, rank=2), dict(max_sweeps=-1),
                 dict(threads=-2), dict(memory="lots"), dict(packers=5000)]:
         with pytest.raises(mlfeed.UsageError):
             mlfeed.MinibatchSource(paths, **bad)
