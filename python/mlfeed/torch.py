@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional
 
 import torch
 import torch.utils.data
