@@ -5,17 +5,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/mlfeed/mlfeed/inspect"
 	"os"
 	"path/filepath"
 	"runtime/cgo"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -136,6 +139,8 @@ func TestKindOf(t *testing.T) {
 		{context.Canceled, kindCanceled},
 		{recovered("boom"), kindInternal},
 		{errNotExist, kindNotFound},
+		{fmt.Errorf("cbf: %w: uint8", mlfeed.ErrUnsupported), kindUsage}, // as the CLI: exit 2
+		{&mlfeed.PosError{File: "a.npy", Offset: 9, Err: mmap.ErrChanged}, kindData},
 	} {
 		if got := kindOf(c.err); got != c.want {
 			t.Errorf("kindOf(%v) = %d, want %d", c.err, got, c.want)
@@ -271,5 +276,69 @@ func TestSourceZeroCopy(t *testing.T) {
 	}
 	if mbs < 50 || fills > mbs/4 || fills < len(sets)+1 {
 		t.Errorf("%d minibatches, %d sets, %d registered by a fill: want most packed in place, some outgrown", mbs, len(sets), fills)
+	}
+}
+
+// TestStreamsOf: a stream of single values has the shape [] for Python, so that its arrays are
+// (N,) as numpy has them; a stream whose samples are N x 1 keeps [1].
+func TestStreamsOf(t *testing.T) {
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{
+		{Name: "labels", Storage: mlfeed.Dense, Type: mlfeed.Uint8, Dim: 1},
+		{Name: "column", Storage: mlfeed.Dense, Type: mlfeed.Int32, Dim: 1, Shape: []int{1}},
+		{Name: "image", Storage: mlfeed.Dense, Type: mlfeed.Uint8, Dim: 6, Shape: []int{2, 3}},
+		{Name: "vector", Storage: mlfeed.Dense, Type: mlfeed.Float32, Dim: 4},
+		{Name: "sparse", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 1},
+	}}
+	b, err := json.Marshal(streamsOf(&sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct{ Shape []int }
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(got); s != "[{[]} {[1]} {[2 3]} {[4]} {[1]}]" || !strings.Contains(string(b), `"shape":[]`) {
+		t.Errorf("shapes %s (%s)", s, b)
+	}
+}
+
+// TestFillMappedTruncated: a read result that aliases a mapped file, copied out after the
+// file was truncated underneath, gives an error naming the file, not SIGBUS.
+func TestFillMappedTruncated(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.idx")
+	const n, dim = 1 << 14, 256
+	data := make([]byte, 4+4+4+n*dim)
+	copy(data, []byte{0, 0, 0x08, 2, 0, 0, n >> 8, n & 0xff, 0, 0, dim >> 8, dim & 0xff})
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := format.Open([]string{p}, "", &format.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	last := len(src.Chunks()) - 1
+	c, err := src.ReadChunk(context.Background(), last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 100); err != nil {
+		t.Fatal(err)
+	}
+	sizes := make([]int64, sizesHeader+sizesPerStream)
+	if err := chunkSizes(c, sizes); err != nil {
+		t.Fatal(err)
+	}
+	nb := byteSizes(nil, sizes, 1)
+	ptrs := make([]unsafe.Pointer, len(nb))
+	for k, m := range nb {
+		if m > 0 {
+			ptrs[k] = unsafe.Pointer(&make([]byte, m)[0])
+		}
+	}
+	err = fillMapped([]*mlfeed.Chunk{c}, ptrs)
+	var pe *mlfeed.PosError
+	if !errors.As(err, &pe) || pe.File != p || !errors.Is(err, mlfeed.ErrTruncated) || kindOf(err) != kindData {
+		t.Fatalf("fill after truncation: %v", err)
 	}
 }

@@ -8,7 +8,24 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
+
+// streamsOf returns sc's streams as `info --json` lists them, but for Python: a dense stream
+// of single values (Dim 1 and no Shape: a rank-1 IDX file, a 1-D npy array, a CTF stream of
+// dimension 1) has the shape [], so that its arrays keep the stored rank, (N,), as numpy
+// gives them, where [1] would make them (N, 1). A stream whose Shape is [1] (an IDX file or
+// npy array of N x 1) keeps it.
+func streamsOf(sc *mlfeed.Schema) []inspect.Stream {
+	out := inspect.Streams(sc)
+	for i := range out {
+		if st := &sc.Streams[i]; st.Storage == mlfeed.Dense && st.Dim == 1 && st.Shape == nil {
+			out[i].Shape = []int{}
+		}
+	}
+	return out
+}
 
 // A chunk (a read result, or a minibatch's sequences) crosses the ABI in its columnar form, as
 // mlfeed.StreamData holds it. Its sizes are an array of int64:
@@ -166,6 +183,13 @@ func fillParts(parts []*mlfeed.Chunk, ptrs []unsafe.Pointer) error {
 	}
 	fillStrings(ids, ptrs[0], ptrs[1])
 	return nil
+}
+
+// fillMapped is fillParts for parts that may alias a mapped file: a file truncated underneath
+// by another program faults during the copy, on the caller's thread, and the fault becomes an
+// error naming the file and the offset (mmap.ErrChanged) instead of killing the process.
+func fillMapped(parts []*mlfeed.Chunk, ptrs []unsafe.Pointer) error {
+	return mmap.Guard(func() error { return fillParts(parts, ptrs) })
 }
 
 // fillStringsOf copies c's ids and string values into the caller's buffers ptrs (see

@@ -44,6 +44,7 @@ import (
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/minibatch"
 	_ "github.com/mlfeed/mlfeed/storage/all" // s3://, gs://, azblob://
 )
@@ -58,7 +59,7 @@ const abiVersion = 3
 const (
 	kindNone     = 0
 	kindData     = 1 // invalid or unreadable data: mlfeed.FormatError
-	kindUsage    = 2 // wrong usage or unsupported: mlfeed.UsageError
+	kindUsage    = 2 // wrong usage or unsupported (the CLI's exit status 2): mlfeed.UsageError
 	kindCanceled = 3 // the operation was canceled
 	kindInternal = 4 // a panic: a bug in mlfeed
 	kindNotFound = 5 // a file does not exist
@@ -83,6 +84,7 @@ func kindOf(err error) int32 {
 	case errors.Is(err, errPanic):
 		return kindInternal
 	case errors.Is(err, format.ErrUsage), errors.Is(err, mlfeed.ErrUnknownFormat),
+		errors.Is(err, mlfeed.ErrUnsupported), // as the CLI: exit status 2
 		errors.Is(err, minibatch.ErrConfig), errors.Is(err, minibatch.ErrState),
 		errors.Is(err, cntkconfig.ErrUnsupported):
 		return kindUsage
@@ -207,9 +209,18 @@ func mlfeed_start(op, args *C.char) C.uintptr_t {
 				j.out, j.err = nil, recovered(v)
 			}
 		}()
-		j.out, j.err = run(ctx, name, a)
+		j.out, j.err = guarded(ctx, name, a)
 	}()
 	return C.uintptr_t(cgo.NewHandle(j))
+}
+
+// guarded runs operation name as run does, on a goroutine whose faults on a mapped file
+// (truncated underneath by another program) become errors naming the file: mmap.Catch applies
+// to the goroutine that runs it, and the operations read chunks (which may alias a mapping)
+// here.
+func guarded(ctx context.Context, name string, args []byte) (out []byte, err error) {
+	defer mmap.Recover(mmap.Catch(), &err)
+	return run(ctx, name, args)
 }
 
 // mlfeed_wait waits up to timeout_ms milliseconds (negative: without limit) for job h to
@@ -305,7 +316,7 @@ func mlfeed_fill(h C.uintptr_t, ptrs *unsafe.Pointer, n C.int64_t, e *C.mlfeed_e
 		parts, err = c.current()
 	}
 	if err == nil {
-		err = fillParts(parts, unsafe.Slice(ptrs, int(n)))
+		err = fillMapped(parts, unsafe.Slice(ptrs, int(n)))
 	}
 	setError(e, err)
 	if err != nil {

@@ -172,6 +172,8 @@ func opOpen(ctx context.Context, args []byte) (any, error) {
 	}
 	ds := &openDataset{src: src, format: spec.FormatName()}
 	doc := inspect.Describe(ds.format, src, false)
+	sc := src.Schema()
+	doc.Streams = streamsOf(&sc) // as read gives the arrays
 	return map[string]any{"handle": uint64(cgo.NewHandle(ds)), "info": doc}, nil
 }
 
@@ -394,7 +396,7 @@ func opRead(ctx context.Context, args []byte) (any, error) {
 		parts = append(parts, emptyChunk(src.Schema()))
 	}
 	sc := src.Schema()
-	return map[string]any{"handle": uint64(cgo.NewHandle(&result{parts})), "streams": inspect.Streams(&sc), "sequences": a.Stop - a.Start}, nil
+	return map[string]any{"handle": uint64(cgo.NewHandle(&result{parts})), "streams": streamsOf(&sc), "sequences": a.Stop - a.Start}, nil
 }
 
 // emptyChunk returns a chunk of no sequences of schema sc.

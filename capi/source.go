@@ -21,7 +21,6 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
-	"github.com/mlfeed/mlfeed/inspect"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -210,7 +209,7 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	if err == nil {
 		var s *source
 		if s, err = newSource(src, own, cfg); err == nil {
-			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": inspect.Streams(&s.schema),
+			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": streamsOf(&s.schema),
 				"sweep_samples": s.r.SweepSamples(), "has_ids": s.schema.HasIDs}, nil
 		}
 	}

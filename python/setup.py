@@ -45,6 +45,7 @@ setup(
                 "numpy, PyTorch and CNTK's reader API, read by mlfeed's Go engine",
     packages=["mlfeed", "mlfeed.cntk"],
     package_dir={"mlfeed": "mlfeed"},
+    package_data={"mlfeed": ["py.typed"]},  # the package is typed (PEP 561)
     python_requires=">=3.9",
     install_requires=["numpy"],
     extras_require={"sparse": ["scipy"], "torch": ["torch"]},

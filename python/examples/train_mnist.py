@@ -12,6 +12,8 @@ The training set comes as shuffled minibatches (CNTK's block randomizer; a new o
 epoch) from mlfeed.torch.MinibatchDataset; the pixels stay uint8 until the model needs them.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import sys
@@ -28,7 +30,7 @@ import mlfeed  # noqa: E402
 from mlfeed.torch import MinibatchDataset  # noqa: E402
 
 
-def find(data_dir, stem):
+def find(data_dir: str, stem: str) -> str:
     for name in (stem, stem + ".gz"):
         p = os.path.join(data_dir, name)
         if os.path.exists(p):
@@ -36,7 +38,7 @@ def find(data_dir, stem):
     sys.exit("train_mnist: %s(.gz) not found in %s" % (stem, data_dir))
 
 
-def main():
+def main() -> float:
     default_dir = os.path.join(HERE, "..", "..", "..", "shared", "testdata", "mnist")
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data_dir", nargs="?", default=default_dir)
@@ -50,7 +52,7 @@ def main():
     test = [find(args.data_dir, "t10k-images-idx3-ubyte"), find(args.data_dir, "t10k-labels-idx1-ubyte")]
     torch.manual_seed(args.seed)
 
-    # One item per minibatch: {"features": uint8 (N, 28, 28), "labels": uint8 (N, 1)}.
+    # One item per minibatch: {"features": uint8 (N, 28, 28), "labels": uint8 (N,)}.
     loader = DataLoader(MinibatchDataset(train, minibatch_size=args.mb_size, seed=args.seed),
                         batch_size=None)
     model = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
@@ -63,7 +65,7 @@ def main():
         total, n = 0.0, 0
         for mb in loader:
             x = mb["features"].float().div_(255)
-            y = mb["labels"][:, 0].long()
+            y = mb["labels"].long()
             opt.zero_grad()
             loss = loss_fn(model(x), y)
             loss.backward()
@@ -76,10 +78,10 @@ def main():
     with mlfeed.open(test) as ds, torch.no_grad():
         d = ds.read()
         x = torch.from_numpy(d["features"]).float().div_(255)
-        y = torch.from_numpy(d["labels"][:, 0]).long()
+        y = torch.from_numpy(d["labels"]).long()
         acc = (model(x).argmax(1) == y).float().mean().item()
     print("test accuracy: %.2f%% on %d images (%.1fs in all)" % (100 * acc, len(y), time.time() - start))
-    return acc
+    return float(acc)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,13 @@ minibatch's memory, refilled. Views keep their memory alive, so an array kept pa
 minibatch is overwritten but never dangling.
 """
 
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _lib
 
@@ -19,7 +23,7 @@ HEADER, PER_STREAM = 2, 6
 
 # The element types' numpy dtypes. duration and datetime are int64 ticks of 100 ns (datetime
 # since 0001-01-01); datetimeoffset and rowid are structured.
-DTYPES = {
+DTYPES: Dict[str, "np.dtype[Any]"] = {
     "float32": np.dtype("<f4"), "float64": np.dtype("<f8"),
     "int8": np.dtype("i1"), "int16": np.dtype("<i2"), "int32": np.dtype("<i4"),
     "int64": np.dtype("<i8"), "uint8": np.dtype("u1"), "uint16": np.dtype("<u2"),
@@ -31,7 +35,7 @@ DTYPES = {
     "string": np.dtype(object),
 }
 
-_EMPTY = np.empty(0, np.uint8)
+_EMPTY: NDArray[Any] = np.empty(0, np.uint8)
 
 
 # Buffers start on a cache line: the engine copies samples in with 32-byte vector stores, and
@@ -40,7 +44,7 @@ _EMPTY = np.empty(0, np.uint8)
 _ALIGN = 64
 
 
-def _aligned(n):
+def _aligned(n: int) -> NDArray[Any]:
     """n bytes (uint8) starting on a multiple of _ALIGN."""
     raw = np.empty(n + _ALIGN, np.uint8)
     off = -raw.ctypes.data % _ALIGN
@@ -50,16 +54,16 @@ def _aligned(n):
 class _Buffers:
     """Numpy byte buffers for the slots of a chunk's layout, reused while they are big enough."""
 
-    def __init__(self, nslots):
-        self.bufs = [_EMPTY] * nslots
-        self.ptrs = (ctypes.c_void_p * nslots)()
+    def __init__(self, nslots: int) -> None:
+        self.bufs: List[NDArray[Any]] = [_EMPTY] * nslots
+        self.ptrs: Any = (ctypes.c_void_p * nslots)()
 
-    def ensure(self, sizes):
+    def ensure(self, sizes: Sequence[int]) -> Any:
         """Make slot k hold sizes[k] bytes or more; returns the pointer array."""
         self.grow(sizes)
         return self.ptrs
 
-    def grow(self, sizes):
+    def grow(self, sizes: Sequence[int]) -> bool:
         """Make slot k hold sizes[k] bytes or more; returns whether a slot was replaced."""
         bufs, ptrs = self.bufs, self.ptrs
         grown = False
@@ -71,11 +75,11 @@ class _Buffers:
                 grown = True
         return grown
 
-    def caps(self):
+    def caps(self) -> Any:
         return (ctypes.c_int64 * len(self.bufs))(*[len(b) for b in self.bufs])
 
 
-def byte_sizes(sizes, nstreams):
+def byte_sizes(sizes: Sequence[int], nstreams: int) -> List[int]:
     """The byte size of each slot from the element counts Go reports."""
     out = [8 * (sizes[0] + 1) if sizes[0] else 0, sizes[1]]
     for i in range(nstreams):
@@ -84,7 +88,7 @@ def byte_sizes(sizes, nstreams):
     return out
 
 
-def _strings(offs, data, n):
+def _strings(offs: NDArray[Any], data: NDArray[Any], n: int) -> NDArray[Any]:
     if n == 0:
         return np.empty(0, object)
     o = offs[: n + 1].tolist()
@@ -99,40 +103,45 @@ class Chunk:
 
     __slots__ = ("streams", "num_sequences", "ids", "_cols", "_one", "memo")
 
-    def __init__(self, streams, sizes, bufs, unit=None):
+    def __init__(self, streams: List[Dict[str, Any]], sizes: Sequence[int],
+                 bufs: Sequence[NDArray[Any]], unit: Optional[int] = None) -> None:
         """unit, when known, is a bit mask of the streams whose every sequence has one sample."""
         self.streams = streams
         n = len(streams)
         nb = byte_sizes(sizes, n)
-        self.ids = None
+        self.ids: Optional[List[str]] = None
         if sizes[0]:
             self.ids = _strings(bufs[0][: nb[0]].view("<i8"), bufs[1][: nb[1]], sizes[0]).tolist()
-        cols = []
+        cols: List[Tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]], NDArray[Any]]] = []
         for i, st in enumerate(streams):
             k = HEADER + PER_STREAM * i
             seq = bufs[k][: nb[k]].view("<i8")
             samp = bufs[k + 1][: nb[k + 1]].view("<i8") if nb[k + 1] else None
             idx = bufs[k + 2][: nb[k + 2]].view("<i4") if nb[k + 2] or st["storage"] == "sparse" else None
+            vals: NDArray[Any]
             if st["type"] == "string":
                 vals = _strings(bufs[k + 4][: nb[k + 4]].view("<i8"), bufs[k + 5][: nb[k + 5]], sizes[k + 4])
             else:
                 vals = bufs[k + 3][: nb[k + 3]].view(DTYPES[st["type"]])
             cols.append((seq, samp, idx, vals))
         self._cols = cols
+        self._one: List[Optional[bool]]
         if unit is None or n > 63:
             self._one = [None] * n
         else:
             self._one = [bool(unit >> i & 1) for i in range(n)]
         self.num_sequences = len(cols[0][0]) - 1 if cols else 0
-        self.memo = None  # for users of a chunk that is reused (mlfeed.torch's tensors)
+        self.memo: Any = None  # for users of a chunk that is reused (mlfeed.torch's tensors)
 
-    def index(self, name):
+    def index(self, name: str) -> int:
+        """The index of stream name (or alias); KeyError naming the streams there are."""
         for i, st in enumerate(self.streams):
             if st["name"] == name or st.get("alias") == name:
                 return i
-        raise KeyError(name)
+        raise KeyError("no stream %r: the streams are %s" % (
+            name, ", ".join(repr(st["name"]) for st in self.streams)))
 
-    def one_per_sequence(self, i):
+    def one_per_sequence(self, i: int) -> bool:
         """Whether every sequence has exactly one sample of stream i."""
         o = self._one[i]
         if o is None:
@@ -141,18 +150,19 @@ class Chunk:
             self._one[i] = o
         return o
 
-    def lengths(self, i):
+    def lengths(self, i: int) -> NDArray[Any]:
         return np.diff(self._cols[i][0])
 
-    def _samples(self, i):
+    def _samples(self, i: int) -> Any:
         """Stream i's samples as an array (samples, *shape), a CSR matrix (samples, dim), or,
         for samples of varying size, a list of arrays."""
         st = self.streams[i]
         seq, samp, idx, vals = self._cols[i]
         ns = int(seq[-1]) if len(seq) else 0
         if st["storage"] == "sparse":
-            import scipy.sparse
+            import scipy.sparse  # type: ignore[import]
             indptr = samp if samp is not None else np.zeros(ns + 1, np.int64)
+            assert idx is not None  # a sparse stream has indices
             if len(idx) < 2**31 - 1:
                 indptr = indptr.astype(np.int32)
             else:
@@ -163,21 +173,21 @@ class Chunk:
             return [vals[s[k]:s[k + 1]] for k in range(ns)]
         return vals.reshape((ns,) + tuple(st["shape"] or ()))
 
-    def read_form(self, i):
+    def read_form(self, i: int) -> Any:
         """Stream i as Dataset.read returns it: an array (sequences, *shape) or CSR matrix when
         every sequence has one sample, else a list of per-sequence arrays or matrices."""
         if self.one_per_sequence(i):
             return self._samples(i)
         return self.sequences(i)
 
-    def sequences(self, i):
+    def sequences(self, i: int) -> List[Any]:
         """Stream i as a list, one entry per sequence: an array (samples, *shape) or a CSR
         matrix (samples, dim)."""
         seq = self._cols[i][0].tolist()
         s = self._samples(i)
         return [s[seq[q]:seq[q + 1]] for q in range(len(seq) - 1)]
 
-    def padded(self, i):
+    def padded(self, i: int) -> Any:
         """Stream i as a minibatch gives it: (sequences, *shape) when every sequence has one
         sample, else (sequences, max_len, *shape) padded with zeros (see mask)."""
         st = self.streams[i]
@@ -196,30 +206,32 @@ class Chunk:
         out[rows, cols] = s
         return out
 
-    def mask(self, i):
+    def mask(self, i: int) -> NDArray[Any]:
         """A boolean array (sequences, max_len): True where padded(i) holds a sample."""
         lens = np.diff(self._cols[i][0])
         width = int(lens.max()) if len(lens) else 0
         return np.arange(width)[None, :] < lens[:, None]
 
-    def copy(self):
+    def copy(self) -> "Chunk":
         """A chunk whose buffers are its own."""
         c = Chunk.__new__(Chunk)
         c.streams, c.num_sequences, c.ids, c._one = self.streams, self.num_sequences, self.ids, list(self._one)
         c.memo = None
-        c._cols = [tuple(None if a is None else a.copy() for a in col) for col in self._cols]
+        c._cols = [(seq.copy(), None if samp is None else samp.copy(),
+                    None if idx is None else idx.copy(), vals.copy())
+                   for seq, samp, idx, vals in self._cols]
         return c
 
 
-def fetch_chunk(h, streams):
+def fetch_chunk(h: int, streams: List[Dict[str, Any]]) -> Chunk:
     """Read result h's chunk into fresh buffers."""
     l = _lib.lib()
     n = HEADER + PER_STREAM * len(streams)
-    sizes = (ctypes.c_int64 * n)()
+    raw = (ctypes.c_int64 * n)()
     e = _lib.new_error()
-    if l.mlfeed_sizes(h, sizes, n, ctypes.byref(e)) != 0:
+    if l.mlfeed_sizes(h, raw, n, ctypes.byref(e)) != 0:
         _lib.check(e)
-    sizes = list(sizes)
+    sizes = list(raw)
     b = _Buffers(n)
     ptrs = b.ensure(byte_sizes(sizes, len(streams)))
     if l.mlfeed_fill(h, ptrs, n, ctypes.byref(e)) != 0:

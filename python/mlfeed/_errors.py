@@ -1,5 +1,9 @@
 """mlfeed's exceptions."""
 
+from __future__ import annotations
+
+from typing import Optional
+
 
 class Error(Exception):
     """Base class of every error mlfeed raises.
@@ -8,7 +12,9 @@ class Error(Exception):
     ``offset`` (byte offset, binary formats), ``field`` (what was being read there).
     """
 
-    def __init__(self, message, file=None, line=None, column=None, offset=None, field=None):
+    def __init__(self, message: str, file: Optional[str] = None, line: Optional[int] = None,
+                 column: Optional[int] = None, offset: Optional[int] = None,
+                 field: Optional[str] = None) -> None:
         super().__init__(message)
         self.message = message
         self.file = file
@@ -17,17 +23,18 @@ class Error(Exception):
         self.offset = offset
         self.field = field
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.message
 
 
 class FormatError(Error, ValueError):
-    """Invalid or unreadable data (the CLI's exit status 1): names the file and the place."""
+    """Invalid or unreadable data (the CLI's exit status 1): names the file and the place. A
+    file truncated or rewritten by another program while mlfeed reads it is one too."""
 
 
 class UsageError(Error, ValueError):
-    """Wrong usage or something unsupported: a bad argument, option, format or state (the
-    CLI's exit status 2)."""
+    """Wrong usage or something unsupported: a bad argument value, option, format or state, a
+    conversion the output format cannot hold (the CLI's exit status 2)."""
 
 
 class FileNotFound(Error, FileNotFoundError):
@@ -50,7 +57,8 @@ class FileError(Error, OSError):
 _KINDS = {1: FormatError, 2: UsageError, 4: InternalError, 5: FileNotFound, 6: FileError}
 
 
-def _error(kind, message, file, line, column, offset, field):
+def _error(kind: int, message: str, file: Optional[str], line: Optional[int],
+           column: Optional[int], offset: int, field: Optional[str]) -> BaseException:
     if kind == 3:
         return KeyboardInterrupt(message)
     cls = _KINDS.get(kind, Error)

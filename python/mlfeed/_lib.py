@@ -4,14 +4,23 @@ Everything that touches ctypes lives here. The library is loaded on first use, s
 that forks before using mlfeed (a DataLoader's workers) loads its own copy in the child.
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
+import operator
 import os
 import threading
 import weakref
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Union
 
 from ._errors import (Error, FormatError, UsageError, InternalError, ForkError,
                       FileNotFound, _error)
+
+#: What names a file: a str, bytes or os.PathLike path.
+PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+#: One path or several.
+PathsArg = Union[PathArg, Iterable[PathArg]]
 
 ABI_VERSION = 3
 _POLL_MS = 100  # how long one wait in Go lasts before Python checks for signals
@@ -30,12 +39,12 @@ class _CError(ctypes.Structure):
 
 
 _lock = threading.Lock()
-_lib = None
-_pid = None
+_lib: Any = None
+_pid: Optional[int] = None
 _forked = False
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     global _forked
     if _lib is not None:
         _forked = True
@@ -44,7 +53,7 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def library_path():
+def library_path() -> str:
     """The path of the shared library: $MLFEED_LIBRARY, else libmlfeed.so beside this file."""
     p = os.environ.get("MLFEED_LIBRARY")
     if p:
@@ -52,7 +61,7 @@ def library_path():
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libmlfeed.so")
 
 
-def _load():
+def _load() -> None:
     global _lib, _pid
     path = library_path()
     if not os.path.exists(path):
@@ -87,7 +96,7 @@ def _load():
     _lib, _pid = lib, os.getpid()
 
 
-def lib():
+def lib() -> Any:
     """The loaded library; raises ForkError in a child forked after it was loaded."""
     if _forked or (_lib is not None and _pid != os.getpid()):
         raise ForkError(
@@ -102,16 +111,16 @@ def lib():
     return _lib
 
 
-def usable():
+def usable() -> bool:
     """Whether calls into the library are safe here (loaded, and not in a forked child)."""
     return _lib is not None and not _forked and _pid == os.getpid()
 
 
-def new_error():
+def new_error() -> _CError:
     return _CError()
 
 
-def check(e):
+def check(e: _CError) -> None:
     """Raise the exception that the filled error e describes, if any."""
     if e.kind != 0:
         raise _error(e.kind, e.message.decode("utf-8", "replace"),
@@ -119,25 +128,28 @@ def check(e):
                      e.field.decode("utf-8", "replace") or None)
 
 
-def free(h):
+def free(h: int) -> None:
     """Release handle h (closing what it holds) unless that is unsafe here."""
     if h and usable():
         _lib.mlfeed_free(h)
 
 
-def _free_keeping(h, keep):
+def _free_keeping(h: int, keep: object, then: Optional[Callable[[], None]] = None) -> None:
     free(h)
+    if then is not None:
+        then()
 
 
-def finalizer(obj, h, keep=None):
+def finalizer(obj: object, h: int, keep: object = None,
+              then: Optional[Callable[[], None]] = None) -> weakref.finalize:
     """Release handle h when obj is collected, or at exit (not in a forked child); keep (the
-    buffers Go writes into) lives until then."""
-    if keep is None:
+    buffers Go writes into) lives until then; then, if given, runs after the release."""
+    if keep is None and then is None:
         return weakref.finalize(obj, free, h)
-    return weakref.finalize(obj, _free_keeping, h, keep)
+    return weakref.finalize(obj, _free_keeping, h, keep, then)
 
 
-def _result(l, h):
+def _result(l: Any, h: int) -> Any:
     e = _CError()
     size = 1 << 12
     while True:
@@ -151,7 +163,7 @@ def _result(l, h):
         size = n
 
 
-def call(op, args):
+def call(op: str, args: Mapping[str, Any]) -> Any:
     """Run operation op with args (JSON-serializable) in Go and return its JSON result.
 
     The call waits in short slices so that Ctrl-C (KeyboardInterrupt) interrupts it: the Go
@@ -170,49 +182,155 @@ def call(op, args):
         l.mlfeed_free(h)
 
 
-def clean(d):
+def clean(d: Mapping[str, Any]) -> dict[str, Any]:
     """d without its None values (arguments left to the Go side's defaults)."""
     return {k: v for k, v in d.items() if v is not None}
 
 
-def paths_arg(paths):
+def _kind(v: object) -> str:
+    return type(v).__name__
+
+
+def path_arg(p: object, name: str = "path") -> str:
+    """A path as a str, or TypeError."""
+    if isinstance(p, (str, bytes, os.PathLike)):
+        return os.fsdecode(p)
+    raise TypeError("%s must be a path (str, bytes or os.PathLike), not %s" % (name, _kind(p)))
+
+
+def paths_arg(paths: object, name: str = "paths") -> List[str]:
+    """One path or an iterable of paths as a list of str, or TypeError."""
     if paths is None:
         return []
     if isinstance(paths, (str, bytes, os.PathLike)):
         return [os.fsdecode(paths)]
-    return [os.fsdecode(p) for p in paths]
+    if not isinstance(paths, Iterable) or isinstance(paths, Mapping):
+        raise TypeError("%s must be a path or a list of paths, not %s" % (name, _kind(paths)))
+    out = []
+    for k, p in enumerate(paths):
+        out.append(path_arg(p, "%s[%d]" % (name, k)))
+    return out
 
 
-def input_arg(s):
+def str_arg(v: object, name: str) -> Optional[str]:
+    """None or a str, or TypeError."""
+    if v is None or isinstance(v, str):
+        return v
+    raise TypeError("%s must be a str, not %s" % (name, _kind(v)))
+
+
+def int_arg(v: object, name: str, lo: int, hi: int, what: str = "") -> int:
+    """An int (or numpy integer) in [lo, hi]: TypeError for another type (a bool or a float
+    too), ValueError (UsageError) naming the argument and the range otherwise."""
+    if isinstance(v, bool) or v is None:
+        raise TypeError("%s must be an int, not %s" % (name, _kind(v)))
+    try:
+        n = operator.index(v)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError("%s must be an int, not %s %r" % (name, _kind(v), v)) from None
+    if not lo <= n <= hi:
+        raise UsageError("%s=%d is out of range: %s" % (name, n, what or _range(lo, hi)))
+    return n
+
+
+def _range(lo: int, hi: int) -> str:
+    def fmt(x: int) -> str:
+        for b in (64, 63, 32, 31):
+            if x == 2**b - 1:
+                return "2**%d-1" % b
+        return str(x)
+    return "it must be from %s to %s" % (fmt(lo), fmt(hi))
+
+
+def bool_arg(v: object, name: str) -> bool:
+    """A bool (or numpy bool), or TypeError."""
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return bool(v)
+    raise TypeError("%s must be True or False, not %s %r" % (name, _kind(v), v))
+
+
+def input_arg(s: object) -> str:
     """A stream declaration as a string NAME:dense|sparse:DIM[:ALIAS[:TYPE]] or a dict."""
     if isinstance(s, str):
         return s
-    if isinstance(s, dict):
-        parts = [s["name"], s.get("storage", "dense"), str(s["dim"]), s.get("alias") or ""]
+    if isinstance(s, Mapping):
+        unknown = set(s) - {"name", "storage", "dim", "alias", "type"}
+        if unknown or "name" not in s or "dim" not in s:
+            raise TypeError("an input dict has the keys name, dim (needed), storage, alias and "
+                            "type; got %s" % ", ".join(sorted(map(str, s))))
+        dim = int_arg(s["dim"], "input %r: dim" % (s["name"],), 0, 2**31 - 1)
+        parts = [str(s["name"]), str(s.get("storage", "dense")), str(dim), str(s.get("alias") or "")]
         if s.get("type"):
             parts.append(str(s["type"]))
         return ":".join(parts).rstrip(":")
-    raise UsageError("an input is a string NAME:dense|sparse:DIM[:ALIAS[:TYPE]] or a dict, not %r" % (s,))
+    raise TypeError("an input is a string NAME:dense|sparse:DIM[:ALIAS[:TYPE]] or a dict, not %s"
+                    % _kind(s))
 
 
-def open_args(paths=None, format=None, inputs=None, options=None, config=None, defines=None):
-    """The JSON arguments every operation that reads takes."""
-    if config is not None:
-        config = os.fsdecode(config)
+def inputs_arg(inputs: object) -> Optional[List[str]]:
+    if inputs is None:
+        return None
+    if isinstance(inputs, (str, Mapping)):
+        inputs = [inputs]
+    if not isinstance(inputs, Iterable):
+        raise TypeError("inputs must be a list of stream declarations, not %s" % _kind(inputs))
+    return [input_arg(s) for s in inputs] or None
+
+
+def params_arg(d: object, name: str) -> Optional[dict[str, str]]:
+    """A mapping of option names to values (str, int, float, bool) as strings, or TypeError."""
+    if d is None:
+        return None
+    if not isinstance(d, Mapping):
+        raise TypeError("%s must be a dict {name: value}, not %s" % (name, _kind(d)))
+    out = {}
+    for k, v in d.items():
+        if not isinstance(k, str):
+            raise TypeError("%s: the names must be str, not %s" % (name, _kind(k)))
+        if not isinstance(v, (str, int, float, bool, os.PathLike)):
+            raise TypeError("%s[%r] must be a str, number or bool, not %s" % (name, k, _kind(v)))
+        out[k] = _param(v)
+    return out or None
+
+
+def open_args(paths: object = None, format: object = None, inputs: object = None,
+              options: object = None, config: object = None, defines: object = None) -> dict[str, Any]:
+    """The JSON arguments every operation that reads takes, checked (TypeError for a wrong
+    type)."""
     return clean({
         "paths": paths_arg(paths),
-        "format": format,
-        "inputs": [input_arg(s) for s in inputs] if inputs else None,
-        "options": {str(k): _param(v) for k, v in options.items()} if options else None,
-        "config": config,
-        "defines": {str(k): str(v) for k, v in defines.items()} if defines else None,
+        "format": str_arg(format, "format"),
+        "inputs": inputs_arg(inputs),
+        "options": params_arg(options, "options"),
+        "config": None if config is None else path_arg(config, "config"),
+        "defines": params_arg(defines, "defines"),
     })
 
 
-def _param(v):
+def _param(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, os.PathLike):
+        return os.fsdecode(v)
     return str(v)
+
+
+def explain_directory(e: Error, paths: List[str]) -> Error:
+    """e, or, when a path given is a directory that holds no mlfeed data set (no manifest, and
+    no files, or one whose format cannot be told), an error of e's class that names the
+    directory and says so, rather than blaming whichever file of it came first."""
+    msg = e.message
+    if not ("unknown format" in msg or "holds no shards" in msg):
+        return e
+    for d in paths:
+        if not os.path.isdir(d) or os.path.exists(os.path.join(d, "mlfeed.json")):
+            continue
+        if not msg.startswith(os.path.join(d, "")) and not msg.startswith(d + ":"):
+            continue
+        return type(e)("%s: the directory holds no mlfeed data set: it has no mlfeed.json "
+                       "manifest, and its files are not the shards of one data set (%s)"
+                       % (d, msg), file=d)
+    return e
 
 
 __all__ = ["Error", "FormatError", "UsageError", "InternalError", "ForkError", "FileNotFound"]
