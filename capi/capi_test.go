@@ -160,9 +160,34 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc inspect.Info
-	if err := json.Unmarshal(out, &doc); err != nil || doc.Sequences != 3 || doc.Format != "ctf" {
+	var res struct {
+		Value    inspect.Info `json:"value"`
+		Warnings []string     `json:"warnings"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Value.Sequences != 3 || res.Value.Format != "ctf" || len(res.Warnings) != 0 {
 		t.Fatalf("info: %s (%v)", out, err)
+	}
+	// What the formats log comes back with the result: here CTF's notice of values rounded to
+	// float32 (as Python writes 0.07670275135766862, which float32 holds as 0.07670275).
+	py := filepath.Join(dir, "py.ctf")
+	if err := os.WriteFile(py, []byte("|x 0.07670275135766862 0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(context.Background(), "open", args(map[string]any{"paths": []string{py}, "inputs": []string{"x:dense:2"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opened struct {
+		Value struct {
+			Handle uint64 `json:"handle"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal(out, &opened); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(context.Background(), "read", args(map[string]any{"dataset": opened.Value.Handle, "stop": 1}))
+	if err != nil || !strings.Contains(string(out), "rounded to float32") {
+		t.Errorf("read of values float32 rounds: %s (%v), want the rounding notice among the warnings", out, err)
 	}
 	if _, err := run(context.Background(), "info", args(map[string]any{"paths": []string{in}, "nope": 1})); kindOf(err) != kindUsage {
 		t.Errorf("unknown argument: %v", err)
@@ -175,7 +200,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = run(context.Background(), "validate", args(map[string]any{"paths": []string{conv}}))
-	if err != nil || string(out) != "[]" {
+	if err != nil || string(out) != `{"value":[]}` {
 		t.Errorf("validate: %s, %v", out, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -312,7 +337,7 @@ func TestFillMappedTruncated(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := format.Open([]string{p}, "", &format.Options{})
+	src, err := dataset.OpenFiles([]string{p}, "", &format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 	// budget, for the work of opening (a CTF file indexed and its streams inferred in pieces),
 	// converting and validating.
 	ctx = sched.WithContext(ctx, sched.New(0, 0))
+	log := &warnLog{}
+	ctx = withLog(ctx, log)
 	var out any
 	var err error
 	switch name {
@@ -52,7 +54,12 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(out)
+	// Every result carries the warnings the operation logged; Python raises each with
+	// warnings.warn.
+	return json.Marshal(struct {
+		Value    any      `json:"value"`
+		Warnings []string `json:"warnings,omitempty"`
+	}{out, log.take()})
 }
 
 // decode unmarshals JSON arguments strictly: an unknown key is a usage error.
@@ -141,6 +148,9 @@ func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src ml
 	if spec, err = a.spec(); err != nil {
 		return nil, nil, false, err
 	}
+	if w := logOf(ctx); w != nil {
+		spec.Log = w
+	}
 	if adjust != nil {
 		adjust(spec)
 	}
@@ -152,6 +162,7 @@ func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src ml
 type openDataset struct {
 	src    mlfeed.Source
 	format string
+	log    *warnLog // what its formats log after opening (reads), passed on by each read
 }
 
 func (d *openDataset) close() { d.src.Close() }
@@ -170,7 +181,7 @@ func opOpen(ctx context.Context, args []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds := &openDataset{src: src, format: spec.FormatName()}
+	ds := &openDataset{src: src, format: spec.FormatName(), log: logOf(ctx)}
 	doc := inspect.Describe(ds.format, src, false)
 	sc := src.Schema()
 	doc.Streams = streamsOf(&sc) // as read gives the arrays
@@ -255,7 +266,9 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 			return nil, err
 		}
 		_, err := inspect.Validate(ctx, name, spec.FormatFor([]string{name}), opts, a.Max, func(e error) {
-			if !format.IsWarning(e) { // a warning leaves the file valid
+			if format.IsWarning(e) { // a warning leaves the file valid
+				fmt.Fprintln(logOf(ctx), e)
+			} else {
 				problems = append(problems, problemOf(name, e))
 			}
 		})
@@ -362,6 +375,11 @@ func opRead(ctx context.Context, args []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		for _, l := range ds.log.take() { // what reading logged, for this call's warnings
+			fmt.Fprintln(logOf(ctx), l)
+		}
+	}()
 	src := ds.src
 	if len(a.Streams) > 0 {
 		if src, err = mlfeed.Select(src, a.Streams...); err != nil {

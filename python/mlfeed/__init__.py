@@ -28,12 +28,12 @@ from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequ
 
 from . import _lib, _data, _errors
 from ._errors import (Error, FormatError, UsageError, FileNotFound, FileError,
-                      InternalError, ForkError)
+                      InternalError, ForkError, DataWarning)
 from ._lib import PathArg, PathsArg
 
 __all__ = ["open", "info", "convert", "merge", "validate", "formats", "Dataset", "MinibatchSource",
            "Minibatch", "Error", "FormatError", "UsageError", "FileNotFound", "FileError",
-           "InternalError", "ForkError", "INFINITELY_REPEAT", "env_workers", "PathArg",
+           "InternalError", "ForkError", "DataWarning", "INFINITELY_REPEAT", "env_workers", "PathArg",
            "PathsArg", "Inputs", "Params", "Schema"]
 
 #: For max_sweeps: read sweep after sweep without end.

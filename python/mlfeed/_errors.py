@@ -49,6 +49,12 @@ class ForkError(Error, RuntimeError):
     """mlfeed used in a process forked after its parent used it."""
 
 
+class DataWarning(UserWarning):
+    """Something worth knowing about the data that does not stop the operation, as the CLI
+    prints it on stderr: values of a CTF stream rounded to float32, HDF5 datasets left out
+    (and why)."""
+
+
 class FileError(Error, OSError):
     """Another operating-system error on a file: permission denied, a directory where a file
     was expected, a full disk."""

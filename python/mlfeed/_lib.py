@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import warnings
 import operator
 import os
 import threading
@@ -15,7 +16,7 @@ import weakref
 from typing import Any, Callable, Iterable, List, Mapping, Optional, Union
 
 from ._errors import (Error, FormatError, UsageError, InternalError, ForkError,
-                      FileNotFound, _error)
+                      FileNotFound, DataWarning, _error)
 
 #: What names a file: a str, bytes or os.PathLike path.
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -174,12 +175,16 @@ def call(op: str, args: Mapping[str, Any]) -> Any:
     try:
         while l.mlfeed_wait(h, _POLL_MS) == 0:
             pass
-        return _result(l, h)
+        res = _result(l, h)
     except BaseException:
         l.mlfeed_cancel(h)
-        raise
-    finally:
         l.mlfeed_free(h)
+        raise
+    l.mlfeed_free(h)
+    # {"value": ..., "warnings": [...]}: what the formats logged, as the CLI's stderr has it.
+    for w in res.get("warnings") or ():
+        warnings.warn(w, DataWarning, stacklevel=3)
+    return res["value"]
 
 
 def clean(d: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,46 @@
+"""Warnings the formats log reach Python as mlfeed.DataWarning, as the CLI prints them."""
+
+import os
+import warnings
+
+import pytest
+
+import mlfeed
+
+
+def test_ctf_rounding_warns(tmp_path: "os.PathLike[str]") -> None:
+    # Values as Python writes them (17 significant digits): declared streams are float32, as
+    # in CNTK, and the rounding is said once per stream.
+    path = os.path.join(str(tmp_path), "py.ctf")
+    with open(path, "w") as f:
+        for i in range(20):
+            f.write("|x %r %r\n" % (0.1 * i + 0.07670275135766862, 1.0 / (i + 3)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mlfeed.open(path, inputs=["x:dense:2"]) as ds:
+            x = ds.read()["x"]
+    assert x.dtype.name == "float32" and x.shape == (20, 2)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, mlfeed.DataWarning)]
+    assert any("rounded to float32" in m and "py.ctf" in m for m in msgs), msgs
+
+
+def test_validate_warning_is_not_a_problem(tmp_path: "os.PathLike[str]") -> None:
+    path = os.path.join(str(tmp_path), "py.ctf")
+    with open(path, "w") as f:
+        f.write("|x %r\n" % 0.07670275135766862)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        problems = mlfeed.validate(path, inputs=["x:dense:1"])
+    assert problems == []
+    assert any(issubclass(w.category, mlfeed.DataWarning) for w in caught)
+
+
+def test_no_warning_for_exact_data() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    labels = os.path.join(here, "..", "..", "testdata", "mnist", "t10k-labels-idx1-ubyte")
+    if not os.path.exists(labels):
+        pytest.skip("the repository's testdata is not here (an installed package's tests)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mlfeed.DataWarning)
+        with mlfeed.open(labels) as ds:
+            ds.read(0, 10)
