@@ -439,3 +439,31 @@ func streamMessages(r io.ReaderAt, size int64, name string) ([]message, error) {
 	}
 	return out, nil
 }
+
+// CheckSchemaMessage checks b, one encapsulated IPC message that holds a schema (what Parquet
+// writers store under the ARROW:schema footer key): its framing, and every offset and vector
+// length arrow-go follows when it decodes the schema, which it allocates before looking at the
+// bytes (a corrupt length in a kilobyte would otherwise have it allocate gigabytes).
+func CheckSchemaMessage(b []byte) error {
+	head := 4
+	if len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0xFFFFFFFF {
+		head = 8
+	}
+	if len(b) < head {
+		return fmt.Errorf("%w: %d bytes is too short for an IPC message", ErrTruncated, len(b))
+	}
+	n := int64(int32(binary.LittleEndian.Uint32(b[head-4:])))
+	if n <= 0 || n > int64(len(b)-head) {
+		return fmt.Errorf("%w: message metadata of %d bytes, %d there", ErrFormat, n, len(b)-head)
+	}
+	m, err := parseMessage(b[head : int64(head)+n])
+	switch {
+	case err != nil:
+		return err
+	case m.kind != headerSchema:
+		return fmt.Errorf("%w: message of type %d, not a schema", ErrFormat, m.kind)
+	case m.size > int64(len(b)-head)-n:
+		return fmt.Errorf("%w: message body of %d bytes, %d there", ErrFormat, m.size, int64(len(b)-head)-n)
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/mlfeed/mlfeed"
+	arrowfmt "github.com/mlfeed/mlfeed/format/arrow"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
@@ -256,10 +257,10 @@ func (rd *Reader) schemaErr(size int64, err error) error {
 	return mlfeed.OffsetError(rd.name, at, field, fmt.Errorf("%w: %v", sentinel, err))
 }
 
-// checkArrowSchema decodes the Arrow schema stored in the footer, if any, as pqarrow will,
-// but allocating no buffer larger than the decoded message: pqarrow decodes it with the
-// default allocator, and a message header claiming a body of gigabytes would have it
-// allocate them (a 1 KB file ran the process out of memory).
+// checkArrowSchema checks the Arrow schema stored in the footer, if any, then decodes it as
+// pqarrow will, but allocating no buffer larger than the decoded message: pqarrow decodes it
+// with the default allocator, trusting its lengths, and a corrupt one would have it allocate
+// gigabytes (a 1 KB file ran the process out of memory).
 func checkArrowSchema(md *metadata.FileMetaData) (err error) {
 	v := md.KeyValueMetadata().FindValue(arrowSchemaKey)
 	if v == nil {
@@ -273,6 +274,9 @@ func checkArrowSchema(md *metadata.FileMetaData) (err error) {
 		if decoded, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
 			return err
 		}
+	}
+	if err := arrowfmt.CheckSchemaMessage(decoded); err != nil {
+		return err
 	}
 	defer func() {
 		if p := recover(); p != nil {
