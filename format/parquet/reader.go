@@ -26,6 +26,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // ReaderOptions control reading. The zero value is the documented default for every field.
@@ -54,6 +55,7 @@ type Reader struct {
 	first   []int64
 	readers sync.Pool // *pqarrow.FileReader over pf
 	mem     memory.Allocator
+	memory  int64 // the memory budget (ReaderOptions.Memory)
 	closers closer.Stack
 }
 
@@ -86,7 +88,10 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	if err != nil {
 		return nil, mlfeed.OffsetError(name, size-8, "footer", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	rd = &Reader{name: name, pf: pf, mem: mem}
+	rd = &Reader{name: name, pf: pf, mem: mem, memory: opts.Memory}
+	if rd.memory <= 0 {
+		rd.memory = sched.DefaultMemory
+	}
 	rd.closers = append(rd.closers, pf.Close)
 	fail := func(e error) (*Reader, error) {
 		rd.Close()
@@ -332,7 +337,11 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		return nil, err
 	}
 	defer rd.readers.Put(fr)
-	off := rd.pf.MetaData().RowGroup(i).FileOffset()
+	rg := rd.pf.MetaData().RowGroup(i)
+	off := rg.FileOffset()
+	if n := rd.decodedSize(rg); n > rd.memory {
+		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: the row group decodes to %d bytes or more, more than the memory budget of %d bytes (raise it with --memory, or write smaller row groups)", mlfeed.ErrTooLarge, n, rd.memory))
+	}
 	tbl, err := fr.ReadRowGroups(ctx, rd.leaves, []int{i})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -368,6 +377,42 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		}
 	}
 	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows()), nil
+}
+
+// decodedSize returns a lower bound of the memory row group rg's columns take decoded, from
+// the footer: each column's value count times its width (its uncompressed size for text),
+// or the row group's uncompressed size if larger. Dictionary and run-length encodings make
+// the uncompressed pages much smaller than the values they describe.
+func (rd *Reader) decodedSize(rg *metadata.RowGroupMetaData) int64 {
+	var n int64
+	sc := rd.pf.MetaData().Schema
+	for j := 0; j < rg.NumColumns(); j++ {
+		cc, err := rg.ColumnChunk(j)
+		if err != nil {
+			continue
+		}
+		var w int64
+		switch cc.Type() {
+		case pq.Types.Boolean:
+			w = 1
+		case pq.Types.Int32, pq.Types.Float:
+			w = 4
+		case pq.Types.Int64, pq.Types.Double:
+			w = 8
+		case pq.Types.Int96:
+			w = 12
+		case pq.Types.FixedLenByteArray:
+			if j < sc.NumColumns() {
+				w = int64(max(sc.Column(j).TypeLength(), 1))
+			}
+		}
+		if w > 0 && cc.NumValues() > 0 {
+			n += min(cc.NumValues(), 1<<50) * w
+		} else {
+			n += max(cc.TotalUncompressedSize(), 0)
+		}
+	}
+	return max(n, rg.TotalByteSize())
 }
 
 // Schema returns the streams, one per column (a column of sequence ids is not a stream).
