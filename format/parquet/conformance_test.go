@@ -95,3 +95,44 @@ func TestCorruptArrowSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestFooterWalkBounded: the footer walk does work bounded by the footer's bytes: structs
+// nested past the limit, lists claiming more elements than bytes remain and truncated footers
+// all end it at once, with nothing edited.
+func TestFooterWalkBounded(t *testing.T) {
+	deep := bytes.Repeat([]byte{0x1c}, 1<<20)                // field 1, struct: a million nested structs
+	huge := []byte{0x29, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x0f} // field 2, list of 2^32 structs
+	for name, b := range map[string][]byte{"deep": deep, "huge list": huge, "empty": nil, "cut": {0x19}} {
+		if got := withoutUnknownLogicalTypes(b); got != nil {
+			t.Errorf("%s: edited", name)
+		}
+	}
+}
+
+// FuzzFooterWalk: whatever the bytes, the footer walk ends without a panic, and a footer it
+// edits is no longer than the original and has no unknown logical type left.
+func FuzzFooterWalk(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.parquet")
+	for _, p := range files {
+		data, _ := os.ReadFile(p)
+		if len(data) < 12 {
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+		if n <= len(data)-12 {
+			f.Add(data[len(data)-8-n : len(data)-8])
+		}
+	}
+	f.Fuzz(func(t *testing.T, footer []byte) {
+		out := withoutUnknownLogicalTypes(footer)
+		if out == nil {
+			return
+		}
+		if len(out) > len(footer)+16*len(footer) {
+			t.Fatalf("edited footer of %d bytes from %d", len(out), len(footer))
+		}
+		if again := withoutUnknownLogicalTypes(out); again != nil {
+			t.Fatalf("an unknown logical type left after the edit")
+		}
+	})
+}
