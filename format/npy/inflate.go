@@ -31,9 +31,13 @@ func (rd *Reader) planInflate(a *array, at int64) error {
 	if why != "" {
 		return mlfeed.OffsetError(rd.name, at, a.member, fmt.Errorf("%w: deflated member of %d bytes (shape %v): %s exceed a quarter of the memory budget of %d bytes (raise it with --memory)", ErrTooLarge, a.deflated.UncompressedSize64, a.h.Shape, why, rd.memory))
 	}
-	a.inflate = &inflater{f: a.deflated, name: rd.name, member: a.member, skip: a.h.DataOffset, size: n, keep: quarter}
+	a.inflate = &inflater{f: a.deflated, name: rd.name, member: a.member, skip: a.h.DataOffset, size: n, keep: min(quarter, maxKept)}
 	return nil
 }
+
+// maxKept bounds the bytes of passed-over ranges an inflater keeps: enough chunks of the
+// default size for read-ahead on 16 threads.
+const maxKept = 64 << 20
 
 // inflater reads a deflated member's data a range at a time, holding no more of it than the
 // range asked for and a few ranges it passed over on the way (kept for readers that ask for
