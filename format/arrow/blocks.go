@@ -303,7 +303,7 @@ func unpackedSize(r io.ReaderAt, m message) (int64, error) {
 
 // fileBlocks reads the record batch blocks of an Arrow IPC file's footer and the row count
 // of each batch from its message header, and the number of dictionary batches.
-func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, int, error) {
+func fileBlocks(r io.ReaderAt, size int64, name string, limit int64) ([]message, int, error) {
 	const tail = 10 // int32 footer length + "ARROW1"
 	if size < 8+tail {
 		return nil, 0, mlfeed.OffsetError(name, 0, "file", fmt.Errorf("%w: %d bytes is too short for an Arrow file", ErrTruncated, size))
@@ -347,7 +347,7 @@ func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, int, error) 
 		if !ok || m.kind != headerDictionaryBatch {
 			return nil, 0, mlfeed.OffsetError(name, off, "dictionary batch", fmt.Errorf("%w: footer block %d is not a dictionary batch", ErrFormat, i))
 		}
-		if err := checkUnpacked(r, &m, name); err != nil {
+		if err := checkUnpacked(r, &m, name, limit); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -372,7 +372,7 @@ func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, int, error) 
 			if !ok || m.kind != headerRecordBatch {
 				return nil, 0, mlfeed.OffsetError(name, off, "record batch", fmt.Errorf("%w: footer block %d is not a record batch", ErrFormat, i))
 			}
-			if err := checkUnpacked(r, &m, name); err != nil {
+			if err := checkUnpacked(r, &m, name, limit); err != nil {
 				return nil, 0, err
 			}
 			out = append(out, m)
@@ -388,9 +388,9 @@ func fileBlocks(r io.ReaderAt, size int64, name string) ([]message, int, error) 
 const maxUnpacked = 1 << 30
 
 // checkUnpacked refuses a compressed batch whose buffers claim more than maxUnpacked bytes,
-// before arrow-go allocates them.
+// or more than limit (the memory budget), before arrow-go allocates them.
 // It sets m.unpacked.
-func checkUnpacked(r io.ReaderAt, m *message, name string) error {
+func checkUnpacked(r io.ReaderAt, m *message, name string, limit int64) error {
 	m.unpacked = m.body
 	if !m.compressed {
 		return nil
@@ -402,13 +402,16 @@ func checkUnpacked(r io.ReaderAt, m *message, name string) error {
 	if n > maxUnpacked {
 		return mlfeed.OffsetError(name, m.bodyStart, "compressed buffer", fmt.Errorf("%w: buffers claim %d uncompressed bytes (limit %d)", ErrTooLarge, n, int64(maxUnpacked)))
 	}
+	if n > limit {
+		return mlfeed.OffsetError(name, m.bodyStart, "compressed buffer", fmt.Errorf("%w: the batch's buffers decompress to %d bytes, more than the memory budget of %d bytes (raise it with --memory)", ErrTooLarge, n, limit))
+	}
 	m.unpacked = n
 	return nil
 }
 
 // streamMessages reads the framing of an IPC stream: the schema message first, then
 // dictionary and record batch messages up to the end marker or the end of the data.
-func streamMessages(r io.ReaderAt, size int64, name string) ([]message, error) {
+func streamMessages(r io.ReaderAt, size int64, name string, limit int64) ([]message, error) {
 	var out []message
 	off := int64(0)
 	for {
@@ -425,7 +428,7 @@ func streamMessages(r io.ReaderAt, size int64, name string) ([]message, error) {
 		if len(out) > 0 && m.kind != headerRecordBatch && m.kind != headerDictionaryBatch {
 			return nil, mlfeed.OffsetError(name, off, "message", fmt.Errorf("%w: unexpected message type %d", ErrFormat, m.kind))
 		}
-		if err := checkUnpacked(r, &m, name); err != nil {
+		if err := checkUnpacked(r, &m, name, limit); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
@@ -438,4 +441,32 @@ func streamMessages(r io.ReaderAt, size int64, name string) ([]message, error) {
 		return nil, mlfeed.OffsetError(name, 0, "schema", fmt.Errorf("%w: empty IPC stream", ErrTruncated))
 	}
 	return out, nil
+}
+
+// CheckSchemaMessage checks b, one encapsulated IPC message that holds a schema (what Parquet
+// writers store under the ARROW:schema footer key): its framing, and every offset and vector
+// length arrow-go follows when it decodes the schema, which it allocates before looking at the
+// bytes (a corrupt length in a kilobyte would otherwise have it allocate gigabytes).
+func CheckSchemaMessage(b []byte) error {
+	head := 4
+	if len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0xFFFFFFFF {
+		head = 8
+	}
+	if len(b) < head {
+		return fmt.Errorf("%w: %d bytes is too short for an IPC message", ErrTruncated, len(b))
+	}
+	n := int64(int32(binary.LittleEndian.Uint32(b[head-4:])))
+	if n <= 0 || n > int64(len(b)-head) {
+		return fmt.Errorf("%w: message metadata of %d bytes, %d there", ErrFormat, n, len(b)-head)
+	}
+	m, err := parseMessage(b[head : int64(head)+n])
+	switch {
+	case err != nil:
+		return err
+	case m.kind != headerSchema:
+		return fmt.Errorf("%w: message of type %d, not a schema", ErrFormat, m.kind)
+	case m.size > int64(len(b)-head)-n:
+		return fmt.Errorf("%w: message body of %d bytes, %d there", ErrFormat, m.size, int64(len(b)-head)-n)
+	}
+	return nil
 }

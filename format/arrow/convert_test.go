@@ -1,4 +1,4 @@
-package arrow
+package arrow_test
 
 import (
 	"path/filepath"

@@ -16,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // ReaderOptions control reading. The zero value is the documented default for every field.
@@ -27,6 +28,19 @@ type ReaderOptions struct {
 	VariableLists bool
 	// NoMmap reads the file with ReadAt instead of mapping it (Open only).
 	NoMmap bool
+	// Memory is the memory budget in bytes (the scheduler's, the CLI's --memory): a
+	// compressed record or dictionary batch whose buffers decompress to more is refused at
+	// open (ErrTooLarge, naming the size and --memory), before anything is decompressed.
+	// Zero means sched.DefaultMemory.
+	Memory int64
+}
+
+// budget returns the memory budget of ReaderOptions.Memory m.
+func budget(m int64) int64 {
+	if m > 0 {
+		return m
+	}
+	return sched.DefaultMemory
 }
 
 // Reader reads Arrow IPC data. It implements mlfeed.Source, mlfeed.ChunkReuser and
@@ -119,7 +133,7 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		return nil, mlfeed.OffsetError(name, 0, "magic", fmt.Errorf("%w: Feather version 1 (rewrite it as Feather version 2, the Arrow IPC file format)", ErrUnsupported))
 	case bytes.HasPrefix(head, []byte(magic)):
 		var dicts int
-		if rd.msgs, dicts, err = fileBlocks(r, size, name); err != nil {
+		if rd.msgs, dicts, err = fileBlocks(r, size, name, budget(opts.Memory)); err != nil {
 			return nil, err
 		}
 		// arrow-go's mapped file reader cannot load dictionaries (v18.8.0 leaves its
@@ -139,7 +153,7 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		schema = rd.file.Schema()
 	default:
 		rd.stream = true
-		if rd.msgs, err = streamMessages(r, size, name); err != nil {
+		if rd.msgs, err = streamMessages(r, size, name, budget(opts.Memory)); err != nil {
 			return nil, err
 		}
 		for i, m := range rd.msgs {

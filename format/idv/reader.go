@@ -49,6 +49,10 @@ type ReaderOptions struct {
 	// the names); the others are not decoded. A name that matches no readable column is an
 	// error (ErrNoColumn). Nil reads every column.
 	Columns []string
+	// Memory is the memory budget in bytes (the scheduler's, the CLI's --memory): a block
+	// that inflates to more is refused when the file is opened (ErrTooLarge, naming the size
+	// and --memory), before anything is inflated. Zero means sched.DefaultMemory.
+	Memory int64
 }
 
 // Reader reads an IDV stream. It implements mlfeed.Source and mlfeed.Detailer; ReadChunk may
@@ -428,6 +432,8 @@ func (r *Reader) readLookup(c *column) error {
 			return r.errf(at, field, fmt.Errorf("%w: uncompressed block stored in %d bytes declares %d", ErrFormat, e.stored, e.inflated))
 		case int64(e.inflated) > int64(e.stored)*maxRatio+258:
 			return r.errf(at, field, fmt.Errorf("%w: %d stored bytes cannot inflate to %d", ErrTooLarge, e.stored, e.inflated))
+		case int64(e.inflated) > r.memory():
+			return r.errf(at, field, fmt.Errorf("%w: the block inflates to %d bytes, more than the memory budget of %d bytes (raise it with --memory)", ErrTooLarge, e.inflated, r.memory()))
 		}
 		c.blocks[b] = e
 		// Blocks may share stored bytes, but all of them together cannot inflate to more than
@@ -438,6 +444,14 @@ func (r *Reader) readLookup(c *column) error {
 		}
 	}
 	return nil
+}
+
+// memory returns the memory budget (ReaderOptions.Memory).
+func (r *Reader) memory() int64 {
+	if r.opts.Memory > 0 {
+		return r.opts.Memory
+	}
+	return sched.DefaultMemory
 }
 
 var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 func init() {
@@ -54,6 +55,11 @@ var WriteParams = []format.Param{
 // readerOptions translates the registry's options: ReadParams and Log.
 func readerOptions(name string, opts *format.Options) (*ReaderOptions, error) {
 	ro := &ReaderOptions{FileName: name}
+	if opts != nil && opts.Context != nil {
+		if s := sched.FromContext(opts.Context); s != nil {
+			ro.Memory = s.Memory()
+		}
+	}
 	if opts == nil {
 		return ro, nil
 	}

@@ -41,7 +41,8 @@ type ReaderOptions struct {
 	ChunkSize int
 	// MaxMemory bounds the decompressed bytes of a gzip file kept in memory; a larger payload
 	// is decompressed into an unlinked temporary file that is memory-mapped. Zero means
-	// DefaultMaxMemory.
+	// DefaultMaxMemory; opened through the registry, a quarter of the memory budget of the
+	// scheduler in format.Options.Context (--memory) when that is less.
 	MaxMemory int64
 	// NoMmap reads uncompressed files with ReadAt instead of mapping them.
 	NoMmap bool
@@ -380,6 +381,9 @@ func (rd *Reader) Details() map[string]any {
 	}
 	if rd.gz {
 		d["compression"] = "gzip"
+		if want, _ := rd.header.PayloadSize(); want > rd.maxMemory {
+			d["decompressed_to"] = "temporary file" // past max_memory
+		}
 	}
 	return d
 }

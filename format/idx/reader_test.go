@@ -18,6 +18,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/byteswap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -491,5 +492,44 @@ func TestParams(t *testing.T) {
 		if _, err := parseOptions(params); !errors.Is(err, format.ErrUsage) {
 			t.Errorf("%v: err = %v, want a usage error", params, err)
 		}
+	}
+}
+
+// TestGzipBudget: a gzip file whose payload is more than a quarter of the scheduler's memory
+// budget (--memory) is decompressed into a temporary file, not held in memory; it was held
+// whole up to 1 GiB whatever the budget.
+func TestGzipBudget(t *testing.T) {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	zw.Write([]byte{0, 0, 0x08, 2, 0, 0, 0x10, 0, 0, 0, 0x10, 0}) // ubyte, 4096 x 4096
+	zw.Write(make([]byte, 4096*4096))
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "z-ubyte.gz")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft, _ := format.Lookup("idx")
+	for _, c := range []struct {
+		budget int64
+		spill  bool
+	}{{16 << 20, true}, {1 << 30, false}} {
+		ctx := sched.WithContext(context.Background(), sched.New(1, c.budget))
+		src, err := ft.Open(path, &format.Options{Context: ctx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i := range src.Chunks() {
+			ch, err := src.ReadChunk(ctx, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += ch.Sequences
+		}
+		_, spilled := src.(mlfeed.Detailer).Details()["decompressed_to"]
+		if n != 4096 || spilled != c.spill {
+			t.Errorf("budget %d: %d records, to a temporary file %v; want 4096, %v", c.budget, n, spilled, c.spill)
+		}
+		src.Close()
 	}
 }

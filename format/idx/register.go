@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 func init() {
@@ -17,14 +18,14 @@ func init() {
 		ReadParams:  ReadParams,
 		WriteParams: WriteParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
-			opts, err := parseOptions(o.Params)
+			opts, err := registryOptions(o)
 			if err != nil {
 				return nil, err
 			}
 			return Open(name, opts)
 		},
 		OpenReader: func(r io.ReaderAt, size int64, name string, o *format.Options) (mlfeed.Source, error) {
-			opts, err := parseOptions(o.Params)
+			opts, err := registryOptions(o)
 			if err != nil {
 				return nil, err
 			}
@@ -58,4 +59,18 @@ func init() {
 			return newFileSink(f, schema, w.Name, w.Compress, level, w.Sequences)
 		},
 	})
+}
+
+// registryOptions reads the format options and, unless max_memory is set, holds no more
+// decompressed payload in memory than a quarter of the memory budget of the scheduler in
+// o.Context (--memory), nor DefaultMaxMemory.
+func registryOptions(o *format.Options) (*ReaderOptions, error) {
+	opts, err := parseOptions(o.Params)
+	if err != nil || opts.MaxMemory != 0 || o.Context == nil {
+		return opts, err
+	}
+	if s := sched.FromContext(o.Context); s != nil {
+		opts.MaxMemory = max(min(DefaultMaxMemory, s.Memory()/4), 1)
+	}
+	return opts, nil
 }

@@ -18,6 +18,7 @@ func FuzzReader(f *testing.F) {
 	testutil.Seed(f, filepath.Join("testdata", "*.svm"))
 	f.Add([]byte("1 qid:3 1:0.5 7:nan # c\n\n-2 2:1e308 3:-0\n"))
 	f.Add([]byte("1,3 0:1\n 2:5\n"))
+	f.Add([]byte("nan(0x8000000000001) 1:-nan 2:nan(0x1) 3:NaN 4:-nan(0xfffffffffffff)\n")) // NaN payloads
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := NewReaderBytes(data, &ReaderOptions{ChunkSize: 64})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/fastfloat"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/nantext"
 )
 
 // DefaultChunkSize is the default number of text bytes per chunk.
@@ -417,10 +418,14 @@ func (rd *Reader) index(text []byte, i, line, prev int) (idx, k int, err error) 
 	return idx, k + 1, nil
 }
 
-// parseFloat parses a whole token as a float64: the fast path, else strconv (which also takes
-// inf and nan, as Python's float() does).
+// parseFloat parses a whole token as a float64: the fast path, else a NaN in package
+// nantext's forms (nan, -nan, nan(0xM), bit for bit), else strconv (which also takes inf, as
+// Python's float() does).
 func parseFloat(tok []byte) (float64, bool) {
 	if v, ok := fastfloat.Parse(tok); ok {
+		return v, true
+	}
+	if v, ok := nantext.Parse(tok); ok {
 		return v, true
 	}
 	v, err := strconv.ParseFloat(string(tok), 64)

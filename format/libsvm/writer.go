@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/nantext"
 )
 
 // WriterOptions control writing. The zero value writes one-based indices and takes the
@@ -210,7 +211,14 @@ func (wr *Writer) record(c *mlfeed.Chunk, q int) error {
 func appendNumber(b []byte, v mlfeed.Buffer, k int) ([]byte, error) {
 	switch v.Type {
 	case mlfeed.Float64, mlfeed.Float32:
-		return strconv.AppendFloat(b, v.Float64At(k), 'g', -1, 64), nil
+		f := v.Float64At(k)
+		if f != f {
+			if v.Type == mlfeed.Float32 {
+				f = nantext.Widen32(math.Float32bits(v.Float32s()[k]))
+			}
+			return nantext.Append(b, f), nil
+		}
+		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
 	case mlfeed.Uint64:
 		u := binary.LittleEndian.Uint64(v.Bytes[8*k:])
 		if u > 1<<53 {

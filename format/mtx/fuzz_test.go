@@ -27,7 +27,9 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("%%MatrixMarket matrix array complex general\n1 2\n1 2\n3 4\n"))
 	f.Add([]byte("%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 2\n2 1 5\n1 3 -7\n"))
 	f.Add([]byte("%%MatrixMarket matrix coordinate pattern general\n% c\n2 3 2\n2 3\n1 1\n"))
-	f.Add([]byte("%%MatrixMarket matrix coordinate real general\n5 2\n4 1.5\n2 -2\n")) // a vector, as Finch writes one
+	f.Add([]byte("%%MatrixMarket matrix coordinate real general\n5 2\n4 1.5\n2 -2\n"))                                   // a vector, as Finch writes one
+	f.Add([]byte("%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 nan(0x8000000000001)\n2 1 -nan\n2 2 nan\n")) // NaN payloads
+	f.Add([]byte("%%MatrixMarket matrix coordinate real general\n2 2 2\n2 1 1\n% c\n2 1 2\n"))                           // a duplicate
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := mtx.Read(bytes.NewReader(data), "fuzz.mtx")
 		if err != nil {

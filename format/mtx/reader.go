@@ -18,6 +18,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/internal/countsort"
+	"github.com/mlfeed/mlfeed/internal/nantext"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/sniff"
 )
@@ -288,6 +289,9 @@ func parseFloat(b []byte) (float64, bool) {
 			}
 			return v, true
 		}
+	}
+	if v, ok := nantext.Parse(b); ok {
+		return v, true // strconv's NaN has other bits than nan's
 	}
 	v, err := strconv.ParseFloat(str(b), 64)
 	if err != nil {
@@ -748,6 +752,7 @@ func concat(parts []*part, field string) *part {
 
 func readCoordinate(ctx context.Context, s *scanner, h *Header) (*binsparse.Matrix, error) {
 	n := int(h.Entries)
+	start := *s
 	var parts []*part
 	if sc := sched.FromContext(ctx); sc != nil && sc.Threads() > 1 && n >= parallelMin {
 		parts = parseParallel(ctx, s, h, sc.Threads())
@@ -792,7 +797,7 @@ func readCoordinate(ctx context.Context, s *scanner, h *Header) (*binsparse.Matr
 	p := concat(parts, h.Field)
 	perm, err := rowMajor(p.rows, p.cols, h.Rows, h.Cols)
 	if err != nil {
-		return nil, mlfeed.LineError(s.name, 0, 0, err)
+		return nil, placeDup(start, err, false)
 	}
 	vals, iso := p.v.buffer(perm)
 	return matrix(binsparse.COOR, h, map[string]mlfeed.Buffer{
@@ -934,10 +939,50 @@ func rowMajor(rows, cols []int64, nrows, ncols int64) ([]int64, error) {
 	for k := 1; k < n; k++ {
 		a, b := perm[k-1], perm[k]
 		if rows[a] == rows[b] && cols[a] == cols[b] {
-			return nil, fmt.Errorf("%w: entry (%d, %d) appears twice", ErrFormat, rows[b]+1, cols[b]+1)
+			return nil, &dupError{first: min(a, b), second: max(a, b), row: rows[b] + 1, col: cols[b] + 1}
 		}
 	}
 	return perm, nil
+}
+
+// dupError is an entry given twice: the entry numbers (from 0, in file order) and its
+// coordinates (from 1).
+type dupError struct{ first, second, row, col int64 }
+
+func (e *dupError) Error() string { return fmt.Sprintf("entry (%d, %d) appears twice", e.row, e.col) }
+
+// placeDup turns a dupError into an error at the line and column of the second entry, naming
+// the line of the first; start is the scanner as it stood before the first entry. Other errors
+// come back as they are.
+func placeDup(start scanner, err error, vector bool) error {
+	d, ok := err.(*dupError)
+	if !ok {
+		return err
+	}
+	var f [1][]byte
+	var c [1]int
+	lines := [2]int{}
+	cols := [2]int{}
+	for k := int64(0); k <= d.second; {
+		line, ok := start.next()
+		if !ok {
+			break
+		}
+		if n, _ := fields(line, f[:], c[:]); n == 0 || line[0] == '%' {
+			continue
+		}
+		for w, e := range [2]int64{d.first, d.second} {
+			if k == e {
+				lines[w], cols[w] = start.line, c[0]
+			}
+		}
+		k++
+	}
+	what := fmt.Sprintf("entry (%d, %d)", d.row, d.col)
+	if vector {
+		what = fmt.Sprintf("index %d", d.row)
+	}
+	return mlfeed.LineError(start.name, lines[1], cols[1], fmt.Errorf("%w: %s appears twice, first at line %d; Matrix Market gives each entry once", ErrFormat, what, lines[0]))
 }
 
 // indexBuffer stores v in order perm (nil: as is) as type t.
@@ -976,6 +1021,7 @@ func indexBuffer(v []int64, perm []int64, t mlfeed.ElemType) mlfeed.Buffer {
 // into a sparse vector, sorted by index.
 func readVector(s *scanner, h *Header) (*binsparse.Matrix, error) {
 	n := int(h.Entries)
+	start := *s
 	idx := make([]int64, 0, n)
 	v := values{field: h.Field}
 	want := 1 + v.count()
@@ -1007,7 +1053,7 @@ func readVector(s *scanner, h *Header) (*binsparse.Matrix, error) {
 	}
 	perm, err := rowMajor(idx, make([]int64, n), h.Rows, 1)
 	if err != nil {
-		return nil, mlfeed.LineError(s.name, 0, 0, err)
+		return nil, placeDup(start, err, true)
 	}
 	vals, iso := v.buffer(perm)
 	m := matrix(binsparse.CVEC, h, map[string]mlfeed.Buffer{

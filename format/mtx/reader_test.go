@@ -3,8 +3,10 @@ package mtx_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
 	"github.com/mlfeed/mlfeed/format/mtx"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/sparsetest"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
@@ -240,14 +243,14 @@ func TestReadErrors(t *testing.T) {
 		{"extra field", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 1\n", mtx.ErrFormat, 3},
 		{"truncated", "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 2\n", mtx.ErrTruncated, 4},
 		{"trailing data", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", mtx.ErrFormat, 4},
-		{"duplicate", "%%MatrixMarket matrix coordinate real general\n2 2 2\n2 1 1\n2 1 2\n", mtx.ErrFormat, 0},
+		{"duplicate", "%%MatrixMarket matrix coordinate real general\n2 2 2\n2 1 1\n2 1 2\n", mtx.ErrFormat, 4},
 		{"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", mtx.ErrFormat, 3},
 		{"huge claim", "%%MatrixMarket matrix coordinate real general\n100000 100000 999999999999\n1 1 1\n", mtx.ErrTooLarge, 2},
 		{"huge array", "%%MatrixMarket matrix array real general\n3037000500 3037000500\n1\n", mtx.ErrTooLarge, 2},
 		{"symmetric vector", "%%MatrixMarket matrix coordinate real symmetric\n3 1\n1 1\n", mtx.ErrFormat, 2},
 		{"vector index", "%%MatrixMarket matrix coordinate real general\n3 1\n4 1\n", mtx.ErrFormat, 3},
 		{"vector fields", "%%MatrixMarket matrix coordinate real general\n3 1\n1 1 1\n", mtx.ErrFormat, 3},
-		{"vector duplicate", "%%MatrixMarket matrix coordinate integer general\n3 2\n2 1\n2 5\n", mtx.ErrFormat, 0},
+		{"vector duplicate", "%%MatrixMarket matrix coordinate integer general\n3 2\n2 1\n2 5\n", mtx.ErrFormat, 4},
 		{"vector truncated", "%%MatrixMarket matrix coordinate pattern general\n3 2\n2\n", mtx.ErrTruncated, 3},
 	} {
 		_, err := mtx.Read(strings.NewReader(c.in), "x.mtx")
@@ -360,6 +363,30 @@ func TestVector(t *testing.T) {
 		}
 		if !reflect.DeepEqual(sparsetest.Dense(t, m), sparsetest.Dense(t, want)) {
 			t.Errorf("%s.mtx reads as %v, Finch wrote %v", name, sparsetest.Dense(t, m), sparsetest.Dense(t, want))
+		}
+	}
+}
+
+// TestDuplicatePosition: an entry given twice is refused at the line and column of its second
+// occurrence, naming the first's line and the file (it had no position before), in coordinate
+// matrices (also when the duplicate is a symmetric matrix's mirrored entry, and when the entries
+// are parsed in parallel) and in vectors.
+func TestDuplicatePosition(t *testing.T) {
+	big := &strings.Builder{}
+	big.WriteString("%%MatrixMarket matrix coordinate pattern general\n70000 1 70001\n")
+	for i := 1; i <= 70000; i++ {
+		fmt.Fprintf(big, "%d 1\n", i)
+	}
+	big.WriteString("  69999 1\n")
+	for _, c := range []struct{ name, text, want string }{
+		{"general", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.5\n% between\n\n2 2 1\n  1 1 2\n", "d.mtx:7:3: mtx: invalid data: entry (1, 1) appears twice, first at line 3"},
+		{"symmetric", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n1 2 1\n", "d.mtx:4:1: mtx: invalid data: entry (2, 1) appears twice, first at line 3"},
+		{"vector", "%%MatrixMarket matrix coordinate real general\n5 3\n4 1\n2 1\n4 2\n", "d.mtx:5:1: mtx: invalid data: index 4 appears twice, first at line 3"},
+		{"parallel", big.String(), "d.mtx:70003:3: mtx: invalid data: entry (69999, 1) appears twice, first at line 70001"},
+	} {
+		_, err := mtx.ReadContext(sched.WithContext(context.Background(), sched.New(4, 0)), strings.NewReader(c.text), "d.mtx")
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || !errors.Is(err, mlfeed.ErrFormat) {
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
 		}
 	}
 }

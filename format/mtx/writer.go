@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/binsparse"
+	"github.com/mlfeed/mlfeed/internal/nantext"
 )
 
 // WriterOptions control Write. The zero value writes sparse formats as coordinate files and
@@ -181,23 +182,34 @@ func appendValue(buf []byte, b mlfeed.Buffer, i int) []byte {
 	case mlfeed.Float64:
 		return appendFloat(buf, b.Float64At(i), 64)
 	case mlfeed.Float32:
-		return appendFloat(buf, b.Float64At(i), 32)
+		return appendFloat(buf, wide32(b, i), 32)
 	case mlfeed.Complex128:
 		f := mlfeed.Buffer{Type: mlfeed.Float64, Bytes: b.Bytes}
 		buf = appendFloat(buf, f.Float64At(2*i), 64)
 		return appendFloat(append(buf, ' '), f.Float64At(2*i+1), 64)
 	case mlfeed.Complex64:
 		f := mlfeed.Buffer{Type: mlfeed.Float32, Bytes: b.Bytes}
-		buf = appendFloat(buf, f.Float64At(2*i), 32)
-		return appendFloat(append(buf, ' '), f.Float64At(2*i+1), 32)
+		buf = appendFloat(buf, wide32(f, 2*i), 32)
+		return appendFloat(append(buf, ' '), wide32(f, 2*i+1), 32)
 	case mlfeed.Uint64:
 		return strconv.AppendUint(buf, uint64(b.Int64At(i)), 10)
 	}
 	return strconv.AppendInt(buf, b.Int64At(i), 10)
 }
 
+// wide32 returns float32 element i of b as a float64, a NaN with its payload and quiet bit
+// as they are (package nantext).
+func wide32(b mlfeed.Buffer, i int) float64 {
+	f := b.Float32s()[i]
+	if f != f {
+		return nantext.Widen32(math.Float32bits(f))
+	}
+	return float64(f)
+}
+
 // appendFloat writes the shortest decimal that reads back exactly; infinities as "inf" and
-// "-inf" and NaN as "nan", which strtod and scipy read.
+// "-inf", NaN as "nan" (the quiet NaN numpy and strtod give; "-nan" with the sign bit) and
+// other NaNs as "nan(0xMANTISSA)", which strtod reads to the same bits (package nantext).
 func appendFloat(buf []byte, v float64, bits int) []byte {
 	switch {
 	case math.IsInf(v, 1):
@@ -205,7 +217,7 @@ func appendFloat(buf []byte, v float64, bits int) []byte {
 	case math.IsInf(v, -1):
 		return append(buf, "-inf"...)
 	case math.IsNaN(v):
-		return append(buf, "nan"...)
+		return nantext.Append(buf, v)
 	}
 	return strconv.AppendFloat(buf, v, 'g', -1, bits)
 }

@@ -2,11 +2,13 @@ package npy
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -14,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // Default option values.
@@ -45,6 +48,11 @@ type ReaderOptions struct {
 	ChunkSize int
 	// NoMmap reads with ReadAt instead of mapping the file (Open only).
 	NoMmap bool
+	// Memory is the memory budget in bytes (the scheduler's, the CLI's --memory). A deflated
+	// member whose data is larger than a quarter of it is inflated a chunk at a time instead
+	// of held whole, and one whose records do not fit it at all is refused (ErrTooLarge)
+	// before anything is inflated. Zero means sched.DefaultMemory.
+	Memory int64
 }
 
 // array is one array of the file: a .npy file's only one or an .npz member.
@@ -55,7 +63,9 @@ type array struct {
 	stored   bool // data lies uncompressed in the file at off
 	off      int64
 	deflated *zip.File
-	mem      []byte // all data bytes, when mapped or inflated
+	inflate  *inflater // a deflated member too large to hold whole, read a chunk at a time
+	span     [2]int64  // an .npz member's bytes in the file: offset, length
+	mem      []byte    // all data bytes, when mapped or inflated
 
 	loadOnce sync.Once
 	loadErr  error
@@ -97,6 +107,7 @@ type Reader struct {
 	perChunk int
 	identity []int64
 	mapped   bool
+	memory   int64 // the memory budget (ReaderOptions.Memory)
 	closers  closer.Stack
 }
 
@@ -106,7 +117,10 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	if opts == nil {
 		opts = &ReaderOptions{}
 	}
-	rd := &Reader{name: opts.FileName, ra: r}
+	rd := &Reader{name: opts.FileName, ra: r, memory: opts.Memory}
+	if rd.memory <= 0 {
+		rd.memory = sched.DefaultMemory
+	}
 	var head [4]byte
 	n, _ := r.ReadAt(head[:], 0)
 	if n == 4 && string(head[:]) == "PK\x03\x04" || n == 4 && string(head[:]) == "PK\x05\x06" {
@@ -217,6 +231,15 @@ func (rd *Reader) openNPZ(r io.ReaderAt, size int64) error {
 	if len(rd.arrays) == 0 {
 		return mlfeed.OffsetError(rd.name, 0, "zip", fmt.Errorf("%w: the archive holds no .npy member", ErrFormat))
 	}
+	// Members whose bytes overlap (a zip bomb's trick: many names for one stream) would be
+	// read once per name, more than the file holds.
+	bySpan := slices.Clone(rd.arrays)
+	slices.SortFunc(bySpan, func(a, b *array) int { return cmp.Compare(a.span[0], b.span[0]) })
+	for k := 1; k < len(bySpan); k++ {
+		if p, a := bySpan[k-1], bySpan[k]; a.span[0] < p.span[0]+p.span[1] {
+			return mlfeed.OffsetError(rd.name, a.span[0], a.member, fmt.Errorf("%w: members %q and %q overlap (bytes from %d and %d, %d long): an archive holds each member's bytes once", ErrFormat, p.member, a.member, p.span[0], a.span[0], p.span[1]))
+		}
+	}
 	for _, a := range rd.arrays[1:] {
 		if a.h.Records() != rd.arrays[0].h.Records() {
 			return mlfeed.OffsetError(rd.name, 0, a.member, fmt.Errorf("%w: arrays %q (shape %v) and %q (shape %v) differ in their first dimension; mlfeed reads an archive's arrays as streams of one record set", ErrUnsupported, rd.arrays[0].member, rd.arrays[0].h.Shape, a.member, a.h.Shape))
@@ -231,7 +254,7 @@ func (rd *Reader) member(r io.ReaderAt, size int64, f *zip.File) (*array, error)
 	if err != nil {
 		return nil, mlfeed.OffsetError(rd.name, 0, f.Name, fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	a := &array{member: f.Name}
+	a := &array{member: f.Name, span: [2]int64{at, int64(min(f.CompressedSize64, uint64(size)))}}
 	where := rd.name + ":" + f.Name
 	switch f.Method {
 	case zip.Store:
@@ -256,6 +279,9 @@ func (rd *Reader) member(r io.ReaderAt, size int64, f *zip.File) (*array, error)
 			return nil, err
 		}
 		a.deflated = f
+		if err := rd.planInflate(a, at); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, mlfeed.OffsetError(rd.name, at, f.Name, fmt.Errorf("%w: zip compression method %d (numpy writes stored and deflated members)", ErrUnsupported, f.Method))
 	}
@@ -413,7 +439,7 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 
 // values returns the values of records [from, to) of a.
 func (rd *Reader) values(a *array, from, to int, old []byte) (mlfeed.Buffer, error) {
-	if a.deflated != nil || a.fortran() && a.mem == nil {
+	if a.deflated != nil && a.inflate == nil || a.fortran() && a.mem == nil {
 		if err := rd.load(a); err != nil {
 			return mlfeed.Buffer{}, err
 		}
@@ -474,6 +500,9 @@ func (rd *Reader) raw(a *array, lo, hi int64, dst []byte) ([]byte, error) {
 		dst = dst[:hi-lo]
 	} else {
 		dst = mlfeed.NewBuffer(mlfeed.Uint8, int(hi-lo)).Bytes
+	}
+	if a.inflate != nil {
+		return dst, a.inflate.read(dst, lo)
 	}
 	return dst, rd.readAt(dst, a.off+lo)
 }
@@ -575,7 +604,12 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 	return mlfeed.Ones(rd.chunks[i].Sequences), nil
 }
 
-// Close releases the mapping and the file.
+// Close releases the mapping, the file and any member being inflated.
 func (rd *Reader) Close() error {
+	for _, a := range rd.arrays {
+		if a.inflate != nil {
+			a.inflate.closeStream()
+		}
+	}
 	return rd.closers.Close()
 }

@@ -1,7 +1,9 @@
 package npy
 
 import (
+	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -58,5 +60,28 @@ func TestBadInput(t *testing.T) {
 		if err != nil || len(h.Shape) != len(shape) || h.DataOffset%64 != 0 {
 			t.Errorf("%v: %v %+v", shape, err, h)
 		}
+	}
+}
+
+// TestOverlappingMembers: an archive whose directory names one member's bytes twice (the
+// overlapping zip bomb's trick, which multiplies the data without growing the file) is
+// refused with the byte offset, rather than read once per name.
+func TestOverlappingMembers(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"x.npy", "y.npy"} {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", []byte{1, 0, 2, 0}))
+	}
+	zw.Close()
+	b := buf.Bytes()
+	second := bytes.LastIndex(b, []byte("PK\x01\x02"))
+	binary.LittleEndian.PutUint32(b[second+42:], 0) // y.npy's local header: x.npy's
+	_, err := NewReader(bytes.NewReader(b), int64(len(b)), &ReaderOptions{FileName: "o.npz"})
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "overlap") || !strings.Contains(err.Error(), "o.npz: byte offset") {
+		t.Fatalf("got %v, want ErrFormat naming the overlap", err)
 	}
 }

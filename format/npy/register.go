@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 func init() {
@@ -13,6 +14,11 @@ func init() {
 		opts, err := readerOptions(o.Params)
 		if err != nil {
 			return nil, err
+		}
+		if o.Context != nil {
+			if s := sched.FromContext(o.Context); s != nil {
+				opts.Memory = s.Memory()
+			}
 		}
 		return Open(name, opts)
 	}

@@ -3,6 +3,9 @@ package parquet
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,15 +14,19 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/mlfeed/mlfeed"
+	arrowfmt "github.com/mlfeed/mlfeed/format/arrow"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // ReaderOptions control reading. The zero value is the documented default for every field.
@@ -29,6 +36,11 @@ type ReaderOptions struct {
 	// length of the first row's list (read from the first row group), and a row of another
 	// length is an error.
 	VariableLists bool
+	// Memory is the memory budget in bytes (the scheduler's, the CLI's --memory): no single
+	// buffer arrow-go allocates for the file (a page, a column of a row group, the stored
+	// Arrow schema) may be larger, else reading fails with ErrTooLarge before allocating it.
+	// Zero means sched.DefaultMemory.
+	Memory int64
 }
 
 // Reader reads a Parquet file. It implements mlfeed.Source, mlfeed.ChunkReuser and
@@ -42,6 +54,8 @@ type Reader struct {
 	chunks  []mlfeed.ChunkInfo
 	first   []int64
 	readers sync.Pool // *pqarrow.FileReader over pf
+	mem     memory.Allocator
+	memory  int64 // the memory budget (ReaderOptions.Memory)
 	closers closer.Stack
 }
 
@@ -63,12 +77,21 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	if string(tail[:]) != magic {
 		return nil, mlfeed.OffsetError(name, size-4, "trailing magic", fmt.Errorf("%w: the file does not end with PAR1", ErrTruncated))
 	}
-	props := pq.NewReaderProperties(memory.DefaultAllocator)
-	pf, err := file.NewParquetReader(io.NewSectionReader(r, 0, size), file.WithReadProps(props))
+	mem := arrowmap.Allocator(opts.Memory)
+	props := pq.NewReaderProperties(mem)
+	pf, err := openParquet(r, size, file.WithReadProps(props))
+	if err != nil {
+		if md := patchedFooter(r, size); md != nil {
+			pf, err = openParquet(r, size, file.WithReadProps(props), file.WithMetadata(md))
+		}
+	}
 	if err != nil {
 		return nil, mlfeed.OffsetError(name, size-8, "footer", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	rd = &Reader{name: name, pf: pf}
+	rd = &Reader{name: name, pf: pf, mem: mem, memory: opts.Memory}
+	if rd.memory <= 0 {
+		rd.memory = sched.DefaultMemory
+	}
 	rd.closers = append(rd.closers, pf.Close)
 	fail := func(e error) (*Reader, error) {
 		rd.Close()
@@ -77,14 +100,17 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	for i := 0; i < pf.MetaData().NumColumns(); i++ {
 		rd.leaves = append(rd.leaves, i)
 	}
+	if err := checkArrowSchema(pf.MetaData()); err != nil {
+		return fail(rd.schemaErr(size, err))
+	}
 	fr, err := rd.fileReader()
 	if err != nil {
-		return fail(err)
+		return fail(rd.schemaErr(size, err))
 	}
 	schema, err := fr.Schema()
 	rd.readers.Put(fr)
 	if err != nil {
-		return fail(mlfeed.OffsetError(name, size-8, "schema", fmt.Errorf("%w: %v", ErrUnsupported, err)))
+		return fail(rd.schemaErr(size, err))
 	}
 	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists); err != nil {
 		return fail(mlfeed.OffsetError(name, size-8, "schema", mapErr(err)))
@@ -110,6 +136,47 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 		rd.sampleCounts(size)
 	}
 	return rd, nil
+}
+
+// openParquet is file.NewParquetReader with its panics (a footer arrow-go cannot take) as errors.
+func openParquet(r io.ReaderAt, size int64, opts ...file.ReadOption) (pf *file.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			pf, err = nil, fmt.Errorf("malformed footer (%v)", p)
+		}
+	}()
+	return file.NewParquetReader(io.NewSectionReader(r, 0, size), opts...)
+}
+
+// patchedFooter returns the file's footer without the logical types arrow-go does not know
+// (withoutUnknownLogicalTypes), or nil when it has none or cannot be read so.
+func patchedFooter(r io.ReaderAt, size int64) (md *metadata.FileMetaData) {
+	defer func() {
+		if recover() != nil {
+			md = nil
+		}
+	}()
+	var tail [8]byte
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return nil
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 {
+		return nil
+	}
+	footer := make([]byte, n)
+	if _, err := r.ReadAt(footer, size-8-n); err != nil {
+		return nil
+	}
+	patched := withoutUnknownLogicalTypes(footer)
+	if patched == nil {
+		return nil
+	}
+	md, err := metadata.NewFileMetaData(patched, nil)
+	if err != nil {
+		return nil
+	}
+	return md
 }
 
 // sampleCounts sets the chunk table's sample counts from what mlfeed records in the file
@@ -169,12 +236,79 @@ func (rd *Reader) fileReader() (*pqarrow.FileReader, error) {
 	if fr, ok := rd.readers.Get().(*pqarrow.FileReader); ok {
 		return fr, nil
 	}
-	fr, err := pqarrow.NewFileReader(rd.pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 1 << 30}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rd.pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 1 << 30}, rd.mem)
 	if err != nil {
-		return nil, mlfeed.OffsetError(rd.name, 0, "schema", fmt.Errorf("%w: %v", ErrUnsupported, err))
+		return nil, err // NewReader made one before: it classified this error then
 	}
 	return fr, nil
 }
+
+// schemaErr describes an error of turning the file's schema into Arrow's, placed at the
+// footer (of a file of size bytes): a corrupt ARROW:schema value (the schema converts without
+// it) or any other failure is invalid data (exit 1); only what arrow-go reports as not
+// implemented is unsupported (exit 2).
+func (rd *Reader) schemaErr(size int64, err error) error {
+	md := rd.pf.MetaData()
+	at := max(size-8-int64(md.Size()), 0)
+	field, sentinel := "schema", ErrFormat
+	if arrowLacks(err) {
+		sentinel = ErrUnsupported
+	}
+	if md.KeyValueMetadata().FindValue(arrowSchemaKey) != nil {
+		if _, plain := pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil); plain == nil {
+			field, sentinel = arrowSchemaKey+" metadata", ErrFormat
+		}
+	}
+	return mlfeed.OffsetError(rd.name, at, field, fmt.Errorf("%w: %v", sentinel, err))
+}
+
+// checkArrowSchema checks the Arrow schema stored in the footer, if any, then decodes it as
+// pqarrow will, but allocating no buffer larger than the decoded message: pqarrow decodes it
+// with the default allocator, trusting its lengths, and a corrupt one would have it allocate
+// gigabytes (a 1 KB file ran the process out of memory).
+func checkArrowSchema(md *metadata.FileMetaData) (err error) {
+	v := md.KeyValueMetadata().FindValue(arrowSchemaKey)
+	if v == nil {
+		return nil
+	}
+	var decoded []byte
+	if len(*v)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(*v)
+	}
+	if len(decoded) == 0 || err != nil {
+		if decoded, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
+			return err
+		}
+	}
+	if err := arrowfmt.CheckSchemaMessage(decoded); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	r, err := ipc.NewReader(bytes.NewReader(decoded), ipc.WithAllocator(arrowmap.Allocator(int64(len(decoded)))))
+	if err != nil {
+		return err
+	}
+	r.Release()
+	return nil
+}
+
+// arrowLacks reports whether err, from arrow-go, says that it lacks a feature the file uses
+// (arrow.ErrNotImplemented, or a message saying "not supported", "unimplemented" or
+// "unhandled"), rather than that the file is broken.
+func arrowLacks(err error) bool {
+	if errors.Is(err, arrow.ErrNotImplemented) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "not supported") || strings.Contains(msg, "unimplemented") || strings.Contains(msg, "unhandled")
+}
+
+// arrowSchemaKey is the footer key under which Arrow writers store the Arrow schema.
+const arrowSchemaKey = "ARROW:schema"
 
 // learn reads the first non-empty row group to learn the dimension of list columns that carry
 // no mlfeed metadata.
@@ -203,13 +337,21 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		return nil, err
 	}
 	defer rd.readers.Put(fr)
-	off := rd.pf.MetaData().RowGroup(i).FileOffset()
+	rg := rd.pf.MetaData().RowGroup(i)
+	off := rg.FileOffset()
+	if n := rd.decodedSize(rg); n > rd.memory {
+		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: the row group decodes to %d bytes or more, more than the memory budget of %d bytes (raise it with --memory, or write smaller row groups)", mlfeed.ErrTooLarge, n, rd.memory))
+	}
 	tbl, err := fr.ReadRowGroups(ctx, rd.leaves, []int{i})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", ErrFormat, err))
+		sentinel := ErrFormat
+		if errors.Is(err, mlfeed.ErrTooLarge) {
+			sentinel = mlfeed.ErrTooLarge
+		}
+		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", sentinel, err))
 	}
 	defer tbl.Release()
 	cols := make([]arrow.Array, tbl.NumCols())
@@ -224,17 +366,53 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		ch := tbl.Column(k).Data().Chunks()
 		switch len(ch) {
 		case 0:
-			cols[k] = array.MakeArrayOfNull(memory.DefaultAllocator, tbl.Column(k).DataType(), 0)
+			cols[k] = array.MakeArrayOfNull(rd.mem, tbl.Column(k).DataType(), 0)
 		case 1:
 			ch[0].Retain()
 			cols[k] = ch[0]
 		default:
-			if cols[k], err = array.Concatenate(ch, memory.DefaultAllocator); err != nil {
+			if cols[k], err = array.Concatenate(ch, rd.mem); err != nil {
 				return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", ErrFormat, err))
 			}
 		}
 	}
 	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows()), nil
+}
+
+// decodedSize returns a lower bound of the memory row group rg's columns take decoded, from
+// the footer: each column's value count times its width (its uncompressed size for text),
+// or the row group's uncompressed size if larger. Dictionary and run-length encodings make
+// the uncompressed pages much smaller than the values they describe.
+func (rd *Reader) decodedSize(rg *metadata.RowGroupMetaData) int64 {
+	var n int64
+	sc := rd.pf.MetaData().Schema
+	for j := 0; j < rg.NumColumns(); j++ {
+		cc, err := rg.ColumnChunk(j)
+		if err != nil {
+			continue
+		}
+		var w int64
+		switch cc.Type() {
+		case pq.Types.Boolean:
+			w = 1
+		case pq.Types.Int32, pq.Types.Float:
+			w = 4
+		case pq.Types.Int64, pq.Types.Double:
+			w = 8
+		case pq.Types.Int96:
+			w = 12
+		case pq.Types.FixedLenByteArray:
+			if j < sc.NumColumns() {
+				w = int64(max(sc.Column(j).TypeLength(), 1))
+			}
+		}
+		if w > 0 && cc.NumValues() > 0 {
+			n += min(cc.NumValues(), 1<<50) * w
+		} else {
+			n += max(cc.TotalUncompressedSize(), 0)
+		}
+	}
+	return max(n, rg.TotalByteSize())
 }
 
 // Schema returns the streams, one per column (a column of sequence ids is not a stream).

@@ -40,6 +40,7 @@ func readerOptions(o *format.Options) (*ReaderOptions, error) {
 	if o == nil {
 		return ro, nil
 	}
+	ro.Memory = arrowmap.Budget(o.Context)
 	params, err := format.NormalizeParams("parquet", o.Params, ReadParams)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package arrowmap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,9 +52,14 @@ func SequenceLengths(prefix, name string, chunks []mlfeed.ChunkInfo, i int, list
 }
 
 // Catch, deferred, turns a panic inside arrow-go, which trusts offsets and lengths of the
-// data it decodes, into an error naming the file and wrapping formatErr.
+// data it decodes, into an error naming the file and wrapping formatErr; an allocation the
+// budget refused (Allocator) stays ErrTooLarge.
 func Catch(name string, formatErr error, err *error) {
 	if r := recover(); r != nil {
+		if e, ok := r.(error); ok && errors.Is(e, mlfeed.ErrTooLarge) {
+			*err = mlfeed.OffsetError(name, -1, "", e)
+			return
+		}
 		*err = mlfeed.OffsetError(name, -1, "", fmt.Errorf("%w: malformed data (%v)", formatErr, r))
 	}
 }
