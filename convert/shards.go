@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -44,7 +45,7 @@ type ShardOptions struct {
 // atomically) and a manifest, shard.ManifestName, or a partial manifest when the work is
 // split into tasks. The manifest is written last, so a reader never sees it before the
 // shards it lists. It returns the manifest written.
-func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptions) (*shard.Manifest, error) {
+func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptions) (_ *shard.Manifest, err error) {
 	if opts == nil {
 		opts = &ShardOptions{}
 	}
@@ -86,8 +87,18 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 		}
 		defer os.RemoveAll(w.dir)
 	} else {
+		_, statErr := os.Lstat(dir)
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return nil, err
+		}
+		if errors.Is(statErr, fs.ErrNotExist) && o.Tasks <= 1 {
+			// A directory this conversion made goes again if it fails (a task's stays: the
+			// job's other tasks write into it too).
+			defer func() {
+				if err != nil {
+					os.RemoveAll(dir)
+				}
+			}()
 		}
 		if fi, err := os.Stat(dir); err != nil {
 			return nil, err

@@ -45,6 +45,9 @@ A progress bar is shown on a terminal.`,
 		Args: filesArgs(&in, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
+			if fi, err := os.Stat(out); err == nil && fi.IsDir() && !sf.sharded(out) {
+				return usageErr("%s is a directory that holds other files: give an output file name, or write shards (--shards N, --shard-size SIZE) into an empty directory or a new one", out)
+			}
 			switch compress {
 			case "", "gzip", "deflate", "none":
 			default:

@@ -34,7 +34,8 @@ func (f *shardFlags) register(cmd *cobra.Command) {
 }
 
 // sharded reports whether the conversion writes a directory of shards: a shard flag is set,
-// the environment names a task, or OUTPUT is an existing directory.
+// the environment names a task, or OUTPUT is an existing directory that is empty or holds an
+// mlfeed data set (its manifest, or its tasks' manifests).
 func (f *shardFlags) sharded(out string) bool {
 	if f.shards != 0 || f.shardSize != "" || f.task != "" || f.taskCount != 0 {
 		return true
@@ -42,8 +43,26 @@ func (f *shardFlags) sharded(out string) bool {
 	if _, _, ok, _ := shard.TaskFromEnv(os.Getenv, 0); ok {
 		return true
 	}
+	return shardDir(out)
+}
+
+// shardDir reports whether out is an existing directory that is empty or holds an mlfeed
+// data set: a directory conversion may write shards into without being asked to.
+func shardDir(out string) bool {
 	fi, err := os.Stat(out)
-	return err == nil && fi.IsDir()
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() == shard.ManifestName || strings.HasPrefix(e.Name(), "mlfeed.task-") {
+			return true
+		}
+	}
+	return len(entries) == 0
 }
 
 // options turns the flags into shard options around the conversion's options.

@@ -167,3 +167,44 @@ func TestObjectStorageCLI(t *testing.T) {
 		}
 	}
 }
+
+// Shards are written only when asked, or into a directory that is empty or holds an mlfeed
+// data set: a directory of the user's own files is no output (exit 2, nothing written), and
+// a failed conversion leaves no directory it made.
+func TestDirectoryOutput(t *testing.T) {
+	dir := t.TempDir()
+	labels := filepath.Join("..", "..", "testdata", "mnist", "t10k-labels-idx1-ubyte")
+	mine := filepath.Join(dir, "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, "convert", labels, mine)
+	entries, _ := os.ReadDir(mine)
+	if code != 2 || len(entries) != 1 || !strings.Contains(stderr, "holds other files") {
+		t.Fatalf("convert into a directory of other files: exit %d, %d entries: %s", code, len(entries), stderr)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "convert", "--to", "idx", labels, empty); code != 0 {
+		t.Fatalf("convert into an empty directory: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "mlfeed.json")); err != nil {
+		t.Fatalf("no manifest in the empty directory: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.ctf")
+	if err := os.WriteFile(bad, []byte("|x 1 2\n|x 3 zz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "fresh")
+	if _, stderr, code := run(t, "convert", "--shards", "2", "--to", "cbf", "--input", "x:dense:2", bad, fresh); code != 1 {
+		t.Fatalf("a failing sharded conversion: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Fatalf("a failed conversion left the directory it made: %v", err)
+	}
+}
