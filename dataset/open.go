@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -51,7 +52,16 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 	if m != nil && formatName == "" {
 		formatName = m.Format
 	}
-	open := func(p string) (mlfeed.Source, error) {
+	open := opener(formatName, opts)
+	if !sharded {
+		return open(name)
+	}
+	return shard.NewSource(paths, m, open)
+}
+
+// opener opens a file in the format named (detected when "") with opts.
+func opener(formatName string, opts *format.Options) shard.Opener {
+	return func(p string) (mlfeed.Source, error) {
 		var ft *format.Format
 		var err error
 		if formatName == "" {
@@ -64,10 +74,39 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 		}
 		return ft.Open(p, opts)
 	}
-	if !sharded {
-		return open(name)
+}
+
+// CheckShards checks the sharded data set arg names (a directory with a manifest, or a
+// manifest) as a reader would, shard by shard: the manifest's format is one this build
+// knows, every shard is a regular file inside the data set's directory, opens in that
+// format, and has the manifest's streams, types and chunk table. Each problem goes to
+// report; it returns their number. An error means it could not check (arg is no data set).
+// Another input (a file, a directory without a manifest) is not checked here: 0, nil.
+func CheckShards(arg, formatName string, opts *format.Options, report func(error)) (int, error) {
+	paths, m, sharded, err := shard.Resolve(arg)
+	if err != nil {
+		return 0, err
 	}
-	return shard.NewSource(paths, m, open)
+	if !sharded || m == nil {
+		return 0, nil
+	}
+	if formatName == "" {
+		if _, err := lookup(m.Format); err != nil {
+			report(fmt.Errorf("%s: %w: the manifest's format: %w", arg, shard.ErrManifest, err))
+			return 1, nil
+		}
+		formatName = m.Format
+	}
+	if opts == nil {
+		opts = &format.Options{}
+	}
+	src, err := shard.NewSource(paths, m, opener(formatName, opts))
+	if err != nil {
+		report(err)
+		return 1, nil
+	}
+	defer src.Close()
+	return src.Check(report), nil
 }
 
 // uniqueNames renames streams whose names repeat an earlier source's.

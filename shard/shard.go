@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -161,6 +162,9 @@ func (m *Manifest) check() error {
 	if m.Format == "" {
 		return fmt.Errorf("%w: manifest names no format", ErrManifest)
 	}
+	if len(m.Shards) == 0 && m.Task == nil {
+		return fmt.Errorf("%w: manifest lists no shards", ErrManifest)
+	}
 	if err := m.Schema.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrManifest, err)
 	}
@@ -238,7 +242,7 @@ func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error
 				return nil, nil, true, fmt.Errorf("%s: %w: it holds the manifests of a conversion's tasks (%s) but no %s: run `mlfeed merge %s` once every task is done", arg, ErrManifest, n, ManifestName, arg)
 			}
 			if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
-				continue
+				continue // links, FIFOs, devices, subdirectories: not the directory's shards
 			}
 			paths = append(paths, filepath.Join(arg, n))
 		}
@@ -282,8 +286,60 @@ func resolveManifest(name string) ([]string, *Manifest, bool, error) {
 	paths := make([]string, len(m.Shards))
 	for i, e := range m.Shards {
 		paths[i] = filepath.Join(dir, filepath.FromSlash(e.Path))
+		if err := Inside(dir, paths[i]); err != nil {
+			return nil, nil, true, err
+		}
 	}
 	return paths, m, true, nil
+}
+
+// ErrOutside is wrapped (with ErrManifest) by the error for a shard that is not a regular
+// file inside its data set's directory.
+var ErrOutside = errors.New("a shard must be a regular file inside the data set's directory")
+
+// Inside checks that the shard path, named by a data set in directory root, is a regular file
+// that stays inside root once symbolic links are followed (a link to a file in the data set
+// is fine, one to a file elsewhere, or through a linked directory out of it, is not), without
+// opening it: a FIFO, a device or a directory is refused before anything reads it.
+func Inside(root, path string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return err
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s: %w: %w: it resolves to %s, outside %s", path, ErrManifest, ErrOutside, real, root)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w: %w: it is a %s", path, ErrManifest, ErrOutside, kindOf(fi.Mode()))
+	}
+	return nil
+}
+
+// kindOf names a file's type for errors.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 // TaskManifestName returns the file name of task index's partial manifest out of count.

@@ -271,3 +271,17 @@ func (s *Source) Close() error {
 	}
 	return first
 }
+
+// Check opens every shard, as reading its chunks would, and checks it against its manifest
+// entry (streams, types, chunk table); each problem goes to report. It returns the number of
+// shards with a problem. Without a manifest it checks nothing more than NewSource did.
+func (s *Source) Check(report func(error)) int {
+	bad := 0
+	for k := range s.paths {
+		if _, err := s.shard(k); err != nil {
+			report(err)
+			bad++
+		}
+	}
+	return bad
+}

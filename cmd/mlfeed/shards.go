@@ -14,6 +14,8 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
+	"github.com/mlfeed/mlfeed/dataset"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -129,7 +131,7 @@ func convertShards(ctx context.Context, cmd *cobra.Command, src mlfeed.Source, d
 // becomes its shards, each checked on its own. A manifest's shards are also checked against
 // their recorded sizes and checksums: each mismatch goes to report and counts as a failure, as
 // does an argument that resolves to no shards (with a "not checked" line on stdout).
-func shardFiles(args []string, report func(error), stdout io.Writer) (files []string, failed int) {
+func shardFiles(args []string, formatName string, opts *format.Options, report func(error), stdout io.Writer) (files []string, failed int) {
 	for _, arg := range args {
 		paths, m, sharded, err := shard.Resolve(arg)
 		if err != nil {
@@ -143,7 +145,16 @@ func shardFiles(args []string, report func(error), stdout io.Writer) (files []st
 			if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 				dir = filepath.Dir(arg)
 			}
-			if n := shard.Verify(dir, m, report); n > 0 {
+			n := shard.Verify(dir, m, report)
+			if n == 0 {
+				// As a reader would: the format, each shard's streams, types and chunk table.
+				n, err = dataset.CheckShards(arg, formatName, opts, report)
+				if err != nil {
+					report(err)
+					n = 1
+				}
+			}
+			if n > 0 {
 				fmt.Fprintf(stdout, "%s: %d shard(s) differ from the manifest\n", arg, n)
 				failed++
 			}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed/internal/testutil"
@@ -207,4 +209,84 @@ func TestDirectoryOutput(t *testing.T) {
 	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 		t.Fatalf("a failed conversion left the directory it made: %v", err)
 	}
+}
+
+// validate of a sharded data set rejects what every reader rejects: a chunk table the shard
+// does not have, a format this build does not know, no shards, a shard that links outside
+// the data set's directory or is a FIFO (refused without opening it: no hang).
+func TestValidateManifest(t *testing.T) {
+	labels := filepath.Join("..", "..", "testdata", "mnist", "t10k-labels-idx1-ubyte")
+	fresh := func(t *testing.T) (string, map[string]any) {
+		dir := filepath.Join(t.TempDir(), "ds")
+		if _, stderr, code := run(t, "convert", "--shards", "2", "--to", "idx", labels, dir); code != 0 {
+			t.Fatalf("convert: %s", stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "mlfeed.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return dir, m
+	}
+	write := func(t *testing.T, dir string, m map[string]any) {
+		b, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dir, "mlfeed.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(t *testing.T, dir, want string) {
+		t.Helper()
+		_, stderr, code := run(t, "validate", dir)
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Fatalf("validate: exit %d, want 1 saying %q: %s", code, want, stderr)
+		}
+	}
+	t.Run("chunk table", func(t *testing.T) {
+		dir, m := fresh(t)
+		e := m["shards"].([]any)[0].(map[string]any)
+		n := e["sequences"].(float64)
+		e["chunks"] = 2
+		e["chunk_table"] = [][2]float64{{n - 1, n - 1}, {1, 1}}
+		write(t, dir, m)
+		check(t, dir, "the manifest says")
+	})
+	t.Run("format", func(t *testing.T) {
+		dir, m := fresh(t)
+		m["format"] = "../../x"
+		write(t, dir, m)
+		check(t, dir, "unknown format")
+	})
+	t.Run("no shards", func(t *testing.T) {
+		dir, m := fresh(t)
+		m["shards"] = []any{}
+		m["sequences"], m["samples"] = 0, 0
+		write(t, dir, m)
+		check(t, dir, "lists no shards")
+	})
+	t.Run("link outside", func(t *testing.T) {
+		dir, _ := fresh(t)
+		outside := filepath.Join(t.TempDir(), "elsewhere")
+		b, _ := os.ReadFile(filepath.Join(dir, "part-00000.idx"))
+		os.WriteFile(outside, b, 0o644)
+		os.Remove(filepath.Join(dir, "part-00000.idx"))
+		if err := os.Symlink(outside, filepath.Join(dir, "part-00000.idx")); err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir, "outside")
+		if _, stderr, code := run(t, "cat", "-n", "1", dir); code != 1 || !strings.Contains(stderr, "outside") {
+			t.Fatalf("cat of a data set with a shard linked outside: exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("FIFO", func(t *testing.T) {
+		dir, _ := fresh(t)
+		p := filepath.Join(dir, "part-00001.idx")
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+		check(t, dir, "FIFO")
+	})
 }

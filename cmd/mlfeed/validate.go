@@ -42,7 +42,7 @@ for wrong flags.`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			files, bad := shardFiles(args, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+			files, bad := shardFiles(args, spec.Format, opts, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
 			for _, name := range files {
 				n, err := validateFile(cmd.Context(), name, spec.FormatFor([]string{name}), opts, maxReport, func(e error) {
 					fmt.Fprintln(stderr, e)
