@@ -177,7 +177,7 @@ func checkAgainst(t *testing.T, rd *Reader, recs []decoded) {
 	}
 }
 
-func gunzipFile(t *testing.T, path string) []byte {
+func gunzipFile(t testing.TB, path string) []byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
