@@ -212,11 +212,11 @@ func detectCompression(ra io.ReaderAt, size int64, asked string) (string, error)
 	n, _ := ra.ReadAt(head[:], 0)
 	h := head[:n]
 	switch {
-	case Match(h) || n == 0:
+	case matchPlain(h) || n == 0:
 		return CompressionNone, nil
 	case n >= 2 && h[0] == 0x1f && h[1] == 0x8b:
 		return CompressionGzip, nil
-	case n >= 2 && h[0]&0x0f == 8 && h[0]>>4 <= 7 && (uint16(h[0])<<8|uint16(h[1]))%31 == 0:
+	case isZlib(h):
 		return CompressionZlib, nil
 	}
 	return CompressionNone, nil

@@ -515,3 +515,33 @@ func TestCacheIndex(t *testing.T) {
 		t.Fatalf("a cache of another mode was used")
 	}
 }
+
+// Match knows TFRecord data by its first record header, plain or inside GZIP or ZLIB data (TFX
+// names its files "data_tfrecord-00000-of-00001.gz"), and nothing else.
+func TestMatch(t *testing.T) {
+	gz, err := os.ReadFile(filepath.Join("testdata", "penguin_eval.tfrecord.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := gunzipFile(t, filepath.Join("testdata", "penguin_eval.tfrecord.gz"))
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(plain)
+	zw.Close()
+	for name, head := range map[string][]byte{"gzip": gz, "plain": plain, "zlib": z.Bytes()} {
+		if !Match(head[:min(512, len(head))]) {
+			t.Errorf("%s: not matched", name)
+		}
+	}
+	notTF := [][]byte{nil, []byte("hello world, this is text"), plain[1:], gz[:20]}
+	var g bytes.Buffer
+	gw := gzip.NewWriter(&g)
+	gw.Write([]byte("0123456789abcdefghij"))
+	gw.Close()
+	notTF = append(notTF, g.Bytes())
+	for i, head := range notTF {
+		if Match(head) {
+			t.Errorf("case %d matched", i)
+		}
+	}
+}

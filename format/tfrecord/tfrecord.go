@@ -44,9 +44,13 @@
 package tfrecord
 
 import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -92,13 +96,40 @@ func MaskedCRC(b []byte) uint32 {
 	return (c>>15 | c<<17) + maskDelta
 }
 
-// Match reports whether head starts with a TFRecord record header: a length whose masked
-// CRC-32C follows it. A random 12 bytes pass with probability 2^-32.
+// Match reports whether head starts with a TFRecord record header (a length whose masked
+// CRC-32C follows it; a random 12 bytes pass with probability 2^-32), plain or at the start
+// of GZIP or ZLIB data, so that TFX's "data_tfrecord-00000-of-00001.gz" is recognised
+// whatever its name.
 func Match(head []byte) bool {
-	if len(head) < headerSize {
+	if matchPlain(head) {
+		return true
+	}
+	var zr io.Reader
+	var err error
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		zr, err = gzip.NewReader(bytes.NewReader(head))
+	case isZlib(head):
+		zr, err = zlib.NewReader(bytes.NewReader(head))
+	default:
 		return false
 	}
-	return MaskedCRC(head[:8]) == binary.LittleEndian.Uint32(head[8:12])
+	if err != nil {
+		return false
+	}
+	var b [headerSize]byte
+	n, _ := io.ReadFull(zr, b[:])
+	return matchPlain(b[:n])
+}
+
+func matchPlain(head []byte) bool {
+	return len(head) >= headerSize && MaskedCRC(head[:8]) == binary.LittleEndian.Uint32(head[8:12])
+}
+
+// isZlib reports whether h starts with a zlib header (RFC 1950: deflate, a window of at most
+// 32 KiB, a check value).
+func isZlib(h []byte) bool {
+	return len(h) >= 2 && h[0]&0x0f == 8 && h[0]>>4 <= 7 && (uint16(h[0])<<8|uint16(h[1]))%31 == 0
 }
 
 // Records modes (ReaderOptions.Records, WriterOptions.Records, the records= option).
