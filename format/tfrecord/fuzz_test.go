@@ -28,8 +28,13 @@ func FuzzReader(f *testing.F) {
 		f.Add(plain[:end])
 	}
 	f.Add(file(exampleBytes(entry("dense", 2, floats(1, 2)), entry("b", 1, []byte{0x0a, 1, 'x'})), exampleBytes(entry("dense", 2, floats(3, 4)), entry("v", 3, ints(-1, 2)))))
+	f.Fuzz(fuzzOne)
+}
+
+// fuzzOne is FuzzReader's check of one input.
+func fuzzOne(t *testing.T, data []byte) {
 	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, data []byte) {
+	{
 		if len(data) > 64<<10 {
 			return // the seeds are smaller; larger inputs only slow the search
 		}
@@ -100,7 +105,7 @@ func FuzzReader(f *testing.F) {
 		if err := mlfeed.Diff(ctx, r, back); err != nil {
 			t.Fatalf("round trip: %v", err)
 		}
-	})
+	}
 }
 
 func totalSamples(chunks []*mlfeed.Chunk, s int) int64 {
