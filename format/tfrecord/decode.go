@@ -5,16 +5,23 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // ReadChunkReuse decodes chunk i into the memory of prev when it is large enough. Bytes
-// values point into the chunk's own copy of its records, so no value is allocated on its own.
-func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+// values point into the records, so that no value is allocated on its own: into the mapped
+// file or the decompressed data (valid until Close), or into the chunk's own copy of its
+// records when the data is read with ReadAt.
+func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (c *mlfeed.Chunk, err error) {
+	if rd.mapped {
+		defer mmap.Recover(mmap.Catch(), &err)
+	}
 	if i < 0 || i >= len(rd.chunks) {
 		return nil, fmt.Errorf("tfrecord: chunk %d out of range [0, %d)", i, len(rd.chunks))
 	}
@@ -23,22 +30,30 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	}
 	r0, r1 := rd.firstRec[i], rd.firstRec[i+1]
 	base, end := rd.offsets[r0], rd.offsets[r1]
-	raw := make([]byte, end-base)
-	if n, err := rd.ra.ReadAt(raw, base); n < len(raw) {
-		if err == nil || err == io.EOF {
-			err = fmt.Errorf("%w: the data ends at byte %d (file changed since it was opened?)", ErrTruncated, base+int64(n))
+	var raw []byte
+	if rd.mem != nil {
+		if end > int64(len(rd.mem)) {
+			return nil, mlfeed.OffsetError(rd.name, base, fmt.Sprintf("record %d", r0), fmt.Errorf("%w: the index does not fit the data", ErrFormat))
 		}
-		return nil, mlfeed.OffsetError(rd.name, base, fmt.Sprintf("record %d", r0), err)
+		raw = rd.mem[base:end:end]
+	} else {
+		raw = make([]byte, end-base)
+		if n, err := rd.ra.ReadAt(raw, base); n < len(raw) {
+			if err == nil || err == io.EOF {
+				err = fmt.Errorf("%w: the data ends at byte %d (file changed since it was opened?)", ErrTruncated, base+int64(n))
+			}
+			return nil, mlfeed.OffsetError(rd.name, base, fmt.Sprintf("record %d", r0), err)
+		}
 	}
-	c := newChunk(rd, r1-r0, prev)
+	c = newChunk(rd, r1-r0, prev)
 	d := decoder{rd: rd, c: c}
 	for r := r0; r < r1; r++ {
 		off := rd.offsets[r]
-		data, next, err := rd.frame(raw, base, off, int64(r))
+		data, size, err := checkFrame(raw[off-base:], off, math.MaxInt64, rd.name, int64(r))
 		if err != nil {
 			return nil, err
 		}
-		if next != rd.offsets[r+1] {
+		if off+size != rd.offsets[r+1] {
 			return nil, recordError(rd.name, int64(r), off, fmt.Errorf("%w: the record does not fit the index (file changed since it was opened?)", ErrFormat))
 		}
 		if err := d.record(data, int64(r)); err != nil {

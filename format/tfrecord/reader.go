@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
 // ReaderOptions configures a Reader. The zero value is the documented default.
@@ -48,7 +48,9 @@ type ReaderOptions struct {
 type Reader struct {
 	name     string
 	ra       io.ReaderAt
-	size     int64 // bytes of (decompressed) records
+	mem      []byte // the records in memory (mapped, or decompressed), or nil: read from ra
+	mapped   bool   // mem is a file mapping: faults are caught
+	size     int64  // bytes of (decompressed) records
 	mode     string
 	compress string
 	schema   mlfeed.Schema
@@ -80,19 +82,34 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, err := os.Open(name)
+	f, size, err := mmap.OpenFile(name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
+	var reg *mmap.Region
+	if comp, err := detectCompression(f, size, o.Compression); err == nil && comp == CompressionNone && size > 0 {
+		reg, _ = mmap.Map(f, size) // on failure, read with ReadAt
+	}
+	var r *Reader
+	err = nil
+	if reg != nil {
+		err = mmap.Guard(func() error {
+			r, err = newReader(f, size, &o, name, reg.Bytes())
+			return err
+		})
+	} else {
+		r, err = newReader(f, size, &o, name, nil)
+	}
 	if err != nil {
+		if reg != nil {
+			reg.Close()
+		}
 		f.Close()
 		return nil, err
 	}
-	r, err := newReader(f, st.Size(), &o, name)
-	if err != nil {
-		f.Close()
-		return nil, err
+	if reg != nil {
+		r.mapped = true
+		r.closers = append(r.closers, reg.Close)
 	}
 	r.closers = append(r.closers, f.Close)
 	return r, nil
@@ -104,11 +121,12 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	if opts != nil {
 		o = *opts
 	}
-	return newReader(r, size, &o, "")
+	return newReader(r, size, &o, "", nil)
 }
 
-// newReader reads ra; input, when not empty, is the file's path, for the index cache.
-func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string) (*Reader, error) {
+// newReader reads ra; input, when not empty, is the file's path, for the index cache; mem,
+// when not nil, is ra's bytes mapped, used when the data is not compressed.
+func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, mem []byte) (*Reader, error) {
 	var cache string
 	if o.CacheIndex && input != "" {
 		cache = input + ".mlfeed-index"
@@ -122,7 +140,9 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string) (*Rea
 		return nil, err
 	}
 	rd.compress = comp
-	if comp != CompressionNone {
+	if comp == CompressionNone {
+		rd.mem = mem
+	} else {
 		if err := rd.decompress(o); err != nil {
 			rd.Close()
 			return nil, err
@@ -136,7 +156,12 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string) (*Rea
 		maxRec = DefaultMaxRecord
 	}
 	s := &scanner{name: rd.name, mode: o.Records, maxRec: maxRec, feats: map[string]*featStat{}}
-	if err := s.scan(io.NewSectionReader(rd.ra, 0, rd.size), rd.size); err != nil {
+	if rd.mem != nil {
+		err = s.scanMem(rd.mem)
+	} else {
+		err = s.scan(io.NewSectionReader(rd.ra, 0, rd.size), rd.size)
+	}
+	if err != nil {
 		rd.Close()
 		return nil, err
 	}
@@ -247,7 +272,8 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 		return mlfeed.OffsetError(rd.name, n, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
 	if n <= limit {
-		rd.ra, rd.size = bytes.NewReader(mem.Bytes()), n
+		rd.mem = mem.Bytes()
+		rd.ra, rd.size = bytes.NewReader(rd.mem), n
 		return nil
 	}
 	tmp, err := os.CreateTemp("", "mlfeed-tfrecord-*")
@@ -316,26 +342,4 @@ func (rd *Reader) Close() error {
 	}
 	rd.closers = nil
 	return first
-}
-
-// frame returns the data of the record at off in b (which starts at base), checking its
-// framing as the scan did.
-func (rd *Reader) frame(b []byte, base, off int64, rec int64) ([]byte, int64, error) {
-	p := b[off-base:]
-	if len(p) < headerSize+footerSize {
-		return nil, 0, recordError(rd.name, rec, off, fmt.Errorf("%w: the index does not fit the file (changed since it was opened?)", ErrFormat))
-	}
-	length := binary.LittleEndian.Uint64(p)
-	if MaskedCRC(p[:8]) != binary.LittleEndian.Uint32(p[8:]) {
-		return nil, 0, recordError(rd.name, rec, off, fmt.Errorf("%w: length CRC mismatch (length field %d)", ErrFormat, length))
-	}
-	if length > uint64(len(p)-headerSize-footerSize) {
-		return nil, 0, recordError(rd.name, rec, off, fmt.Errorf("%w: record of %d bytes does not fit the index (file changed since it was opened?)", ErrFormat, length))
-	}
-	n := int(length)
-	data := p[headerSize : headerSize+n]
-	if MaskedCRC(data) != binary.LittleEndian.Uint32(p[headerSize+n:]) {
-		return nil, 0, recordError(rd.name, rec, off, fmt.Errorf("%w: data CRC mismatch", ErrFormat))
-	}
-	return data, off + headerSize + int64(n) + footerSize, nil
 }

@@ -344,7 +344,14 @@ func TestBrokenFraming(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Through ReadAt (object storage) and through the mapped file.
 			_, err := openBytes(tc.data, nil)
+			path := filepath.Join(t.TempDir(), "broken.tfrecord")
+			os.WriteFile(path, tc.data, 0o644)
+			_, err2 := Open(path, nil)
+			if fmt.Sprint(err) != strings.Replace(fmt.Sprint(err2), path, "mem.tfrecord", 1) {
+				t.Errorf("read with ReadAt: %v\nmapped: %v", err, err2)
+			}
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}

@@ -87,11 +87,60 @@ func readFrame(r io.Reader, off, size, max int64, buf []byte, name string, rec i
 	return data, off + headerSize + int64(n) + footerSize, nil
 }
 
+// checkFrame checks the framing of the record at the start of p, which starts at byte off of
+// the data: the length against the bytes left and max, and both CRCs. It returns the record's
+// data and the record's size with its framing.
+func checkFrame(p []byte, off, max int64, name string, rec int64) ([]byte, int64, error) {
+	if len(p) < headerSize {
+		return nil, 0, recordError(name, rec, off, fmt.Errorf("%w: %d bytes of a 12-byte record header", ErrTruncated, len(p)))
+	}
+	length := binary.LittleEndian.Uint64(p)
+	if MaskedCRC(p[:8]) != binary.LittleEndian.Uint32(p[8:]) {
+		return nil, 0, recordError(name, rec, off, fmt.Errorf("%w: length CRC mismatch (length field %d)", ErrFormat, length))
+	}
+	left := int64(len(p)) - headerSize - footerSize
+	if left < 0 || length > uint64(left) {
+		return nil, 0, recordError(name, rec, off, fmt.Errorf("%w: record of %d bytes, %d bytes left in the data", ErrTruncated, length, max64(left, 0)))
+	}
+	if length > uint64(max) {
+		return nil, 0, recordError(name, rec, off, fmt.Errorf("%w: record of %d bytes, more than the limit of %d (option max_record)", ErrTooLarge, length, max))
+	}
+	n := int(length)
+	data := p[headerSize : headerSize+n]
+	if MaskedCRC(data) != binary.LittleEndian.Uint32(p[headerSize+n:]) {
+		return nil, 0, recordError(name, rec, off, fmt.Errorf("%w: data CRC mismatch", ErrFormat))
+	}
+	return data, headerSize + int64(n) + footerSize, nil
+}
+
 func max64(a, b int64) int64 {
 	if a > b {
 		return a
 	}
 	return b
+}
+
+// scanMem reads every record of data.
+func (s *scanner) scanMem(data []byte) error {
+	size := int64(len(data))
+	for off := int64(0); off < size; {
+		s.offsets = append(s.offsets, off)
+		s.seqLen = append(s.seqLen, 0)
+		rec, n, err := checkFrame(data[off:], off, s.maxRec, s.name, s.rec)
+		if err != nil {
+			return err
+		}
+		s.recOff = off
+		if s.mode != RecordsRaw {
+			if err := s.record(rec); err != nil {
+				return err
+			}
+		}
+		off += n
+		s.rec++
+	}
+	s.offsets = append(s.offsets, size)
+	return nil
 }
 
 // scan reads every record of r (size bytes) from its start.
