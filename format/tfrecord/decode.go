@@ -49,7 +49,15 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	d := decoder{rd: rd, c: c}
 	for r := r0; r < r1; r++ {
 		off := rd.offsets[r]
-		data, size, err := checkFrame(raw[off-base:], off, math.MaxInt64, rd.name, int64(r))
+		var data []byte
+		var size int64
+		if rd.verified {
+			// The scan checked this record's framing and CRCs in the same memory: take its
+			// length, within the bounds the index gives.
+			data, size, err = recordAt(raw[off-base:rd.offsets[r+1]-base], off, rd.name, int64(r))
+		} else {
+			data, size, err = checkFrame(raw[off-base:], off, math.MaxInt64, rd.name, int64(r))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -269,4 +277,13 @@ func (d *decoder) appendValues(s int, k kind, b []byte) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// recordAt returns the data of the record that p holds whole, as the index has it, when the
+// scan has checked it already.
+func recordAt(p []byte, off int64, name string, rec int64) ([]byte, int64, error) {
+	if len(p) < headerSize+footerSize || binary.LittleEndian.Uint64(p) != uint64(len(p)-headerSize-footerSize) {
+		return nil, 0, recordError(name, rec, off, fmt.Errorf("%w: the record does not fit the index", ErrFormat))
+	}
+	return p[headerSize : len(p)-footerSize], int64(len(p)), nil
 }

@@ -50,6 +50,7 @@ type Reader struct {
 	ra       io.ReaderAt
 	mem      []byte // the records in memory (mapped, or decompressed), or nil: read from ra
 	mapped   bool   // mem is a file mapping: faults are caught
+	verified bool   // the scan checked the data CRC of every record of mem
 	size     int64  // bytes of (decompressed) records
 	mode     string
 	compress string
@@ -171,6 +172,7 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, mem [
 			rd.mode = RecordsSequenceExample
 		}
 	}
+	rd.verified = rd.mem != nil
 	streams, fs, skipped, lengths := s.schema()
 	rd.offsets, rd.lengths, rd.skipped = s.offsets, lengths, skipped
 	rd.setStreams(streams, fs)

@@ -58,8 +58,16 @@ type field struct {
 	v    uint64
 }
 
-// next reads the field at the start of b and returns it and the bytes after it.
+// next reads the field at the start of b and returns it and the bytes after it. msg names
+// the message in errors.
 func next(b []byte, msg string) (field, []byte, error) {
+	// The common case inline: a one-byte tag of a length-delimited field of fewer than 128
+	// bytes, as every key and most lists are.
+	if len(b) >= 2 && b[0] < 0x80 && b[0]&7 == 2 && b[0] >= 8 && b[1] < 0x80 {
+		if n := 2 + int(b[1]); n <= len(b) {
+			return field{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[2:n:n]}, b[n:], nil
+		}
+	}
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
 		return field{}, nil, wireErr(msg+": tag", protowire.ParseError(n))
@@ -131,7 +139,7 @@ func walkMap(b []byte, msg string, fn func(key, val []byte) error) error {
 		var key, val []byte
 		for e := f.body; len(e) > 0; {
 			var g field
-			if g, e, err = next(e, msg+" entry"); err != nil {
+			if g, e, err = next(e, "map entry"); err != nil {
 				return err
 			}
 			switch {
@@ -140,7 +148,7 @@ func walkMap(b []byte, msg string, fn func(key, val []byte) error) error {
 			case g.num == 2 && g.typ == protowire.BytesType:
 				val = g.body
 			case g.num == 1 || g.num == 2:
-				return wireErr(fmt.Sprintf("%s entry: field %d has wire type %d", msg, g.num, g.typ), nil)
+				return wireErr(fmt.Sprintf("%s: map entry field %d has wire type %d", msg, g.num, g.typ), nil)
 			}
 		}
 		if err := fn(key, val); err != nil {
