@@ -95,7 +95,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	err = nil
 	if reg != nil {
 		err = mmap.Guard(func() error {
-			r, err = newReader(f, size, &o, name, reg.Bytes())
+			r, err = newReader(f, size, &o, name, reg)
 			return err
 		})
 	} else {
@@ -125,9 +125,9 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	return newReader(r, size, &o, "", nil)
 }
 
-// newReader reads ra; input, when not empty, is the file's path, for the index cache; mem,
+// newReader reads ra; input, when not empty, is the file's path, for the index cache; reg,
 // when not nil, is ra's bytes mapped, used when the data is not compressed.
-func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, mem []byte) (*Reader, error) {
+func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *mmap.Region) (*Reader, error) {
 	var cache string
 	if o.CacheIndex && input != "" {
 		cache = input + ".mlfeed-index"
@@ -141,9 +141,9 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, mem [
 		return nil, err
 	}
 	rd.compress = comp
-	if comp == CompressionNone {
-		rd.mem = mem
-	} else {
+	if comp == CompressionNone && reg != nil {
+		rd.mem = reg.Bytes()
+	} else if comp != CompressionNone {
 		if err := rd.decompress(o); err != nil {
 			rd.Close()
 			return nil, err
@@ -158,6 +158,9 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, mem [
 	}
 	s := &scanner{name: rd.name, mode: o.Records, maxRec: maxRec, feats: map[string]*featStat{}}
 	if rd.mem != nil {
+		if rd.compress == CompressionNone {
+			s.populate = reg.Populate
+		}
 		err = s.scanMem(rd.mem)
 	} else {
 		err = s.scan(io.NewSectionReader(rd.ra, 0, rd.size), rd.size)

@@ -61,12 +61,21 @@ type field struct {
 // next reads the field at the start of b and returns it and the bytes after it. msg names
 // the message in errors.
 func next(b []byte, msg string) (field, []byte, error) {
-	// The common case inline: a one-byte tag of a length-delimited field of fewer than 128
-	// bytes, as every key and most lists are.
-	if len(b) >= 2 && b[0] < 0x80 && b[0]&7 == 2 && b[0] >= 8 && b[1] < 0x80 {
-		if n := 2 + int(b[1]); n <= len(b) {
-			return field{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[2:n:n]}, b[n:], nil
+	// The common case inline: a one-byte tag of a length-delimited field of fewer than 2^14
+	// bytes, as keys, lists and most records' features are.
+	if len(b) >= 3 && b[0] < 0x80 && b[0]&7 == 2 && b[0] >= 8 {
+		var l, h int
+		if b[1] < 0x80 {
+			l, h = int(b[1]), 2
+		} else if b[2] < 0x80 {
+			l, h = int(b[1]&0x7f)|int(b[2])<<7, 3
 		}
+		if h > 0 && h+l <= len(b) {
+			n := h + l
+			return field{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[h:n:n]}, b[n:], nil
+		}
+	} else if len(b) == 2 && b[0] < 0x80 && b[0]&7 == 2 && b[0] >= 8 && b[1] == 0 {
+		return field{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[2:2:2]}, b[2:], nil
 	}
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
