@@ -21,10 +21,11 @@ def test_sequence_example_bytes():
         types = {st["name"]: st["type"] for st in ds.schema}
         assert types == {"f": "float32", "i": "int64", "s": "bytes"}
         got = ds.read(stop=2)
-        s = got["s"]  # two samples per record: a list of per-sequence object arrays
-        assert [list(x) for x in s] == [[b"10500", b"10501"], [b"10501", b"10502"]]
-        assert all(isinstance(v, bytes) for x in s for v in x)
-        assert len(got["f"][0]) == 0 and got["f"][1].tolist() == [10501.0]
+        s = got["s"]  # two samples per record: a list of per-sequence object arrays (samples, 1)
+        assert [x.shape for x in s] == [(2, 1), (2, 1)] and s[0].dtype == object
+        assert [x.reshape(-1).tolist() for x in s] == [[b"10500", b"10501"], [b"10501", b"10502"]]
+        assert all(isinstance(v, bytes) for x in s for v in x.reshape(-1))
+        assert len(got["f"][0]) == 0 and got["f"][1].tolist() == [[10501.0]]
 
 
 def test_minibatches_of_bytes():
@@ -32,7 +33,7 @@ def test_minibatches_of_bytes():
     src = mlfeed.MinibatchSource(path, minibatch_size=8, randomize=False, max_samples=8)
     mb = next(iter(src))
     seqs = mb.sequences("s")
-    assert [list(x) for x in seqs[:2]] == [[b"10500", b"10501"], [b"10501", b"10502"]]
+    assert [x.reshape(-1).tolist() for x in seqs[:2]] == [[b"10500", b"10501"], [b"10501", b"10502"]]
 
 
 def test_penguin_and_round_trip(tmp_path):
