@@ -207,8 +207,8 @@ func TargetSchema(s mlfeed.Schema, opts *Options) (mlfeed.Schema, error) {
 	for i := range out.Streams {
 		st := &out.Streams[i]
 		if opts.Densify && st.Storage == mlfeed.Sparse {
-			if st.Type == mlfeed.String {
-				return out, fmt.Errorf("%w: sparse text stream %q cannot be densified", mlfeed.ErrUnsupported, st.Name)
+			if st.Type.IsVarLen() {
+				return out, fmt.Errorf("%w: sparse %s stream %q cannot be densified", mlfeed.ErrUnsupported, st.Type, st.Name)
 			}
 			if st.Dim == 0 {
 				return out, fmt.Errorf("%w: sparse stream %q has no dimension and cannot be densified", mlfeed.ErrUnsupported, st.Name)

@@ -1,17 +1,20 @@
 package inspect
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
 )
 
 // This file renders sequences as the JSON of `cat --json` (DESIGN.md's contract): a dense
 // sample is a flat
-// list of numbers, a sparse sample {"indices": [...], "values": [...]}, text a JSON string.
+// list of numbers, a sparse sample {"indices": [...], "values": [...]}, text a JSON string,
+// bytes (mlfeed.Bytes) a JSON string of their standard, padded base64.
 // NaN and infinities, which JSON cannot hold, are written as null. Complex values are
 // [re, im] pairs, DateTimeOffset [ticks, offset minutes], RowID [low, high].
 
@@ -84,6 +87,10 @@ func AppendValue(buf []byte, b mlfeed.Buffer, k int) []byte {
 	case t == mlfeed.String:
 		v, _ := json.Marshal(b.Strings[k])
 		return append(buf, v...)
+	case t == mlfeed.Bytes:
+		buf = append(buf, '"')
+		buf = base64.StdEncoding.AppendEncode(buf, unsafe.Slice(unsafe.StringData(b.Strings[k]), len(b.Strings[k])))
+		return append(buf, '"')
 	case t == mlfeed.Bool:
 		return strconv.AppendBool(buf, b.Bytes[k] != 0)
 	case t == mlfeed.Float32:

@@ -159,7 +159,7 @@ func unitStreams(sc *mlfeed.Schema, c *mlfeed.Chunk) []bool {
 	unit := make([]bool, len(c.Streams))
 	for i := range c.Streams {
 		d, st := &c.Streams[i], &sc.Streams[i]
-		if d.SampleStart != nil || st.Dim <= 0 || st.Storage != mlfeed.Dense || d.Values.Type == mlfeed.String ||
+		if d.SampleStart != nil || st.Dim <= 0 || st.Storage != mlfeed.Dense || d.Values.Type.IsVarLen() ||
 			d.Values.Type.Size()*st.Dim*c.Sequences != len(d.Values.Bytes) {
 			continue
 		}

@@ -193,7 +193,7 @@ func (j *joined) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 			}
 			data[s].SeqStart = append(old.SeqStart[:0], 0)
 			data[s].Values = mlfeed.Buffer{Type: st.Type, Bytes: old.Values.Bytes[:0], Strings: old.Values.Strings[:0]}
-			if st.Type != mlfeed.String && data[s].Values.Bytes == nil {
+			if !st.Type.IsVarLen() && data[s].Values.Bytes == nil {
 				data[s].Values.Bytes = []byte{}
 			}
 			if st.Storage == mlfeed.Sparse || st.Dim == 0 {

@@ -16,4 +16,5 @@ import (
 	_ "github.com/mlfeed/mlfeed/format/mtx"       // Matrix Market
 	_ "github.com/mlfeed/mlfeed/format/npy"       // NumPy .npy and .npz
 	_ "github.com/mlfeed/mlfeed/format/parquet"   // Apache Parquet
+	_ "github.com/mlfeed/mlfeed/format/tfrecord"  // TensorFlow TFRecord (tf.train.Example)
 )

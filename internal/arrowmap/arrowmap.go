@@ -10,7 +10,7 @@
 //	sequences of several samples  List<sample type> around any of the above
 //
 // T is the Arrow type of the element type (Float32 -> Float32, Bool -> Boolean, String ->
-// Utf8, ...); the IDV time and id types and complex numbers, which Arrow has no exact
+// Utf8, Bytes -> Binary, ...); the IDV time and id types and complex numbers, which Arrow has no exact
 // counterpart for, are Int64 (Duration, DateTime) or FixedSizeBinary with their mlfeed type
 // in the field metadata. Everything else mlfeed knows about a stream (storage, dim, shape,
 // alias, key count, IDV metadata) is kept in the field's metadata under "mlfeed." keys, so
@@ -112,6 +112,8 @@ func arrowType(t mlfeed.ElemType) (arrow.DataType, bool) {
 		return arrow.FixedWidthTypes.Boolean, false
 	case mlfeed.String:
 		return arrow.BinaryTypes.String, false
+	case mlfeed.Bytes:
+		return arrow.BinaryTypes.Binary, false
 	case mlfeed.Duration, mlfeed.DateTime:
 		return arrow.PrimitiveTypes.Int64, true
 	case mlfeed.Complex64, mlfeed.Complex128, mlfeed.DateTimeOffset, mlfeed.RowID:
@@ -147,6 +149,8 @@ func elemType(dt arrow.DataType) mlfeed.ElemType {
 		return mlfeed.Bool
 	case arrow.STRING, arrow.LARGE_STRING:
 		return mlfeed.String
+	case arrow.BINARY, arrow.LARGE_BINARY:
+		return mlfeed.Bytes
 	case arrow.DICTIONARY:
 		return elemType(dt.(*arrow.DictionaryType).ValueType)
 	}

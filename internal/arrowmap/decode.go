@@ -388,10 +388,16 @@ func (dec *Decoder) leaf(arr arrow.Array, from, to int64, t mlfeed.ElemType, pre
 		return out, nil
 	case *array.String:
 		offs := a.ValueOffsets()
-		return strs(func(i int) (int64, int64) { return int64(offs[i]), int64(offs[i+1]) }, len(offs), a.ValueBytes(), from, to, prev, loc)
+		return strs(t, func(i int) (int64, int64) { return int64(offs[i]), int64(offs[i+1]) }, len(offs), a.ValueBytes(), from, to, prev, loc)
 	case *array.LargeString:
 		offs := a.ValueOffsets()
-		return strs(func(i int) (int64, int64) { return offs[i], offs[i+1] }, len(offs), a.ValueBytes(), from, to, prev, loc)
+		return strs(t, func(i int) (int64, int64) { return offs[i], offs[i+1] }, len(offs), a.ValueBytes(), from, to, prev, loc)
+	case *array.Binary:
+		offs := a.ValueOffsets()
+		return strs(t, func(i int) (int64, int64) { return int64(offs[i]), int64(offs[i+1]) }, len(offs), a.ValueBytes(), from, to, prev, loc)
+	case *array.LargeBinary:
+		offs := a.ValueOffsets()
+		return strs(t, func(i int) (int64, int64) { return offs[i], offs[i+1] }, len(offs), a.ValueBytes(), from, to, prev, loc)
 	case *array.Dictionary:
 		return dec.dictionary(a, from, to, t, prev, loc)
 	}
@@ -414,11 +420,15 @@ func (dec *Decoder) leaf(arr arrow.Array, from, to int64, t mlfeed.ElemType, pre
 	return mlfeed.Buffer{Type: t, Bytes: b[lo:hi:hi]}, nil
 }
 
-func strs(at func(int) (int64, int64), nOffs int, data []byte, from, to int64, prev mlfeed.Buffer, loc locator) (mlfeed.Buffer, error) {
+// strs decodes text or binary values (t String or Bytes) as strings over the array's bytes.
+func strs(t mlfeed.ElemType, at func(int) (int64, int64), nOffs int, data []byte, from, to int64, prev mlfeed.Buffer, loc locator) (mlfeed.Buffer, error) {
 	if to >= int64(nOffs) && to > from {
 		return mlfeed.Buffer{}, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(from, "text offsets buffer too short"))
 	}
-	out := mlfeed.Buffer{Type: mlfeed.String, Strings: grow(prev.Strings, int(to-from))}
+	if !t.IsVarLen() {
+		return mlfeed.Buffer{}, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(from, "variable-length values read as %s", t))
+	}
+	out := mlfeed.Buffer{Type: t, Strings: grow(prev.Strings, int(to-from))}
 	for k := range out.Strings {
 		lo, hi := at(int(from) + k)
 		if lo < 0 || hi < lo || hi > int64(len(data)) {
@@ -443,7 +453,7 @@ func (dec *Decoder) dictionary(a *array.Dictionary, from, to int64, t mlfeed.Ele
 	}
 	n := ix.Len()
 	out := mlfeed.Buffer{Type: t}
-	if t == mlfeed.String {
+	if t.IsVarLen() {
 		out.Strings = grow(prev.Strings, n)
 	} else {
 		out.Bytes = grow(prev.Bytes, n*t.Size())
@@ -454,7 +464,7 @@ func (dec *Decoder) dictionary(a *array.Dictionary, from, to int64, t mlfeed.Ele
 		if j < 0 || j >= int64(vals.Len()) {
 			return mlfeed.Buffer{}, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(from+int64(k), "dictionary index %d outside the %d values", j, vals.Len()))
 		}
-		if t == mlfeed.String {
+		if t.IsVarLen() {
 			out.Strings[k] = vals.Strings[j]
 		} else {
 			copy(out.Bytes[k*sz:(k+1)*sz], vals.Bytes[int(j)*sz:])

@@ -79,7 +79,7 @@ func (e *Encoder) Record(c *mlfeed.Chunk) (arrow.RecordBatch, error) {
 		if ids == nil {
 			ids = make([]string, c.Sequences)
 		}
-		d, err := stringData(ids)
+		d, err := stringData(arrow.BinaryTypes.String, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -161,8 +161,8 @@ func leafData(b mlfeed.Buffer) (arrow.ArrayData, error) {
 	}
 	n := b.Len()
 	switch b.Type {
-	case mlfeed.String:
-		return stringData(b.Strings)
+	case mlfeed.String, mlfeed.Bytes:
+		return stringData(dt, b.Strings)
 	case mlfeed.Bool:
 		bits := make([]byte, (n+7)/8)
 		for i, v := range b.Bytes {
@@ -175,13 +175,14 @@ func leafData(b mlfeed.Buffer) (arrow.ArrayData, error) {
 	return array.NewData(dt, n, []*memory.Buffer{nil, memory.NewBufferBytes(b.Bytes)}, nil, 0, 0), nil
 }
 
-func stringData(s []string) (arrow.ArrayData, error) {
+// stringData returns text (dt Utf8) or byte strings (dt Binary) as offsets and bytes.
+func stringData(dt arrow.DataType, s []string) (arrow.ArrayData, error) {
 	off := make([]int32, len(s)+1)
 	total := 0
 	for i, v := range s {
 		total += len(v)
 		if total > math.MaxInt32 {
-			return nil, fmt.Errorf("%w: more than 2 GiB of text in one chunk", ErrUnsupported)
+			return nil, fmt.Errorf("%w: more than 2 GiB of %s values in one chunk", ErrUnsupported, dt)
 		}
 		off[i+1] = int32(total)
 	}
@@ -189,7 +190,7 @@ func stringData(s []string) (arrow.ArrayData, error) {
 	for _, v := range s {
 		data = append(data, v...)
 	}
-	return array.NewData(arrow.BinaryTypes.String, len(s),
+	return array.NewData(dt, len(s),
 		[]*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off)), memory.NewBufferBytes(data)}, nil, 0, 0), nil
 }
 

@@ -462,13 +462,13 @@ func fromJSON(js []annotation, depth int) ([]mlfeed.Annotation, error) {
 		}
 		data := mlfeed.StreamData{SeqStart: j.SeqStart, SampleStart: j.SampleStart, Indices: j.Indices,
 			Values: mlfeed.Buffer{Type: t, Bytes: j.Bytes, Strings: j.Strings}}
-		if t != mlfeed.String && data.Values.Bytes == nil {
+		if !t.IsVarLen() && data.Values.Bytes == nil {
 			data.Values.Bytes = []byte{}
 		}
-		if t == mlfeed.String && data.Values.Strings == nil {
+		if t.IsVarLen() && data.Values.Strings == nil {
 			data.Values.Strings = []string{}
 		}
-		if t != mlfeed.String && len(j.Bytes)%t.Size() != 0 {
+		if !t.IsVarLen() && len(j.Bytes)%t.Size() != 0 {
 			return nil, fmt.Errorf("%w: %s item %q: %d bytes of %s", ErrFormat, KeyMetadata, j.Name, len(j.Bytes), t)
 		}
 		named := desc

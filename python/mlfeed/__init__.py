@@ -681,7 +681,7 @@ class MinibatchSource:
         # Per set, the Chunk of views last built over it, reused while the sizes stay the
         # same (not for ids and text, which are decoded per minibatch).
         self._views: List[Optional[Tuple[int, List[int], _data.Chunk]]] = []
-        self._reuse = not res["has_ids"] and all(st["type"] != "string" for st in self._streams)
+        self._reuse = not res["has_ids"] and all(st["type"] not in _data.VARLEN for st in self._streams)
         self._nmeta = _META + n
         self._meta = (ctypes.c_int64 * self._nmeta)()
         self._nbuf = n

@@ -33,7 +33,12 @@ DTYPES: Dict[str, "np.dtype[Any]"] = {
     "datetimeoffset": np.dtype([("ticks", "<i8"), ("offset_minutes", "<i2"), ("pad", "V6")]),
     "rowid": np.dtype([("low", "<u8"), ("high", "<u8")]),
     "string": np.dtype(object),
+    "bytes": np.dtype(object),
 }
+
+# The types whose values cross the ABI as offsets and bytes: text (str) and opaque byte
+# strings (bytes, never decoded).
+VARLEN = ("string", "bytes")
 
 _EMPTY: NDArray[Any] = np.empty(0, np.uint8)
 
@@ -88,13 +93,17 @@ def byte_sizes(sizes: Sequence[int], nstreams: int) -> List[int]:
     return out
 
 
-def _strings(offs: NDArray[Any], data: NDArray[Any], n: int) -> NDArray[Any]:
+def _strings(offs: NDArray[Any], data: NDArray[Any], n: int, text: bool = True) -> NDArray[Any]:
+    """n values from offsets and bytes: str when text, else bytes."""
     if n == 0:
         return np.empty(0, object)
     o = offs[: n + 1].tolist()
     raw = data.tobytes()
     out = np.empty(n, object)
-    out[:] = [raw[o[k]:o[k + 1]].decode("utf-8") for k in range(n)]
+    if text:
+        out[:] = [raw[o[k]:o[k + 1]].decode("utf-8") for k in range(n)]
+    else:
+        out[:] = [raw[o[k]:o[k + 1]] for k in range(n)]
     return out
 
 
@@ -119,8 +128,9 @@ class Chunk:
             samp = bufs[k + 1][: nb[k + 1]].view("<i8") if nb[k + 1] else None
             idx = bufs[k + 2][: nb[k + 2]].view("<i4") if nb[k + 2] or st["storage"] == "sparse" else None
             vals: NDArray[Any]
-            if st["type"] == "string":
-                vals = _strings(bufs[k + 4][: nb[k + 4]].view("<i8"), bufs[k + 5][: nb[k + 5]], sizes[k + 4])
+            if st["type"] in VARLEN:
+                vals = _strings(bufs[k + 4][: nb[k + 4]].view("<i8"), bufs[k + 5][: nb[k + 5]], sizes[k + 4],
+                                st["type"] == "string")
             else:
                 vals = bufs[k + 3][: nb[k + 3]].view(DTYPES[st["type"]])
             cols.append((seq, samp, idx, vals))
@@ -193,7 +203,7 @@ class Chunk:
         st = self.streams[i]
         if self.one_per_sequence(i):
             return self._samples(i)
-        if st["storage"] == "sparse" or st["dim"] == 0 or st["type"] == "string":
+        if st["storage"] == "sparse" or st["dim"] == 0 or st["type"] in VARLEN:
             return self.sequences(i)
         seq = self._cols[i][0]
         lens = np.diff(seq)
