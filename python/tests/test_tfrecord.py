@@ -21,11 +21,11 @@ def test_sequence_example_bytes():
         types = {st["name"]: st["type"] for st in ds.schema}
         assert types == {"f": "float32", "i": "int64", "s": "bytes"}
         got = ds.read(stop=2)
-        s = got["s"]  # two samples per record: a list of per-sequence object arrays (samples, 1)
-        assert [x.shape for x in s] == [(2, 1), (2, 1)] and s[0].dtype == object
+        s = got["s"]  # two scalar samples per record: a list of per-sequence object arrays (samples,)
+        assert [x.shape for x in s] == [(2,), (2,)] and s[0].dtype == object
         assert [x.reshape(-1).tolist() for x in s] == [[b"10500", b"10501"], [b"10501", b"10502"]]
         assert all(isinstance(v, bytes) for x in s for v in x.reshape(-1))
-        assert len(got["f"][0]) == 0 and got["f"][1].tolist() == [[10501.0]]
+        assert len(got["f"][0]) == 0 and got["f"][1].tolist() == [10501.0]
 
 
 def test_minibatches_of_bytes():
@@ -39,7 +39,7 @@ def test_minibatches_of_bytes():
 def test_penguin_and_round_trip(tmp_path):
     with mlfeed.open(os.path.join(TESTDATA, "penguin_eval.tfrecord.gz")) as ds:
         got = ds.read()
-        assert got["species"].dtype == np.int64 and got["species"].shape == (100, 1)
+        assert got["species"].dtype == np.int64 and got["species"].shape == (100,)
         assert got["body_mass_g"].dtype == np.float32
     out = tmp_path / "p.tfrecord"
     mlfeed.convert(os.path.join(TESTDATA, "penguin_eval.tfrecord.gz"), str(out))
@@ -55,4 +55,4 @@ def test_penguin_and_round_trip(tmp_path):
     res = subprocess.run([sys.executable, os.path.join(TESTDATA, "pbcheck.py"), "decode", str(out)],
                          check=True, capture_output=True, text=True)
     first = res.stdout.splitlines()[0]
-    assert '"species": {"kind": "int64_list", "values": [%d]}' % got["species"][0, 0] in first
+    assert '"species": {"kind": "int64_list", "values": [%d]}' % got["species"][0] in first
