@@ -118,4 +118,10 @@ func TestObjectStorage(t *testing.T) {
 	if err := mlfeed.Diff(ctx, loc, rem); err != nil {
 		t.Fatal(err)
 	}
+	// info names the format of every input kind: an object, a prefix with a manifest.
+	for _, in := range []string{bucket + "/shards/", bucket + "/sets/digits.cbf"} {
+		if f := dataset.FormatOf([]string{in}); f != "cbf" {
+			t.Errorf("format of %s: %q, want cbf", in, f)
+		}
+	}
 }
