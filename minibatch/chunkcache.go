@@ -42,6 +42,11 @@ type chunkCache struct {
 	// counted against the budget once each.
 	keep    *keep.Chunks[*keptChunk]
 	keptMem atomic.Int64
+	// pending is the memory the loads requested and not done yet are expected to take, each
+	// as much as the largest chunk decoded so far (largest): read-ahead requests many chunks
+	// at once, before any of them counts.
+	pending atomic.Int64
+	largest atomic.Int64
 
 	slots   []*slot // per chunk: being read or held, or nil
 	live    int     // slots not nil
@@ -79,6 +84,7 @@ type slot struct {
 	// mem is the memory counted against the budget for the chunk, until the slot is dropped.
 	mem     atomic.Int64
 	dropped atomic.Bool
+	est     atomic.Int64 // the memory expected while the load is to come (chunkCache.pending)
 	// Planning side only: the (sweep, position) of the chunk's last use, and the number of
 	// the last job that reads it.
 	until   [2]int64
@@ -119,6 +125,10 @@ func (cc *chunkCache) startLoad(c int32, until [2]int64) *slot {
 		return s
 	}
 	s.done = make(chan struct{})
+	if est := cc.largest.Load(); est > 0 {
+		s.est.Store(est)
+		cc.pending.Add(est)
+	}
 	if n := len(cc.spare); n > 0 {
 		sp := cc.spare[n-1]
 		cc.spare[n-1] = nil
@@ -240,9 +250,18 @@ func (cc *chunkCache) load(s *slot) bool {
 		return nil
 	})
 	s.prev = nil
+	cc.settle(s)
 	close(s.done)
 	s.loaded.Store(true)
 	return true
+}
+
+// settle takes slot s's expected memory off the pending loads', once: its load is done, or it
+// was dropped.
+func (cc *chunkCache) settle(s *slot) {
+	if n := s.est.Swap(0); n != 0 {
+		cc.pending.Add(-n)
+	}
 }
 
 // readKept decodes chunk c for keep (KeepDataInMemory).
@@ -283,6 +302,8 @@ func (cc *chunkCache) account(s *slot, n int64) {
 	if n <= 0 {
 		return
 	}
+	for l := cc.largest.Load(); n > l && !cc.largest.CompareAndSwap(l, n); l = cc.largest.Load() {
+	}
 	cc.sched.Account(n)
 	s.mem.Store(n)
 	if s.dropped.Load() {
@@ -293,6 +314,7 @@ func (cc *chunkCache) account(s *slot, n int64) {
 // drop lets slot s's chunk go from the cache: its memory no longer counts.
 func (cc *chunkCache) drop(s *slot) {
 	s.dropped.Store(true)
+	cc.settle(s)
 	cc.release(s)
 }
 
@@ -303,8 +325,9 @@ func (cc *chunkCache) release(s *slot) {
 	}
 }
 
-// full reports whether the chunks held have spent the scheduler's memory budget.
-func (cc *chunkCache) full() bool { return cc.sched.InUse() >= cc.sched.Memory() }
+// full reports whether the chunks held and those being loaded have spent the scheduler's
+// memory budget.
+func (cc *chunkCache) full() bool { return cc.sched.InUse()+cc.pending.Load() >= cc.sched.Memory() }
 
 // unitStreams reports for each stream of a checked chunk whether it holds one fixed-size dense
 // sample per sequence, sample q at q, with all its values.

@@ -45,6 +45,7 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	small, got := run(2 * size)
 	large, want := run(1 << 30)
+	t.Logf("chunks held at most: %d with a budget of 2 chunks, %d with 1 GiB", small/size, large/size)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("the budget changed the minibatches")
 	}

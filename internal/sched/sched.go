@@ -12,7 +12,8 @@
 // waits for a chunk, and a helper that runs out of chunks to claim, take pieces of the
 // Parallel calls in progress. The minibatch engine, whose chunks live as long as the
 // randomization window needs them, runs its chunk loads and packers on the scheduler's
-// threads with AcquireThread and ReleaseThread.
+// threads with AcquireThread and ReleaseThread, and counts the chunks it holds with Account
+// and Release, reading ahead only while InUse is below Memory.
 //
 // Threads counts the caller: a scheduler of n threads runs at most n-1 goroutines of its own
 // (helpers) beside the goroutine that consumes its work, so one consumer and its helpers never
