@@ -41,7 +41,8 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	used    int64         // bytes reserved
-	changed chan struct{} // closed (and replaced) whenever used decreases
+	changed chan struct{} // closed (and replaced) when used decreases, if watched
+	watched bool          // a goroutine waits on changed
 
 	helping atomic.Int64 // helper goroutines running work now
 	peak    atomic.Int64 // the most helpers ever running at once
@@ -274,7 +275,7 @@ func (s *Scheduler) Reserve(ctx context.Context, n int64) error {
 			s.mu.Unlock()
 			return nil
 		}
-		ch := s.changed
+		ch := s.watchLocked()
 		s.mu.Unlock()
 		select {
 		case <-ch:
@@ -299,9 +300,20 @@ func (s *Scheduler) Release(n int64) {
 	}
 	s.mu.Lock()
 	s.used -= n
-	close(s.changed)
-	s.changed = make(chan struct{})
+	if s.watched {
+		// Only then: the minibatch engine releases a chunk's memory at a time, and a
+		// channel made each time would be its only allocation.
+		close(s.changed)
+		s.changed = make(chan struct{})
+		s.watched = false
+	}
 	s.mu.Unlock()
+}
+
+// watchLocked returns the channel the next Release closes; s.mu is held.
+func (s *Scheduler) watchLocked() chan struct{} {
+	s.watched = true
+	return s.changed
 }
 
 // InUse returns the bytes reserved now.
