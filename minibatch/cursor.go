@@ -28,6 +28,7 @@ type cursor struct {
 	// minibatches planned are requested, not Prefetch more, which would compete with them for
 	// the CPU and, from object storage, for the network (the time to the first minibatch).
 	readAhead bool
+	heldBack  int // used+1 when read-ahead found the budget spent (spent)
 	// trace receives a line per sweep (Config.TraceLevel 2 and above), or is nil.
 	trace io.Writer
 }
@@ -195,17 +196,15 @@ func (p *cursor) pump() error {
 		if p.reqNext {
 			ahead = len(p.cur.need) - p.used + p.req
 		}
-		if ahead >= cc.prefetch || ahead >= 0 && (!p.readAhead || cc.full()) {
+		if ahead >= cc.prefetch || !p.readAhead && ahead >= 0 {
 			return nil
 		}
-		if !p.reqNext {
-			if p.req < len(p.cur.need) {
-				c := p.cur.need[p.req].chunk
-				cc.request(c, until(p.cur, c))
-				p.req++
-				continue
-			}
-			if p.pl.lastSweep(p.cur.sweep) {
+		plan, need := p.cur, p.cur.need
+		if p.reqNext {
+			plan, need = p.nxt, p.nxt.need
+		}
+		if p.req >= len(need) {
+			if p.reqNext || p.pl.lastSweep(p.cur.sweep) {
 				return nil
 			}
 			if err := p.pl.planSweep(p.cur.sweep+1, p.nxt); err != nil {
@@ -214,13 +213,26 @@ func (p *cursor) pump() error {
 			p.reqNext, p.req = true, 0
 			continue
 		}
-		if p.req >= len(p.nxt.need) {
+		if ahead >= 0 && p.spent() {
 			return nil
 		}
-		c := p.nxt.need[p.req].chunk
-		cc.request(c, until(p.nxt, c))
+		c := need[p.req].chunk
+		cc.request(c, until(plan, c))
 		p.req++
 	}
+}
+
+// spent reports whether the memory budget is spent, so that no chunk is read ahead; it asks
+// the scheduler once per chunk first used (heldBack), not once per sequence planned.
+func (p *cursor) spent() bool {
+	if p.heldBack == p.used+1 {
+		return true
+	}
+	if p.cc.full() {
+		p.heldBack = p.used + 1
+		return true
+	}
+	return false
 }
 
 // skipUsed accounts for the chunks first used before the current position: they are loaded on

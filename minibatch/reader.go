@@ -27,7 +27,6 @@ import (
 // Reader is not safe for concurrent use. It does not close the source; Close it before closing
 // the source.
 type Reader struct {
-	cfg     Config
 	schema  mlfeed.Schema
 	samples int64 // samples per sweep
 
@@ -58,7 +57,7 @@ func New(src mlfeed.Source, cfg Config) (*Reader, error) {
 // through the ctx of ReadChunk. Ending ctx stops the reading: Next then reports ctx's error.
 // It reads no data until the first call to Next.
 func NewContext(ctx context.Context, src mlfeed.Source, cfg Config) (*Reader, error) {
-	r := &Reader{cfg: cfg, schema: src.Schema()}
+	r := &Reader{schema: src.Schema()}
 	cc := &r.chunkCache
 	cc.src, cc.schema, cc.infos, cc.defining = src, &r.schema, src.Chunks(), -1
 	r.cursor.cc, r.packing.cc = cc, cc
