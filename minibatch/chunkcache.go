@@ -226,14 +226,9 @@ func (cc *chunkCache) load(s *slot) bool {
 		}
 		cc.decoded.Store(true)
 		if cc.keep != nil {
-			k, fresh, err := cc.keep.Chunk(cc.ctx, int(s.c))
+			k, err := cc.keptChunk(s.c)
 			if err != nil {
 				return err
-			}
-			if fresh {
-				n := k.chunk.MemSize()
-				cc.keptMem.Add(n)
-				cc.sched.Account(n)
 			}
 			s.chunk, s.views, s.unit, s.raw = k.chunk, k.views, k.unit, true
 			return nil
@@ -262,6 +257,21 @@ func (cc *chunkCache) settle(s *slot) {
 	if n := s.est.Swap(0); n != 0 {
 		cc.pending.Add(-n)
 	}
+}
+
+// keptChunk returns chunk c with KeepDataInMemory, decoded by the first call that asks for it
+// and counted against the budget then.
+func (cc *chunkCache) keptChunk(c int32) (*keptChunk, error) {
+	k, fresh, err := cc.keep.Chunk(cc.ctx, int(c))
+	if err != nil {
+		return nil, err
+	}
+	if fresh {
+		n := k.chunk.MemSize()
+		cc.keptMem.Add(n)
+		cc.sched.Account(n)
+	}
+	return k, nil
 }
 
 // readKept decodes chunk c for keep (KeepDataInMemory).

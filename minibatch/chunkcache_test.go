@@ -114,3 +114,28 @@ func TestNewContext(t *testing.T) {
 		t.Errorf("%d helper threads at once on a scheduler of 3", p)
 	}
 }
+
+// TestKeepLengths checks that with KeepDataInMemory a chunk decoded for its sequence lengths (a
+// defining stream) is the one kept: every chunk is read once over two sweeps, and the
+// minibatches are those of a reader that keeps nothing.
+func TestKeepLengths(t *testing.T) {
+	lens := make([]int, 400)
+	for g := range lens {
+		lens[g] = 1 + g%4
+	}
+	sizes := make([]int, 20)
+	for k := range sizes {
+		sizes[k] = 20
+	}
+	cfg := Config{MinibatchSize: 16, MaxSweeps: 2, DefinesMBSize: "x", RandomizationWindow: 3}
+	plain := newMemSource(lens, sizes)
+	want := collect(t, mustNew(t, plain, cfg), plain, 1<<20)
+	cfg.KeepDataInMemory = true
+	src := newMemSource(lens, sizes)
+	if got := collect(t, mustNew(t, src, cfg), src, 1<<20); !reflect.DeepEqual(got, want) {
+		t.Fatal("keeping data in memory changed the minibatches")
+	}
+	if chunks, total := src.readCount(); chunks != 20 || total != 20 {
+		t.Fatalf("%d chunks read %d times over 2 sweeps", chunks, total)
+	}
+}

@@ -52,6 +52,12 @@ func (cc *chunkCache) lengthsOf(c int32) ([]int32, error) {
 				return nil, s.err
 			}
 			ch = s.chunk
+		} else if cc.keep != nil {
+			k, err := cc.keptChunk(c) // read once, for this and for its minibatches
+			if err != nil {
+				return nil, err
+			}
+			ch = k.chunk
 		} else {
 			var err error
 			if ch, err = cc.src.ReadChunk(cc.ctx, int(c)); err != nil {
