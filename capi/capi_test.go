@@ -241,7 +241,7 @@ func TestSourceZeroCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	s, err := newSource(open(), true, cfg)
+	s, err := newSource(context.Background(), open(), true, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,6 +96,7 @@ func (a *sourceArgs) config(spec *dataset.Spec) (minibatch.Config, error) {
 // into set k. The minibatch the caller holds stays where it is until the next mlfeed_next,
 // which releases its batch to be packed again.
 type source struct {
+	ctx    context.Context // carries the scheduler the engine runs on
 	mu     sync.Mutex
 	src    mlfeed.Source
 	own    bool
@@ -208,7 +209,7 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	cfg, err := a.config(spec)
 	if err == nil {
 		var s *source
-		if s, err = newSource(src, own, cfg); err == nil {
+		if s, err = newSource(ctx, src, own, cfg); err == nil {
 			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": streamsOf(&s.schema),
 				"sweep_samples": s.r.SweepSamples(), "has_ids": s.schema.HasIDs}, nil
 		}
@@ -219,13 +220,14 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	return nil, err
 }
 
-func newSource(src mlfeed.Source, own bool, cfg minibatch.Config) (*source, error) {
-	r, err := minibatch.New(src, cfg)
+// newSource starts the engine on the scheduler ctx carries (the source's threads and memory).
+func newSource(ctx context.Context, src mlfeed.Source, own bool, cfg minibatch.Config) (*source, error) {
+	r, err := minibatch.NewContext(ctx, src, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
 	}
 	n := sizesHeader + sizesPerStream*len(r.Schema().Streams)
-	return &source{src: src, own: own, cfg: cfg, r: r, schema: r.Schema(), res: make(chan nextResult, 1),
+	return &source{ctx: ctx, src: src, own: own, cfg: cfg, r: r, schema: r.Schema(), res: make(chan nextResult, 1),
 		meta: make([]int64, metaLen+n), setOf: map[*minibatch.Batch]int{}, need: make([]int64, 0, n)}, nil
 }
 
@@ -616,7 +618,7 @@ func restore(h uintptr, stJSON, cfgJSON *C.char) error {
 	}
 	// A fresh reader restored to the state: the simplest way to leave whatever the old one
 	// was doing (reading ahead, finished, failed) behind.
-	r, err := minibatch.New(s.src, cfg)
+	r, err := minibatch.NewContext(s.ctx, s.src, cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %w", format.ErrUsage, err)
 	}

@@ -75,3 +75,33 @@ func Example() {
 	// sweep 1 [1 6]
 	// {"minibatchSourcePosition":8,"next":8,"sequences":10,"samples":10,"chunks":5,"randomize":true}
 }
+
+// ExampleStats measures how well mixed the minibatches are: in file order, and shuffled over
+// the whole data set.
+func ExampleStats() {
+	for _, cfg := range []minibatch.Config{
+		{MinibatchSize: 100, MaxSweeps: 1, NoRandomize: true},
+		{MinibatchSize: 100, MaxSweeps: 1},
+	} {
+		r, err := minibatch.New(table{n: 1000, per: 100}, cfg)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		st, err := minibatch.NewStats(r, "") // no label stream here: x holds floats
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for r.Next() {
+			st.Add(r.Batch())
+		}
+		r.Close()
+		s := st.Sweeps()[0]
+		fmt.Printf("randomized %v: %d minibatches, %.1f chunks each, rank correlation %.2f\n",
+			!cfg.NoRandomize, s.Minibatches, s.MeanChunks, s.RankCorrelation)
+	}
+	// Output:
+	// randomized false: 10 minibatches, 1.0 chunks each, rank correlation 1.00
+	// randomized true: 10 minibatches, 10.0 chunks each, rank correlation -0.04
+}

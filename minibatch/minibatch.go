@@ -122,7 +122,8 @@ type Config struct {
 	Distribution Distribution
 	// KeepDataInMemory keeps every chunk read for the rest of the reader's life, as CNTK's
 	// keepDataInMemory does: each chunk is read and decoded once, and memory holds the whole
-	// data set. By default a chunk is released after its last sequence of the sweep.
+	// data set (counted against the budget, see Memory). By default a chunk is released after
+	// its last sequence of the sweep.
 	KeepDataInMemory bool
 	// Prefetch is the number of chunks read and decoded ahead in the background, once the
 	// first minibatch is delivered (before, they would only delay it). Zero means 2; negative
@@ -144,12 +145,17 @@ type Config struct {
 	PackAhead int
 	// Threads bounds the threads that load chunks and pack minibatches, the caller's
 	// included (the caller packs a minibatch that no packer has started when Next needs
-	// it). Zero means runtime.GOMAXPROCS(0); with 1, everything runs in Next on the
-	// caller's goroutine.
+	// it), in the scheduler New makes (NewContext with a ctx that carries a scheduler uses
+	// that one's threads instead). Zero means runtime.GOMAXPROCS(0); with 1, everything
+	// runs in Next on the caller's goroutine.
 	Threads int
-	// Memory is the memory budget of the Reader's scheduler in bytes (zero: the default),
-	// which the source's decoders see through the ctx of ReadChunk. The chunks the Reader
-	// holds are those of the randomization window and Prefetch more, whatever the budget.
+	// Memory is the memory budget in bytes of the scheduler New makes (zero: the default,
+	// sched.DefaultMemory); NewContext with a ctx that carries a scheduler uses that one's
+	// budget instead. The chunks the Reader holds count against it, as do the source's
+	// decoders' (which see the scheduler through the ctx of ReadChunk): chunks are read ahead
+	// (Prefetch) and kept to decode into only while the budget is not spent. The chunks that
+	// the randomization window and the minibatches planned ahead read are held whatever the
+	// budget: a window larger than the budget holds more. Close gives the memory back.
 	Memory int64
 	// TraceLevel is CNTK's traceLevel: at 2 and above the reader logs each sweep to Log.
 	TraceLevel int

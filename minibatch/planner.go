@@ -10,7 +10,8 @@ import (
 // minibatch holds: each sweep's order (randomizer.go), which of its sequences are this
 // worker's, the chunks this worker needs in order of first use, and where each minibatch
 // starts and ends on the global timeline of samples. It reads no data, holds no chunks and
-// starts no goroutines; delivery (chunks.go and packing.go) fetches what it names.
+// starts no goroutines; the cursor (cursor.go) walks it, and the chunk cache (chunkcache.go)
+// and the packers (packers.go) fetch and pack what it names.
 
 // planner is the pure part of a Reader: its settings, and the lengths of the sequences.
 type planner struct {

@@ -34,7 +34,7 @@ var notRaw = &rawChunk{}
 // rawSchema reports whether every stream of s could be packed raw: dense, of a fixed size.
 func rawSchema(s *mlfeed.Schema) bool {
 	for _, st := range s.Streams {
-		if st.Storage != mlfeed.Dense || st.Dim <= 0 || st.Type == mlfeed.String || st.Type.Size() <= 0 {
+		if st.Storage != mlfeed.Dense || st.Dim <= 0 || st.Type.IsVarLen() || st.Type.Size() <= 0 {
 			return false
 		}
 	}
@@ -44,41 +44,52 @@ func rawSchema(s *mlfeed.Schema) bool {
 // rawOf returns chunk c as a raw chunk, or nil when the source does not describe it so (or
 // the description does not hold). It is built once per chunk and kept: the views stay valid
 // while the source is open, so loading the chunk again costs nothing.
-func (r *Reader) rawOf(c int32) *rawChunk {
-	if r.raw == nil {
+func (cc *chunkCache) rawOf(c int32) *rawChunk {
+	if cc.raw == nil {
 		return nil
 	}
-	if rc := r.rawChunks[c].Load(); rc != nil {
+	if rc := cc.rawChunks[c].Load(); rc != nil {
 		if rc == notRaw {
 			return nil
 		}
 		return rc
 	}
-	n := r.infos[c].Sequences
-	if r.infos[c].Samples != int64(n) || n+1 > len(r.identity) {
-		r.rawChunks[c].Store(notRaw)
+	n := cc.infos[c].Sequences
+	if cc.infos[c].Samples != int64(n) || n+1 > len(cc.identity) {
+		cc.rawChunks[c].Store(notRaw)
 		return nil
 	}
 	rc := &rawChunk{
-		chunk: &mlfeed.Chunk{Sequences: n, Streams: make([]mlfeed.StreamData, len(r.schema.Streams))},
-		views: make([]rawView, len(r.schema.Streams)),
-		unit:  make([]bool, len(r.schema.Streams)),
+		chunk: &mlfeed.Chunk{Sequences: n, Streams: make([]mlfeed.StreamData, len(cc.schema.Streams))},
+		views: make([]rawView, len(cc.schema.Streams)),
+		unit:  make([]bool, len(cc.schema.Streams)),
 	}
-	for k := range r.schema.Streams {
-		st := &r.schema.Streams[k]
-		b, off, stride, swap, ok := r.raw.RawSamples(int(c), k)
+	for k := range cc.schema.Streams {
+		st := &cc.schema.Streams[k]
+		b, off, stride, swap, ok := cc.raw.RawSamples(int(c), k)
 		size := int64(st.Dim) * int64(st.Type.Size())
 		if !ok || off < 0 || int64(stride) < size || swap != 0 && (swap != st.Type.Size() || swap == 1) ||
 			n > 0 && int64(off)+int64(n-1)*int64(stride)+size > int64(len(b)) {
-			r.rawChunks[c].Store(notRaw) // a chunk's answer does not change: ask once
+			cc.rawChunks[c].Store(notRaw) // a chunk's answer does not change: ask once
 			return nil
 		}
-		rc.chunk.Streams[k] = mlfeed.StreamData{SeqStart: r.identity[: n+1 : n+1], Values: mlfeed.Buffer{Type: st.Type, Bytes: b}}
+		rc.chunk.Streams[k] = mlfeed.StreamData{SeqStart: cc.identity[: n+1 : n+1], Values: mlfeed.Buffer{Type: st.Type, Bytes: b}}
 		rc.views[k] = rawView{b, off, stride, swap, int(size)}
 		rc.unit[k] = true
 	}
-	r.rawChunks[c].Store(rc)
+	cc.rawChunks[c].Store(rc)
 	return rc
+}
+
+// rawReady returns chunk c as a raw chunk when rawOf built it already, else nil.
+func (cc *chunkCache) rawReady(c int32) *rawChunk {
+	if cc.raw == nil {
+		return nil
+	}
+	if rc := cc.rawChunks[c].Load(); rc != nil && rc != notRaw {
+		return rc
+	}
+	return nil
 }
 
 // appendRaw appends sample q of view v to dst, in the data model's byte order.

@@ -97,15 +97,13 @@ func (r *Reader) SetPosition(pos int64) error {
 }
 
 // reposition drops the minibatches planned ahead, plans sweep s and drops every held chunk
-// (unless KeepDataInMemory).
+// (kept ones, with KeepDataInMemory, stay kept).
 func (r *Reader) reposition(s int64) error {
-	if r.ctx.Err() != nil {
+	if r.closed {
 		return fmt.Errorf("%w: the reader is closed", ErrState)
 	}
 	r.drain()
-	if !r.cfg.KeepDataInMemory {
-		r.clearSlots()
-	}
+	r.clearSlots()
 	r.planned, r.reqNext, r.planEnd, r.readAhead = false, false, false, false
 	if err := r.startSweep(s); err != nil {
 		r.err = err
@@ -113,13 +111,4 @@ func (r *Reader) reposition(s int64) error {
 	}
 	r.done = false
 	return nil
-}
-
-// skipUsed accounts for the chunks first used before the current position: they are loaded on
-// demand, and prefetching continues after them.
-func (r *Reader) skipUsed() {
-	for r.used < len(r.cur.need) && int(r.cur.need[r.used].first) < r.next {
-		r.used++
-	}
-	r.req = r.used
 }

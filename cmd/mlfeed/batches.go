@@ -15,7 +15,6 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/inspect"
-	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -71,6 +70,8 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.Int64Var(&f.after, "after", 0, "stop after `K` minibatches (with --save-state)")
 	fl.StringVar(&f.restore, "restore", "", "restore the reader's state from `FILE` before reading")
 	fl.BoolVar(&f.dump, "dump", false, "print each minibatch as a JSON line")
+	fl.BoolVar(&f.stats, "stats", false, "print how well mixed each sweep's minibatches are (chunks per minibatch, rank correlation, label divergence) on stderr")
+	fl.StringVar(&f.statsLabel, "stats-label", "", "the label `STREAM` for --stats (default: the first integer-scalar or one-hot stream)")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -88,6 +89,8 @@ type batchFlags struct {
 	window, sweeps, maxSamples, after int64
 	workers, rank, packers            int
 	definesMB, saveState, restore     string
+	stats                             bool
+	statsLabel                        string
 }
 
 // config builds the engine configuration: the data set's (its --config reader section), with
@@ -135,9 +138,6 @@ func (f *batchFlags) config(cmd *cobra.Command, spec *dataset.Spec) (minibatch.C
 		}
 		c.Workers, c.Rank = env.Workers, env.Rank
 	}
-	if s := sched.FromContext(cmd.Context()); s != nil {
-		c.Threads, c.Memory = s.Threads(), s.Memory()
-	}
 	if f.cntkDist {
 		c.Distribution = minibatch.CNTKCompatible
 	}
@@ -178,7 +178,8 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		return err
 	}
 	defer src.Close()
-	r, err := minibatch.New(src, cfg)
+	// The engine runs on the command's scheduler: --threads and --memory bound it too.
+	r, err := minibatch.NewContext(cmd.Context(), src, cfg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -196,6 +197,12 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 			return usageErr("--restore %s: %v", f.restore, err)
 		}
 	}
+	var mix *minibatch.Stats
+	if f.stats {
+		if mix, err = minibatch.NewStats(r, f.statsLabel); err != nil {
+			return usageErr("--stats: %v", err)
+		}
+	}
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	sc := r.Schema()
 	var (
@@ -209,6 +216,9 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	)
 	for (f.after == 0 || n < f.after) && r.Next() {
 		b := r.Batch()
+		if mix != nil {
+			mix.Add(b)
+		}
 		n++
 		samples += b.Samples
 		sweeps[b.Sweep] = true
@@ -233,6 +243,9 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	if err := r.Err(); err != nil {
 		return err
 	}
+	if mix != nil {
+		writeMixing(cmd.ErrOrStderr(), mix.Sweeps())
+	}
 	if f.saveState != "" {
 		data, err := json.Marshal(r.State())
 		if err != nil {
@@ -254,6 +267,21 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		writeBatchSummary(w, &sc, cfg, r, first, n, empty, samples, len(sweeps), elapsed, sweepEnds)
 	}
 	return w.Flush()
+}
+
+// writeMixing prints --stats: one line per sweep.
+func writeMixing(w io.Writer, sweeps []minibatch.SweepStats) {
+	for _, s := range sweeps {
+		fmt.Fprintf(w, "sweep %d: %d minibatches, %d sequences; chunks per minibatch %.1f (%d-%d of %d); rank correlation %.3f",
+			s.Sweep, s.Minibatches, s.Sequences, s.MeanChunks, s.MinChunks, s.MaxChunks, s.Chunks, s.RankCorrelation)
+		switch {
+		case s.Label != "":
+			fmt.Fprintf(w, "; labels %q: %d classes, divergence %.3f bits (a random draw: %.3f)", s.Label, s.Classes, s.Divergence, s.RandomDivergence)
+		case s.LabelNote != "":
+			fmt.Fprintf(w, "; no label figures: %s", s.LabelNote)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // appendBatchJSON appends the --dump line of a minibatch.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/keep"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -60,7 +61,7 @@ type Reader struct {
 	region  *mmap.Region // the mapping, when mapped
 	mapped  bool
 	strict  bool
-	cache   []cached // per chunk, with KeepDataInMemory
+	kept    *keep.Chunks[*mlfeed.Chunk] // with KeepDataInMemory: the chunks decoded so far
 	closers []func() error
 
 	inPlace bool     // every stream dense: chunks read with ReadAt are decoded in place
@@ -76,12 +77,6 @@ const (
 	rawYes     // every stream dense, every sequence one sample
 	rawNo
 )
-
-type cached struct {
-	once sync.Once
-	c    *mlfeed.Chunk
-	err  error
-}
 
 // NewReader returns a reader of the CBF data in r, which holds size bytes. It reads and checks
 // the prefix, the trailer, the header and the chunk table; chunk data is read by ReadChunk.
@@ -101,7 +96,7 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	}
 	rd.inPlace = rd.inPlaceOK()
 	if opts.KeepDataInMemory {
-		rd.cache = make([]cached, len(rd.chunks))
+		rd.kept = keep.New(len(rd.chunks), func(_ context.Context, i int) (*mlfeed.Chunk, error) { return rd.load(i) })
 	}
 	return rd, nil
 }
@@ -433,7 +428,7 @@ func (rd *Reader) Details() map[string]any {
 		"header_offset":       rd.header.Offset,
 		"header_bytes":        rd.size - rd.header.Offset,
 		"mmap":                rd.mapped,
-		"keep_data_in_memory": rd.cache != nil,
+		"keep_data_in_memory": rd.kept != nil,
 	}
 }
 
@@ -446,10 +441,9 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if rd.cache != nil {
-		e := &rd.cache[i]
-		e.once.Do(func() { e.c, e.err = rd.load(i) })
-		return e.c, e.err
+	if rd.kept != nil {
+		c, _, err := rd.kept.Chunk(ctx, i)
+		return c, err
 	}
 	return rd.load(i)
 }
@@ -459,7 +453,7 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 // which the caller no longer uses (nil for the first call). A loop that handles one chunk at
 // a time then allocates almost nothing. With KeepDataInMemory, prev is ignored.
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
-	if rd.cache != nil || i < 0 || i >= len(rd.chunks) {
+	if rd.kept != nil || i < 0 || i >= len(rd.chunks) {
 		return rd.ReadChunk(ctx, i)
 	}
 	if err := ctx.Err(); err != nil {

@@ -58,8 +58,7 @@ type Reader struct {
 	// parsed yet: the first parse of each chunk need not map them in again.
 	mapped []atomic.Bool
 
-	keepMu sync.Mutex
-	kept   map[int]*future // KeepDataInMemory: every chunk parsed so far
+	kept keeper // KeepDataInMemory: every chunk parsed so far (keep.go)
 
 	spare sync.Pool // *[]acc[T]: the buffers of pieces already joined, for later pieces
 
@@ -71,13 +70,6 @@ type Reader struct {
 	roundSeen   []bool
 	roundDone   int
 	roundLogged bool
-}
-
-// future is a chunk being parsed or parsed.
-type future struct {
-	done chan struct{}
-	c    *mlfeed.Chunk
-	err  error
 }
 
 // Open opens the named CTF file and builds its index. opts may be nil (the zero ReaderOptions).
@@ -640,29 +632,7 @@ func (r *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 		return nil, err
 	}
 	if r.opts.KeepDataInMemory {
-		r.keepMu.Lock()
-		if r.kept == nil {
-			r.kept = map[int]*future{}
-		}
-		f, ok := r.kept[i]
-		if !ok {
-			f = &future{done: make(chan struct{})}
-			r.kept[i] = f
-		}
-		r.keepMu.Unlock()
-		if !ok {
-			f.c, f.err = r.parse(ctx, i, nil)
-			close(f.done)
-		}
-		<-f.done
-		if f.err != nil {
-			r.keepMu.Lock()
-			if r.kept[i] == f {
-				delete(r.kept, i)
-			}
-			r.keepMu.Unlock()
-		}
-		return f.c, f.err
+		return r.keptChunk(ctx, i)
 	}
 	return r.parse(ctx, i, nil)
 }

@@ -121,7 +121,7 @@ func (r *ReadAhead) claimAhead() (p int, sl *slot, prev *mlfeed.Chunk, ok bool) 
 		if p-r.pos <= r.ahead {
 			r.s.mu.Lock()
 			fits := r.s.used < r.s.memory || p <= r.pos+1
-			changed := r.s.changed
+			changed := r.s.watchLocked()
 			r.s.mu.Unlock()
 			if fits {
 				sl, prev = r.claimLocked()

@@ -12,7 +12,8 @@
 // waits for a chunk, and a helper that runs out of chunks to claim, take pieces of the
 // Parallel calls in progress. The minibatch engine, whose chunks live as long as the
 // randomization window needs them, runs its chunk loads and packers on the scheduler's
-// threads with AcquireThread and ReleaseThread.
+// threads with AcquireThread and ReleaseThread, and counts the chunks it holds with Account
+// and Release, reading ahead only while InUse is below Memory.
 //
 // Threads counts the caller: a scheduler of n threads runs at most n-1 goroutines of its own
 // (helpers) beside the goroutine that consumes its work, so one consumer and its helpers never
@@ -40,7 +41,8 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	used    int64         // bytes reserved
-	changed chan struct{} // closed (and replaced) whenever used decreases
+	changed chan struct{} // closed (and replaced) when used decreases, if watched
+	watched bool          // a goroutine waits on changed
 
 	helping atomic.Int64 // helper goroutines running work now
 	peak    atomic.Int64 // the most helpers ever running at once
@@ -273,7 +275,7 @@ func (s *Scheduler) Reserve(ctx context.Context, n int64) error {
 			s.mu.Unlock()
 			return nil
 		}
-		ch := s.changed
+		ch := s.watchLocked()
 		s.mu.Unlock()
 		select {
 		case <-ch:
@@ -298,9 +300,20 @@ func (s *Scheduler) Release(n int64) {
 	}
 	s.mu.Lock()
 	s.used -= n
-	close(s.changed)
-	s.changed = make(chan struct{})
+	if s.watched {
+		// Only then: the minibatch engine releases a chunk's memory at a time, and a
+		// channel made each time would be its only allocation.
+		close(s.changed)
+		s.changed = make(chan struct{})
+		s.watched = false
+	}
 	s.mu.Unlock()
+}
+
+// watchLocked returns the channel the next Release closes; s.mu is held.
+func (s *Scheduler) watchLocked() chan struct{} {
+	s.watched = true
+	return s.changed
 }
 
 // InUse returns the bytes reserved now.

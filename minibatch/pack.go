@@ -2,158 +2,21 @@ package minibatch
 
 import (
 	"slices"
-	"sync/atomic"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/prefetch"
 )
 
-// Delivery, part two: packing. Each planned minibatch is a job: the sequences the planner
-// chose, with the slots of their chunks. Jobs are handed, in order, to Config.Packers packer
-// goroutines, which pack each (copy its sequences out of the chunks and lay them out) on a
-// thread of the scheduler; Next hands them out in order. When Next needs a job that no packer
-// has started, it packs it itself, so the caller's thread works rather than waits, and a
-// scheduler of one thread packs everything in Next.
-
-// job is one minibatch: planned (which sequences, from which chunks) on the caller's goroutine,
-// then packed into its Batch by a packer or by Next.
-type job struct {
-	refs  []jobRef
-	seq   uint64 // the job's number, counting from 1 in planning order
-	batch Batch
-	at    position
-	err   error
-	// state is seq<<1 while the job waits to be packed and seq<<1|1 once a goroutine has
-	// claimed it: a packer that receives a job planned over since, or one Next packed, finds
-	// the state changed and leaves it.
-	state  atomic.Uint64
-	sent   bool          // handed to the packers, and not known to be packed (consumer side)
-	packed bool          // known to be packed (consumer side)
-	done   chan struct{} // a packer that claimed the job signals here when it is packed
-}
-
-// jobRef is one of a job's sequences: sequence idx of chunk, n samples long, from slot s.
-type jobRef struct {
-	s     *slot
-	chunk int32
-	idx   int32
-	n     int64
-}
-
-// sentJob is a job handed to the packers, with the number it was planned as.
-type sentJob struct {
-	j   *job
-	seq uint64
-}
-
-// claim reports whether the caller is the one to pack job j, planned as job seq.
-func (j *job) claim(seq uint64) bool { return j.state.CompareAndSwap(seq<<1, seq<<1|1) }
-
-// send hands a planned job to the packers, unless their queue is full: then Next or Ready
-// packs it. (Jobs that Next or Ready packed stay queued until a packer skips them, and the
-// packers may all wait for threads: a send that waited could wait for the caller itself.)
-func (r *Reader) send(j *job) {
-	j.state.Store(j.seq << 1)
-	select {
-	case r.work <- sentJob{j, j.seq}:
-		j.sent = true
-	default:
-	}
-}
-
-// packLoop packs the jobs sent to it, on a thread of the scheduler each, until the reader is
-// closed.
-func (r *Reader) packLoop() {
-	defer r.bg.Done()
-	for w := range r.work {
-		if w.j.state.Load() != w.seq<<1 {
-			continue // packed already, by Next or Ready: no thread needed to skip it
-		}
-		if r.sched.AcquireThread(r.ctx) != nil {
-			return
-		}
-		if w.j.claim(w.seq) {
-			r.pack(w.j)
-			w.j.done <- struct{}{}
-		}
-		r.sched.ReleaseThread()
-	}
-}
-
-// finish makes sure that job j is packed: it packs it on this goroutine unless a packer has
-// started it; while a packer packs it, it packs later jobs no packer has started, and waits
-// only when there are none.
-func (r *Reader) finish(j *job) {
-	switch {
-	case j.packed:
-	case j.sent:
-		if j.claim(j.seq) {
-			r.pack(j)
-			break
-		}
-		for !r.packedYet(j) {
-			if !r.packAhead() {
-				<-j.done
-				break
-			}
-		}
-	case j.err == nil: // not an error of planning
-		r.pack(j)
-	}
-	j.sent, j.packed = false, true
-}
-
-// packAhead packs the oldest queued job that no packer has started, on this goroutine. It
-// reports whether there was one.
-func (r *Reader) packAhead() bool {
-	for _, q := range r.queue {
-		if q.sent && q.claim(q.seq) {
-			r.pack(q)
-			q.sent, q.packed = false, true
-			return true
-		}
-	}
-	return false
-}
-
-// packedYet reports whether job j is packed, without waiting.
-func (r *Reader) packedYet(j *job) bool {
-	if j.sent {
-		select {
-		case <-j.done:
-			j.sent, j.packed = false, true
-		default:
-		}
-	}
-	return j.packed
-}
-
-// drain waits for the planned jobs and frees them and the held one: the position of planning
-// is about to move.
-func (r *Reader) drain() {
-	for _, j := range r.queue {
-		if j.sent && !j.claim(j.seq) {
-			<-j.done
-		}
-		j.sent = false
-		r.free = append(r.free, j)
-	}
-	r.queue = r.queue[:0]
-	if r.held != nil {
-		r.free = append(r.free, r.held)
-		r.held = nil
-	}
-	clear(r.retired)
-	r.retired = r.retired[:0]
-}
+// Packing copies a planned minibatch's sequences out of their chunks into its Batch and lays
+// them out (batch.go); packers.go decides which goroutine packs which minibatch.
 
 // pack copies a planned job's sequences into its batch and lays them out.
-func (r *Reader) pack(j *job) {
+func (p *packing) pack(j *job) {
 	defer mmap.Recover(mmap.Catch(), &j.err) // chunks may alias a mapped file that shrinks meanwhile
 	b := &j.batch
 	b.reset()
-	if r.packRaw(j) {
+	if p.packRaw(j) {
 		b.pack()
 		return
 	}
@@ -178,7 +41,7 @@ func (r *Reader) pack(j *job) {
 			prefetchSamples(&j.refs[k+1], b.schema)
 		}
 		if x.s != last {
-			r.waitHelping(x.s, j.refs[k+1:])
+			p.cc.waitHelping(x.s, j.refs[k+1:])
 			if x.s.err != nil {
 				j.err = x.s.err
 				return
@@ -197,7 +60,7 @@ func (r *Reader) pack(j *job) {
 // fixed-size sample per sequence in every stream (views: the source's memory, as in a mapped
 // file's shuffled sweep, or a decoded chunk's), with nothing to decide per sequence but where
 // its samples lie; it reports false, having done nothing, when one is not.
-func (r *Reader) packRaw(j *job) bool {
+func (p *packing) packRaw(j *job) bool {
 	var last *slot
 	for k := range j.refs {
 		if s := j.refs[k].s; s != last {
