@@ -235,7 +235,7 @@ func (w *shardWriter) writeRange(ctx context.Context, j int, from, to int64) (sh
 // write writes sequences [from, to) as shard j, stopping early at a chunk boundary once the
 // file reaches limit bytes (when limit > 0). It returns the shard's entry and where it
 // stopped.
-func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (shard.Entry, int64, error) {
+func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (_ shard.Entry, _ int64, err error) {
 	name := shard.ShardName(j, w.ext)
 	path := filepath.Join(w.dir, name)
 	f, err := atomicfile.Create(path)
@@ -243,6 +243,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 		return shard.Entry{}, 0, err
 	}
 	defer f.Abort()
+	defer func() { err = f.Err(err) }() // errors name the shard, never its temporary file
 	wo := w.opts.Write
 	wo.Name = path
 	wo.Context = ctx

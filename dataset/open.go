@@ -27,6 +27,15 @@ func openPaths(ctx context.Context, names []string, formatName string, opts *for
 	}
 	if len(srcs) > 1 {
 		srcs = uniqueNames(srcs)
+		// Inputs combine when they hold one record set: as many sequences each. Say which
+		// inputs differ, by the names the caller gave.
+		n0, _ := mlfeed.Totals(srcs[0].Chunks())
+		for i, src := range srcs[1:] {
+			if n, _ := mlfeed.Totals(src.Chunks()); n != n0 {
+				closeAll(srcs)
+				return nil, fmt.Errorf("%w: %s holds %d sequences and %s %d: inputs combine into one data set only when they hold as many (one record set in several files, as MNIST's images and labels)", mlfeed.ErrFormat, names[0], n0, names[i+1], n)
+			}
+		}
 	}
 	z, err := mlfeed.Zip(srcs...)
 	if err != nil {

@@ -2,6 +2,7 @@ package dataset_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -22,8 +23,8 @@ func TestOpenCombinesAndRenames(t *testing.T) {
 		t.Fatalf("streams %+v", sc.Streams)
 	}
 	img := testutil.Testdata(t, "mnist", "train-labels-idx1-ubyte.gz")
-	if _, err := dataset.OpenFiles([]string{lab, img}, "", nil); !errors.Is(err, mlfeed.ErrFormat) {
-		t.Fatalf("10000 and 60000 records combined: %v", err)
+	if _, err := dataset.OpenFiles([]string{lab, img}, "", nil); !errors.Is(err, mlfeed.ErrFormat) || !strings.Contains(err.Error(), lab) || !strings.Contains(err.Error(), img) {
+		t.Fatalf("10000 and 60000 records combined: %v; want ErrFormat naming both files", err)
 	}
 	if _, err := dataset.OpenFiles([]string{lab}, "nosuch", nil); !errors.Is(err, mlfeed.ErrUnknownFormat) {
 		t.Fatalf("unknown --format: %v", err)

@@ -372,6 +372,11 @@ func TestFaultDiskFullAndFileSizeLimit(t *testing.T) {
 		_, stderr, code := run(t, "convert", "-q", images, out, "--type", "float32")
 		check("ENOSPC "+o, mnt, out, "no space left on device", stderr, code)
 	}
+	// Shards: the message names the shard, not its temporary file, and the directory the
+	// conversion made goes.
+	shards := filepath.Join(mnt, "shards")
+	_, stderr, code := run(t, "convert", "-q", "--shards", "3", "--to", "cbf", images, shards, "--type", "float32")
+	check("ENOSPC shards", mnt, filepath.Join(shards, "part-0000"), "no space left on device", stderr, code)
 }
 
 // TestFaultInputTruncatedWhileRead shrinks mapped and read inputs while cat, convert and batches
