@@ -367,7 +367,6 @@ func (w *shardWriter) manifest(ctx context.Context, entries []shard.Entry) (*sha
 		return nil, errors.New("convert: no shard was written")
 	}
 	m.Schema = *w.schemaRead
-	m.Streams = shard.Summarize(m.Schema)
 	for _, e := range entries {
 		m.Sequences += e.Sequences
 		m.Samples += e.Samples

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"os"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -14,7 +15,6 @@ func FuzzManifest(f *testing.F) {
 	m := &Manifest{Version: Version, Format: "cbf", Schema: mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: mlfeed.Float32, Dim: 3}}},
 		Shards:    []Entry{{Path: "part-00000.cbf", Sequences: 5, Samples: 7, Chunks: 2, ChunkTable: [][2]int64{{2, 3}, {3, 4}}, Bytes: 10, SHA256: "00"}},
 		Sequences: 5, Samples: 7}
-	m.Streams = Summarize(m.Schema)
 	b, err := m.Marshal()
 	if err != nil {
 		f.Fatal(err)
@@ -24,6 +24,14 @@ func FuzzManifest(f *testing.F) {
 	b, _ = m.Marshal()
 	f.Add(b)
 	f.Add([]byte(`{"mlfeed_manifest": 1, "format": "x", "shards": [{"path": "../a"}]}`))
+	if b, err = testManifest(manifestSchema()).Marshal(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	if b, err = os.ReadFile("testdata/v1/mlfeed.json"); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeManifest("fuzz.json", bytes.NewReader(data))
 		if err != nil {

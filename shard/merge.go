@@ -97,7 +97,7 @@ func MergeContext(ctx context.Context, dir string) (*Manifest, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: %w: tasks %s of %d have not finished (no manifest)", dir, ErrManifest, strings.Join(missing, ", "), count)
 	}
-	out := &Manifest{Version: Version, Format: parts[0].Format, Streams: parts[0].Streams, Schema: parts[0].Schema}
+	out := &Manifest{Version: Version, Format: parts[0].Format, Schema: parts[0].Schema}
 	for _, m := range byIndex {
 		out.Shards = append(out.Shards, m.Shards...)
 		out.Sequences += m.Sequences

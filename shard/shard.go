@@ -31,35 +31,26 @@ import (
 // ManifestName is the file name of a sharded data set's manifest.
 const ManifestName = "mlfeed.json"
 
-// Version is the manifest layout version this package writes and reads.
-const Version = 1
+// Version is the manifest layout version this package writes. It reads version 1 too, whose
+// "schema" held Go's form of the schema.
+const Version = 2
 
-// Manifest describes a sharded data set. It is stored as JSON in ManifestName.
+// Manifest describes a sharded data set. It is stored as JSON in ManifestName, in the form
+// docs/scale.md documents (see MarshalJSON).
 type Manifest struct {
 	// Version is the manifest layout version (Version).
-	Version int `json:"mlfeed_manifest"`
+	Version int
 	// Format is the registered name of the shards' format ("cbf", "idx", ...).
-	Format string `json:"format"`
-	// Streams summarises the schema as `mlfeed info --json` does, for people and scripts.
-	Streams []StreamSummary `json:"streams"`
-	// Schema is the full schema every shard has (names, types, shapes, metadata).
-	Schema mlfeed.Schema `json:"schema"`
+	Format string
+	// Schema is the schema every shard has (names, types, shapes, metadata).
+	Schema mlfeed.Schema
 	// Sequences and Samples are the data set's totals.
-	Sequences int64 `json:"sequences"`
-	Samples   int64 `json:"samples"`
+	Sequences int64
+	Samples   int64
 	// Shards lists the shards in data set order.
-	Shards []Entry `json:"shards"`
+	Shards []Entry
 	// Task is set in the partial manifest one task of a multi-task conversion writes.
-	Task *Task `json:"task,omitempty"`
-}
-
-// StreamSummary is one stream as `mlfeed info --json` lists it.
-type StreamSummary struct {
-	Name    string `json:"name"`
-	Storage string `json:"storage"`
-	Type    string `json:"type"`
-	Dim     int    `json:"dim"`
-	Shape   []int  `json:"shape,omitempty"`
+	Task *Task
 }
 
 // Entry describes one shard.
@@ -87,15 +78,6 @@ type Task struct {
 
 // ErrManifest is wrapped by errors about a manifest or a set of shards that do not agree.
 var ErrManifest = fmt.Errorf("shard: %w", mlfeed.ErrFormat)
-
-// Summarize returns the streams of s as `info --json` lists them.
-func Summarize(s mlfeed.Schema) []StreamSummary {
-	out := make([]StreamSummary, len(s.Streams))
-	for i, st := range s.Streams {
-		out[i] = StreamSummary{Name: st.Name, Storage: st.Storage.String(), Type: st.Type.String(), Dim: st.Dim, Shape: st.Shape}
-	}
-	return out
-}
 
 // ChunkTable returns a source's chunk table in the manifest's form.
 func ChunkTable(infos []mlfeed.ChunkInfo) [][2]int64 {
@@ -156,8 +138,8 @@ func DecodeManifest(name string, r io.Reader) (*Manifest, error) {
 
 // check verifies that the manifest is consistent with itself.
 func (m *Manifest) check() error {
-	if m.Version != Version {
-		return fmt.Errorf("%w: manifest version %d, this mlfeed reads %d", mlfeed.ErrUnsupported, m.Version, Version)
+	if m.Version != Version && m.Version != 1 {
+		return fmt.Errorf("%w: manifest version %d, this mlfeed reads 1 to %d", mlfeed.ErrUnsupported, m.Version, Version)
 	}
 	if m.Format == "" {
 		return fmt.Errorf("%w: manifest names no format", ErrManifest)
@@ -389,9 +371,21 @@ func Verify(dir string, m *Manifest, report func(error)) int {
 	return bad
 }
 
-// SameSchema reports whether two schemas are equal in every respect a shard must share.
+// SameSchema reports whether two schemas are equal in every respect a shard must share: they
+// have the same form in a manifest.
 func SameSchema(a, b mlfeed.Schema) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
+	if a.HasIDs != b.HasIDs {
+		return false
+	}
+	sa, err1 := schemaToJSON(a)
+	sb, err2 := schemaToJSON(b)
+	if err1 != nil || err2 != nil {
+		// Metadata JSON cannot hold: compare Go's form.
+		ja, err1 := json.Marshal(a)
+		jb, err2 := json.Marshal(b)
+		return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+	}
+	ja, err1 := json.Marshal(sa)
+	jb, err2 := json.Marshal(sb)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }

@@ -89,7 +89,7 @@ func TestManifestOpensOnlyWhatIsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Manifest{Version: Version, Format: "x", Schema: full.Schema(), Streams: Summarize(full.Schema())}
+	m := &Manifest{Version: Version, Format: "x", Schema: full.Schema()}
 	for i, n := range names {
 		s, _ := open(n)
 		e := Entry{Path: filepath.Base(n), Index: i, ChunkTable: ChunkTable(s.Chunks())}

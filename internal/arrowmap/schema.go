@@ -404,92 +404,23 @@ func IDFieldName(s *mlfeed.Schema) string {
 	return name
 }
 
-// annotation is the JSON form of an mlfeed.Annotation.
-type annotation struct {
-	Name        string       `json:"name"`
-	DescName    string       `json:"desc_name,omitempty"`
-	Type        string       `json:"type"`
-	Storage     string       `json:"storage"`
-	Dim         int          `json:"dim"`
-	Shape       []int        `json:"shape,omitempty"`
-	KeyCount    uint64       `json:"key_count,omitempty"`
-	Metadata    []annotation `json:"metadata,omitempty"`
-	SeqStart    []int64      `json:"seq_start"`
-	SampleStart []int64      `json:"sample_start,omitempty"`
-	Indices     []int32      `json:"indices,omitempty"`
-	Bytes       []byte       `json:"bytes,omitempty"`
-	Strings     []string     `json:"strings,omitempty"`
-}
-
-func toJSON(as []mlfeed.Annotation) []annotation {
-	out := make([]annotation, len(as))
-	for i, a := range as {
-		out[i] = annotation{
-			Name: a.Name, DescName: a.Desc.Name, Type: a.Desc.Type.String(), Storage: a.Desc.Storage.String(),
-			Dim: a.Desc.Dim, Shape: a.Desc.Shape, KeyCount: a.Desc.KeyCount,
-			Metadata: toJSON(a.Desc.Metadata), SeqStart: a.Data.SeqStart,
-			SampleStart: a.Data.SampleStart, Indices: a.Data.Indices,
-			Bytes: a.Data.Values.Bytes, Strings: a.Data.Values.Strings,
-		}
-	}
-	return out
-}
-
 func encodeAnnotations(as []mlfeed.Annotation) (string, error) {
-	b, err := json.Marshal(toJSON(as))
+	js, err := mlfeed.AnnotationsToJSON(as)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(js)
 	return string(b), err
 }
 
-func fromJSON(js []annotation, depth int) ([]mlfeed.Annotation, error) {
-	if depth > 8 {
-		return nil, fmt.Errorf("%w: %s nested too deep", ErrFormat, KeyMetadata)
-	}
-	if len(js) == 0 {
-		return nil, nil
-	}
-	out := make([]mlfeed.Annotation, len(js))
-	for i, j := range js {
-		t, err := mlfeed.ParseElemType(j.Type)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s item %q: %v", ErrFormat, KeyMetadata, j.Name, err)
-		}
-		desc := mlfeed.Stream{Name: j.DescName, Type: t, Dim: j.Dim, Shape: j.Shape, KeyCount: j.KeyCount}
-		if j.Storage == "sparse" {
-			desc.Storage = mlfeed.Sparse
-		}
-		if desc.Metadata, err = fromJSON(j.Metadata, depth+1); err != nil {
-			return nil, err
-		}
-		data := mlfeed.StreamData{SeqStart: j.SeqStart, SampleStart: j.SampleStart, Indices: j.Indices,
-			Values: mlfeed.Buffer{Type: t, Bytes: j.Bytes, Strings: j.Strings}}
-		if !t.IsVarLen() && data.Values.Bytes == nil {
-			data.Values.Bytes = []byte{}
-		}
-		if t.IsVarLen() && data.Values.Strings == nil {
-			data.Values.Strings = []string{}
-		}
-		if !t.IsVarLen() && len(j.Bytes)%t.Size() != 0 {
-			return nil, fmt.Errorf("%w: %s item %q: %d bytes of %s", ErrFormat, KeyMetadata, j.Name, len(j.Bytes), t)
-		}
-		named := desc
-		named.Name = "metadata"
-		sc := mlfeed.Schema{Streams: []mlfeed.Stream{named}}
-		if err := sc.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %s item %q: %v", ErrFormat, KeyMetadata, j.Name, err)
-		}
-		c := mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{data}}
-		if err := c.Validate(&sc); err != nil {
-			return nil, fmt.Errorf("%w: %s item %q: %v", ErrFormat, KeyMetadata, j.Name, err)
-		}
-		out[i] = mlfeed.Annotation{Name: j.Name, Desc: desc, Data: data}
-	}
-	return out, nil
-}
-
 func decodeAnnotations(s string) ([]mlfeed.Annotation, error) {
-	var js []annotation
+	var js []mlfeed.AnnotationJSON
 	if err := json.Unmarshal([]byte(s), &js); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, KeyMetadata, err)
 	}
-	return fromJSON(js, 0)
+	as, err := mlfeed.AnnotationsFromJSON(js)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, KeyMetadata, err)
+	}
+	return as, nil
 }

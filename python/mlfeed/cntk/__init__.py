@@ -23,8 +23,15 @@ matrices for sparse streams) of its own, valid after the next call, as CNTK's Va
 Not provided: image, HTK and user deserializers, truncated BPTT (truncation_length), devices.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from numpy.typing import NDArray
+
 import mlfeed
-from mlfeed import UsageError
+from mlfeed import PathArg, UsageError
 
 __all__ = ["MinibatchSource", "MinibatchData", "CTFDeserializer", "CBFDeserializer",
            "StreamDef", "StreamDefs", "StreamInformation", "INFINITELY_REPEAT",
@@ -39,16 +46,16 @@ FULL_DATA_SWEEP = _SIZE_MAX - 2
 DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 128
 
 
-class Record(dict):
+class Record(Dict[str, Any]):
     """A dict whose keys are also attributes (cntk.variables.Record)."""
 
-    def __getattr__(self, k):
+    def __getattr__(self, k: str) -> Any:
         try:
             return self[k]
         except KeyError:
             raise AttributeError(k) from None
 
-    def __setattr__(self, k, v):
+    def __setattr__(self, k: str, v: Any) -> None:
         self[k] = v
 
 
@@ -56,8 +63,14 @@ class Record(dict):
 StreamDefs = Record
 
 
-def StreamDef(field=None, shape=None, is_sparse=False, transforms=None, context=None, scp=None,
-              mlf=None, broadcast=None, defines_mb_size=False):
+#: A stream's shape: its dimension, or a tuple of dimensions.
+Shape = Union[int, Sequence[int]]
+
+
+def StreamDef(field: Optional[str] = None, shape: Optional[Shape] = None,
+              is_sparse: bool = False, transforms: object = None, context: object = None,
+              scp: object = None, mlf: object = None, broadcast: object = None,
+              defines_mb_size: bool = False) -> Record:
     """A stream of a deserializer: field is its name in the file, shape its dimension (an int,
     or a tuple whose product is the dimension), is_sparse its storage. transforms, context,
     scp, mlf and broadcast belong to readers mlfeed does not provide and must be None."""
@@ -72,7 +85,7 @@ def StreamDef(field=None, shape=None, is_sparse=False, transforms=None, context=
     return cfg
 
 
-def _dim(shape, name):
+def _dim(shape: Optional[Shape], name: str) -> Tuple[int, Tuple[int, ...]]:
     if shape is None:
         raise UsageError("stream %r: StreamDef needs shape" % name)
     if isinstance(shape, int):
@@ -83,11 +96,12 @@ def _dim(shape, name):
     return d, tuple(shape)
 
 
-class _Deserializer(dict):
+class _Deserializer(Dict[str, Any]):
     """A deserializer's configuration, as CNTK's are dictionaries."""
 
 
-def CTFDeserializer(filename, streams, precision="float"):
+def CTFDeserializer(filename: PathArg, streams: Mapping[str, Mapping[str, Any]],
+                    precision: str = "float") -> _Deserializer:
     """The CNTK text format reader over filename; streams maps stream names to StreamDefs,
     whose field is the name in the file. precision ("float" or "double"; an mlfeed addition,
     as CNTK takes it from the network) is the values' type. With "float", CNTK's default, a
@@ -97,7 +111,9 @@ def CTFDeserializer(filename, streams, precision="float"):
     types = {"float": "float32", "double": "float64"}
     if precision not in types:
         raise UsageError("precision must be 'float' or 'double', not %r" % (precision,))
-    inputs, shapes, defines = [], {}, None
+    inputs: List[str] = []
+    shapes: Dict[str, Tuple[int, ...]] = {}
+    defines: Optional[str] = None
     for k, s in streams.items():
         if s.get("stream_alias") is None:
             raise ValueError("CTFDeserializer: stream name for key %s must be specified" % k)
@@ -111,12 +127,13 @@ def CTFDeserializer(filename, streams, precision="float"):
                          inputs=inputs, shapes=shapes, defines_mb_size=defines, rename=None)
 
 
-def CBFDeserializer(filename, streams={}):
+def CBFDeserializer(filename: PathArg,
+                    streams: Mapping[str, Mapping[str, Any]] = {}) -> _Deserializer:
     """The CNTK binary format reader over filename. The file names its streams; streams, when
     given, selects and renames them: each key is the name to use, the StreamDef's field the
     name in the file."""
-    rename = None
-    shapes = {}
+    rename: Optional[Dict[str, str]] = None
+    shapes: Dict[str, Tuple[int, ...]] = {}
     if streams:
         rename = {}
         for k, s in streams.items():
@@ -131,7 +148,8 @@ class StreamInformation:
     """A stream of a MinibatchSource: name, storage_format ("dense"/"sparse"), dtype,
     sample_shape. Minibatches are keyed by these objects."""
 
-    def __init__(self, name, stream_id, storage_format, dtype, shape):
+    def __init__(self, name: str, stream_id: int, storage_format: str, dtype: np.dtype[Any],
+                 shape: Sequence[int]) -> None:
         self.m_name = self.name = name
         self.m_id = stream_id
         self.storage_format = storage_format
@@ -139,7 +157,7 @@ class StreamInformation:
         self.m_element_type = self.dtype = dtype
         self.sample_shape = self.shape = tuple(shape)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "StreamInformation(name=%r, storage_format=%r, dtype=%s, shape=%r)" % (
             self.name, self.storage_format, self.dtype, self.shape)
 
@@ -148,7 +166,8 @@ class MinibatchData:
     """One stream of a minibatch: num_sequences, num_samples, end_of_sweep, asarray(),
     as_sequences(), mask, shape, is_sparse."""
 
-    def __init__(self, mb, index, info, shape):
+    def __init__(self, mb: mlfeed.Minibatch, index: int, info: StreamInformation,
+                 shape: Tuple[int, ...]) -> None:
         self._mb, self._i, self._info, self._sample_shape = mb, index, info, shape
         c = mb._c()
         self.num_sequences = mb.num_sequences
@@ -157,23 +176,23 @@ class MinibatchData:
         self.is_sparse = info.is_sparse
 
     @property
-    def data(self):
+    def data(self) -> MinibatchData:
         """CNTK's Value; here the MinibatchData itself, which has asarray and as_sequences."""
         return self
 
     @property
-    def number_of_sequences(self):
+    def number_of_sequences(self) -> int:
         return self.num_sequences
 
     @property
-    def number_of_samples(self):
+    def number_of_samples(self) -> int:
         return self.num_samples
 
     @property
-    def sweep_end(self):
+    def sweep_end(self) -> bool:
         return self.end_of_sweep
 
-    def asarray(self):
+    def asarray(self) -> Any:
         """Dense: a numpy array (sequences, max_len, *shape), padded with zeros (see mask).
         Sparse: a scipy CSR matrix with one row per sample."""
         c = self._mb._c()
@@ -186,7 +205,7 @@ class MinibatchData:
         a = c.padded(self._i)
         return a.reshape(a.shape[:2] + self._sample_shape)
 
-    def as_sequences(self, variable=None):
+    def as_sequences(self, variable: object = None) -> List[Any]:
         """A list, one entry per sequence: arrays (samples, *shape), or CSR matrices."""
         seqs = self._mb._c().sequences(self._i)
         if self.is_sparse:
@@ -194,7 +213,7 @@ class MinibatchData:
         return [s.reshape((s.shape[0],) + self._sample_shape) for s in seqs]
 
     @property
-    def mask(self):
+    def mask(self) -> NDArray[np.int8]:
         """(sequences, max_len): 2 at a sequence's first sample, 1 at the others, 0 padding."""
         m = self._mb._c().mask(self._i).astype("int8")
         if m.shape[1]:
@@ -202,15 +221,15 @@ class MinibatchData:
         return m
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         c = self._mb._c()
         lens = c.lengths(self._i)
         return (self.num_sequences, int(lens.max()) if len(lens) else 0) + self._sample_shape
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.num_sequences
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "MinibatchData(%s: %d sequences, %d samples)" % (
             self._info.name, self.num_sequences, self.num_samples)
 
@@ -219,15 +238,19 @@ class MinibatchSource:
     """CNTK's composite minibatch source over one or more deserializers (joined by sequence
     id when they have ids, else line by line). See the module's documentation."""
 
-    def __init__(self, deserializers, max_samples=INFINITELY_REPEAT,
-                 max_sweeps=INFINITELY_REPEAT,
-                 randomization_window_in_chunks=DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS,
-                 randomization_window_in_samples=0, randomization_seed=0, trace_level=None,
-                 multithreaded_deserializer=None, frame_mode=False, truncation_length=0,
-                 randomize=True):
-        if not isinstance(deserializers, (list, tuple)):
-            deserializers = [deserializers]
-        for d in deserializers:
+    def __init__(self, deserializers: Union[_Deserializer, List[_Deserializer],
+                                            Tuple[_Deserializer, ...]],
+                 max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
+                 randomization_window_in_chunks: int = DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS,
+                 randomization_window_in_samples: int = 0, randomization_seed: int = 0,
+                 trace_level: Optional[int] = None,
+                 multithreaded_deserializer: Optional[bool] = None, frame_mode: bool = False,
+                 truncation_length: int = 0, randomize: bool = True) -> None:
+        if isinstance(deserializers, (list, tuple)):
+            ds: Sequence[_Deserializer] = deserializers
+        else:
+            ds = [deserializers]
+        for d in ds:
             if not isinstance(d, _Deserializer):
                 raise UsageError("MinibatchSource takes CTFDeserializer and CBFDeserializer "
                                  "objects, not %r" % (d,))
@@ -240,7 +263,7 @@ class MinibatchSource:
             raise UsageError("truncation_length (truncated BPTT) is not supported")
         if not randomize:
             randomization_window_in_chunks = randomization_window_in_samples = 0
-        kw = dict(seed=int(randomization_seed), frame_mode=bool(frame_mode))
+        kw: Dict[str, Any] = dict(seed=int(randomization_seed), frame_mode=bool(frame_mode))
         if randomization_window_in_samples:
             kw.update(randomize=True, window=int(randomization_window_in_samples), sample_window=True)
         elif randomization_window_in_chunks:
@@ -255,24 +278,24 @@ class MinibatchSource:
         kw["max_sweeps"] = None if max_sweeps == INFINITELY_REPEAT else int(max_sweeps)
         if kw["max_samples"] is None and kw["max_sweeps"] is None:
             kw["max_sweeps"] = mlfeed.INFINITELY_REPEAT
-        defines = [d["defines_mb_size"] for d in deserializers if d["defines_mb_size"]]
+        defines = [d["defines_mb_size"] for d in ds if d["defines_mb_size"]]
         if defines:
             kw["defines_mb_size"] = defines[0]
         self._kw = kw
-        self._deserializers = deserializers
+        self._deserializers = ds
         self._args = [{"path": d["file"], "format": d["format"], "inputs": d["inputs"]}
-                      for d in deserializers]
-        self._src = None
-        self._key = None
+                      for d in ds]
         # Open once to learn the streams (the data is not read until the first minibatch).
-        self._open(1, 1, 0)
-        self._infos = []
-        self._index = {}
-        shapes = {}
-        for d in deserializers:
+        self._key = (1, 1, 0)
+        self._src = mlfeed.MinibatchSource(None, minibatch_size=1, workers=1, rank=0, copy=True,
+                                           _deserializers=self._args, **self._kw)
+        self._infos: List[StreamInformation] = []
+        self._index: Dict[str, Tuple[int, StreamInformation]] = {}
+        shapes: Dict[str, Tuple[int, ...]] = {}
+        for d in ds:
             shapes.update(d["shapes"])
-        rename = {}
-        for d in deserializers:
+        rename: Dict[str, str] = {}
+        for d in ds:
             if d["rename"]:
                 rename.update(d["rename"])
         for i, st in enumerate(self._src.streams):
@@ -287,32 +310,30 @@ class MinibatchSource:
             self._index[name] = (i, info)
         self.streams = Record((info.name, info) for info in self._infos)
 
-    def _open(self, size, parts, index):
+    def _open(self, size: int, parts: int, index: int) -> None:
         key = (size, parts, index)
-        if self._src is None:
-            self._src = mlfeed.MinibatchSource(None, minibatch_size=size, workers=parts,
-                                               rank=index, copy=True,
-                                               _deserializers=self._args, **self._kw)
-        elif key != self._key:
+        if key != self._key:
             self._src._restore(None, {"minibatch_size": size, "workers": parts, "rank": index})
         self._key = key
 
-    def stream_infos(self):
+    def stream_infos(self) -> List[StreamInformation]:
         """The streams, as StreamInformation objects."""
         return list(self._infos)
 
-    def stream_info(self, name):
+    def stream_info(self, name: str) -> StreamInformation:
         """The StreamInformation of the stream name."""
         try:
             return self._index[name][1]
         except KeyError:
             raise ValueError("no stream %r (streams: %s)" % (name, ", ".join(self._index))) from None
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> StreamInformation:
         return self.stream_info(name)
 
-    def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
-                       num_data_partitions=None, partition_index=None):
+    def next_minibatch(self, minibatch_size_in_samples: int,
+                       input_map: Optional[Mapping[Any, Union[StreamInformation, str]]] = None,
+                       device: object = None, num_data_partitions: Optional[int] = None,
+                       partition_index: Optional[int] = None) -> Dict[Any, MinibatchData]:
         """The next minibatch: {StreamInformation: MinibatchData}, or with input_map
         {key: MinibatchData} for each key: stream of input_map; {} when the data is exhausted."""
         if minibatch_size_in_samples is None or minibatch_size_in_samples <= 0:
@@ -323,37 +344,37 @@ class MinibatchSource:
         mb = self._src.next_minibatch()
         if mb is None:
             return {}
-        out = {}
+        out: Dict[Any, MinibatchData] = {}
         for i, info in self._infos_indexed():
             out[info] = MinibatchData(mb, i, info, info.sample_shape)
         if not input_map:
             return out
         return {k: out[self._resolve(v)] for k, v in input_map.items()}
 
-    def _infos_indexed(self):
+    def _infos_indexed(self) -> List[Tuple[int, StreamInformation]]:
         return [self._index[info.name] for info in self._infos]
 
-    def _resolve(self, v):
+    def _resolve(self, v: object) -> StreamInformation:
         if isinstance(v, StreamInformation):
             return v
         if isinstance(v, str):
             return self.stream_info(v)
         raise UsageError("input_map values are StreamInformation objects (source.streams.NAME)")
 
-    def get_checkpoint_state(self):
+    def get_checkpoint_state(self) -> Dict[str, Any]:
         """The position as a dict (its "minibatchSourcePosition" is CNTK's key)."""
         return self._src.state_dict()
 
-    def restore_from_checkpoint(self, checkpoint):
+    def restore_from_checkpoint(self, checkpoint: Mapping[str, Any]) -> None:
         """Continue from a state get_checkpoint_state returned."""
         self._src.load_state_dict(dict(checkpoint))
 
     @property
-    def current_position(self):
+    def current_position(self) -> Dict[str, Any]:
         return self.get_checkpoint_state()
 
     @current_position.setter
-    def current_position(self, position):
+    def current_position(self, position: Mapping[str, Any]) -> None:
         self.restore_from_checkpoint(position)
 
 
