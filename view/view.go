@@ -621,7 +621,10 @@ func valuesText(x *mlfeed.Stream, d *mlfeed.StreamData, q int) (string, bool) {
 			from, to := d.SampleRange(x, s)
 			for k := from; k < to; k++ {
 				v := d.Values.Strings[k]
-				b = fmt.Appendf(b, "[%d bytes, %s] ", len(v), stats.MediaType(v))
+				if len(b) > 0 {
+					b = append(b, ", "...)
+				}
+				b = fmt.Appendf(b, "[%d bytes, %s]", len(v), stats.MediaType(v))
 			}
 		}
 	} else {
@@ -706,11 +709,15 @@ func labelOf(x *mlfeed.Stream, d *mlfeed.StreamData, q int) string {
 	s := d.SeqStart[q]
 	from, to := d.SampleRange(x, s)
 	if x.Type == mlfeed.String {
-		if to > from {
-			v, _ := valuesText(x, d, q)
+		if to-from == 1 && d.SeqStart[q+1]-s == 1 {
+			v := d.Values.Strings[from]
+			if r := []rune(v); len(r) > 100 {
+				v = string(r[:100]) + "…"
+			}
 			return v
 		}
-		return ""
+		v, _ := valuesText(x, d, q)
+		return v
 	}
 	if to-from == 1 {
 		return string(inspect.AppendValue(nil, d.Values, from))
