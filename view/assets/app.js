@@ -73,15 +73,18 @@ class SetView {
   build() {
     const i = this.info;
     this.root.append(el("h2", { text: i.name }));
+    const about = el("div", { class: "about" });
+    const row = el("div", { class: "row" }, about);
+    this.root.append(row);
     const files = el("div", { class: "files" });
     for (const f of i.files) files.append(el("div", { text: f }));
-    this.root.append(el("table", { class: "overview" },
+    about.append(el("table", { class: "overview" },
       el("tr", {}, el("th", { text: "format" }), el("td", { class: "format", text: i.format })),
       el("tr", {}, el("th", { text: i.files.length === 1 ? "file" : `files (${i.files.length})` }), el("td", {}, files)),
       el("tr", {}, el("th", { text: "sequences" }), el("td", { class: "num sequences", text: fmt(i.sequences) })),
       el("tr", {}, el("th", { text: "samples" }), el("td", { class: "num samples", text: fmt(i.samples) })),
       el("tr", {}, el("th", { text: "chunks" }), el("td", { class: "num chunks", text: fmt(i.chunks) }))));
-    this.root.append(el("h3", { text: "streams" }));
+    about.append(el("h3", { text: "streams" }));
     const t = el("table", { class: "streams" }, el("tr", {}, ...["stream", "storage", "type", "shape", "samples", "values"].map(h => el("th", { text: h }))));
     this.streamRows = [];
     for (const s of i.streams) {
@@ -91,13 +94,13 @@ class SetView {
         el("td", { text: s.storage }), el("td", { text: s.type }), el("td", { text: shapeOf(s) }), samples, values));
       this.streamRows.push({ samples, values });
     }
-    this.root.append(t);
+    about.append(t);
+    this.labels = el("div", { class: "labels" });
+    row.append(el("div", { class: "label-box" }, el("h3", { text: "label distribution" }), this.labels));
     this.root.append(el("h3", { text: "statistics" }));
     this.progress = el("div", { class: "progress", text: "reading…" });
     this.charts = el("div", { class: "charts" });
     this.root.append(this.progress, this.charts);
-    this.labels = el("div", { class: "labels" });
-    this.root.append(el("h3", { text: "label distribution" }), this.labels);
     if (i.streams.some(s => s.image)) {
       this.grid = el("div", { class: "grid" });
       this.gridPos = el("span", { class: "grid-pos" });
@@ -151,7 +154,7 @@ class SetView {
     if (!lab.length) this.labels.append(el("p", { text: "no stream of class labels (integer scalars or one-hot vectors)" }));
     for (const s of lab) {
       const total = s.classes.counts.reduce((a, c) => a + c.count, 0) || 1;
-      const t = el("table", { class: "classes", "data-stream": s.name }, el("tr", {}, el("th", { text: s.name + " class" }), el("th", { text: "count" }), el("th", { text: "share" })));
+      const t = el("table", { class: "classes", "data-stream": s.name }, el("tr", {}, el("th", { text: "class (" + s.name + ")" }), el("th", { text: "count" }), el("th", { text: "share" })));
       for (const c of s.classes.counts.slice(0, 100)) {
         t.append(el("tr", {}, el("td", { class: "num", text: String(c.class) }), el("td", { class: "num", text: fmt(c.count) }), el("td", { class: "num", text: (100 * c.count / total).toFixed(2) + "%" })));
       }
