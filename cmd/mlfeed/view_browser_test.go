@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // The browser tests start `mlfeed view` on real files and drive Debian's chromium headless
@@ -426,20 +428,25 @@ func TestViewBrowserFormats(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, format string
-		args         []string
+		args         func(t *testing.T) []string
 	}{
-		{"view-ctf", "ctf", []string{ctf}},
-		{"view-idv", "idv", []string{filepath.Join(td, "idv", "datatypes.idv")}},
-		{"view-shards", "npz", []string{shards}},
+		{"view-ctf", "ctf", func(*testing.T) []string { return []string{ctf} }},
+		{"view-ctf-jagged", "ctf", func(t *testing.T) []string {
+			// CNTK's sparse CTF of sequences of 1 to 99 samples (shared corpus only).
+			return []string{testutil.Shared(t, "cntk", "ctf", "100x100_jagged_sequences_sparse.txt")}
+		}},
+		{"view-idv", "idv", func(*testing.T) []string { return []string{filepath.Join(td, "idv", "datatypes.idv")} }},
+		{"view-shards", "npz", func(*testing.T) []string { return []string{shards} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			url := startView(t, c.args...)
+			args := c.args(t)
+			url := startView(t, args...)
 			loadPage(t, ctx, consoleErrs, url, c.name)
 			sets := readPage(t, ctx)
 			if len(sets) != 1 || sets[0].Format != c.format {
 				t.Fatalf("page %+v", sets)
 			}
-			checkCounts(t, sets[0], c.args...)
+			checkCounts(t, sets[0], args...)
 			if eval[int](t, ctx, `document.querySelectorAll(".rec").length`) == 0 {
 				t.Error("no records shown")
 			}

@@ -47,7 +47,9 @@ function chart(c) {
     const t = svg("title", {}); t.textContent = `${b.Label}: ${fmt(b.Value)}`; r.append(t);
     s.append(r);
   });
-  const step = Math.max(1, Math.ceil(bars.length / 8));
+  // Label every step-th bar, so that labels of about 6 pixels a character do not overlap.
+  const longest = Math.max(1, ...bars.map(b => String(b.Label).length));
+  const step = Math.max(1, Math.ceil((longest * 6 + 8) / bw));
   bars.forEach((b, i) => {
     if (i % step) return;
     const t = svg("text", { x: (i * bw + 1).toFixed(1), y: H - 4 }); t.textContent = b.Label; s.append(t);
