@@ -30,6 +30,10 @@ func (g *gated) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	return g.MemorySource.ReadChunk(ctx, i)
 }
 
+func (g *gated) ReadChunkReuse(ctx context.Context, i int, _ *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	return g.ReadChunk(ctx, i)
+}
+
 // TestStatsFillIn checks that /api/stats gives the figures of the chunks read so far while
 // the pass goes on, and the whole figures at its end.
 func TestStatsFillIn(t *testing.T) {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/render"
 	"github.com/mlfeed/mlfeed/stats"
 )
@@ -239,26 +240,36 @@ func (s *Server) Wait(ctx context.Context) error {
 	return nil
 }
 
-// collect reads the data set chunk by chunk into the collector (the first opts.Limit
-// sequences when set; Sample is not drawn here: the page reads in order so that its figures
-// grow).
+// collect reads the data set in order into the collector (the first Stats.Limit sequences
+// when set; Stats.Sample is not drawn here: the page reads in order so that its figures
+// grow), decoding ahead on the scheduler ctx carries (package internal/sched: the CLI's
+// --threads and --memory), one thread without.
 func (st *set) collect(ctx context.Context) {
 	limit := st.col.Result().Limit
-	var done int64
-	var err error
-	for i := range st.table {
-		if limit > 0 && done >= limit {
+	var order []int
+	var want int64
+	for i, c := range st.table {
+		if limit > 0 && want >= limit {
 			break
 		}
-		var c *mlfeed.Chunk
-		c, err = st.Source.ReadChunk(ctx, i)
-		if err == nil && c.Sequences != st.table[i].Sequences {
+		order = append(order, i)
+		want += int64(c.Sequences)
+	}
+	s := sched.FromContext(ctx)
+	if s == nil {
+		s = sched.New(1, 0)
+	}
+	ra := s.ReadAhead(ctx, st.Source, order, &sched.ReadAheadOptions{Recycle: true})
+	var done int64
+	var err error
+	for ra.Next() {
+		i, c := ra.Index(), ra.Chunk()
+		if c.Sequences != st.table[i].Sequences {
 			err = fmt.Errorf("chunk %d: %w: holds %d sequences, the chunk table says %d", i, mlfeed.ErrFormat, c.Sequences, st.table[i].Sequences)
+			break
 		}
-		if err == nil {
-			err = c.Validate(&st.schema)
-		}
-		if err != nil {
+		if err = c.Validate(&st.schema); err != nil {
+			err = fmt.Errorf("chunk %d: %w", i, err)
 			break
 		}
 		n := c.Sequences
@@ -266,11 +277,15 @@ func (st *set) collect(ctx context.Context) {
 			n = int(limit - done)
 		}
 		st.mu.Lock()
-		st.col.Add(c, 0, n)
+		st.col.Add(c, 0, n) // Add keeps nothing of c, which the read-ahead recycles
 		done += int64(n)
 		st.done = done
 		st.mu.Unlock()
 	}
+	if err == nil {
+		err = ra.Err()
+	}
+	ra.Close()
 	st.mu.Lock()
 	st.finished, st.err = true, err
 	st.mu.Unlock()
