@@ -7,6 +7,8 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +125,27 @@ func TestEncodedImages(t *testing.T) {
 	getJSON(t, s, "/api/records", &recs)
 	if !recs.Records[0].Streams[0].Image || recs.Records[1].Streams[0].Image || recs.Records[1].Streams[0].Text != "[12 bytes, application/octet-stream]" {
 		t.Errorf("records %+v", recs.Records)
+	}
+}
+
+// TestRecordsBounded gives fewer records than asked when their values are long.
+func TestRecordsBounded(t *testing.T) {
+	const streams, seqs = 1100, 3
+	long := strings.Repeat("x", 5000)
+	var sc mlfeed.Schema
+	ch := &mlfeed.Chunk{Sequences: seqs}
+	for k := 0; k < streams; k++ {
+		sc.Streams = append(sc.Streams, mlfeed.Stream{Name: "s" + strconv.Itoa(k), Storage: mlfeed.Dense, Type: mlfeed.String, Dim: 1})
+		ch.Streams = append(ch.Streams, mlfeed.StreamData{SeqStart: []int64{0, 1, 2, 3}, Values: mlfeed.Buffer{Type: mlfeed.String, Strings: []string{long, long, long}}})
+	}
+	mem, err := mlfeed.NewMemorySource(sc, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server(t, DataSet{Name: "wide", Source: mem})
+	var recs Records
+	getJSON(t, s, "/api/records?n=3", &recs)
+	if len(recs.Records) != 1 || !recs.Records[0].Streams[0].Cut || len(recs.Records[0].Streams[0].Text) != maxText {
+		t.Fatalf("%d records, the first value %d bytes", len(recs.Records), len(recs.Records[0].Streams[0].Text))
 	}
 }

@@ -75,6 +75,9 @@ const (
 	maxText = 4096
 	// maxImagePixels bounds the thumbnails drawn from dense streams.
 	maxImagePixels = 1 << 24
+	// maxResponse bounds the text of one /api/records answer: it holds fewer records than
+	// asked when their values are long (many streams of long values).
+	maxResponse = 4 << 20
 	// cachedChunks is the number of decoded chunks kept per data set for the browser.
 	cachedChunks = 4
 )
@@ -332,6 +335,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.info(w)
 	case p == "/api/stats":
 		s.withSet(w, r, s.stats)
+	case p == "/api/charts.png":
+		s.withSet(w, r, s.chartsPNG)
 	case p == "/api/records":
 		s.withSet(w, r, s.records)
 	case p == "/api/grid":
@@ -529,6 +534,22 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, st *set) error {
 	return nil
 }
 
+// chartsPNG draws the charts of the figures so far as one PNG image, as `mlfeed stats --png`
+// does.
+func (s *Server) chartsPNG(w http.ResponseWriter, r *http.Request, st *set) error {
+	st.mu.Lock()
+	res := st.col.Result()
+	st.mu.Unlock()
+	var b bytes.Buffer
+	heading := fmt.Sprintf("mlfeed view %s: %d sequences, %d samples", st.Name, res.Sequences, res.Samples)
+	if err := render.ChartsPNG(&b, heading, render.StatsCharts(res)); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Write(b.Bytes())
+	return nil
+}
+
 // chunkOf returns the decoded chunk that holds sequence seq and seq's index in it.
 func (st *set) chunkOf(ctx context.Context, seq int64) (*mlfeed.Chunk, int, error) {
 	i := sort.Search(len(st.table), func(i int) bool { return st.starts[i+1] > seq })
@@ -605,7 +626,8 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request, st *set) error 
 		return err
 	}
 	out := Records{From: from, Total: st.starts[len(st.table)], Records: []Record{}}
-	for seq := from; seq < from+n; seq++ {
+	size := 0
+	for seq := from; seq < from+n && size < maxResponse; seq++ {
 		c, q, err := st.chunkOf(r.Context(), seq)
 		if err != nil {
 			return err
@@ -619,6 +641,7 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request, st *set) error 
 			} else {
 				rd.Text, rd.Cut = valuesText(x, d, q)
 			}
+			size += len(rd.Text) + len(rd.Name) + 64
 			rec.Streams = append(rec.Streams, rd)
 		}
 		out.Records = append(out.Records, rec)

@@ -213,6 +213,11 @@ func TestInfoStatsGridImage(t *testing.T) {
 	if !st.Finished || st.Done != 2000 || st.Total != 2000 || st.Error != "" || len(st.Charts) == 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	if w := do(s, "/api/charts.png", true); w.Code != 200 || w.Header().Get("Content-Type") != "image/png" {
+		t.Fatalf("charts.png: %d", w.Code)
+	} else if _, err := png.Decode(w.Body); err != nil {
+		t.Fatalf("charts.png: %v", err)
+	}
 	labels := idx(t, paths[1], 8)
 	images := idx(t, paths[0], 16)
 	want := map[int64]int64{}

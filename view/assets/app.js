@@ -99,7 +99,7 @@ class SetView {
     about.append(t);
     this.labels = el("div", { class: "labels" });
     row.append(el("div", { class: "label-box" }, el("h3", { text: "label distribution" }), this.labels));
-    this.root.append(el("h3", { text: "statistics" }));
+    this.root.append(el("h3", {}, "statistics ", el("a", { class: "png", href: this.q("charts.png"), download: "stats.png", text: "(PNG)" })));
     this.progress = el("div", { class: "progress", text: "reading…" });
     this.charts = el("div", { class: "charts" });
     this.root.append(this.progress, this.charts);
