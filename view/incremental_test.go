@@ -118,7 +118,7 @@ func TestEncodedImages(t *testing.T) {
 	}
 	var g Grid
 	getJSON(t, s, "/api/grid", &g)
-	if len(g.Items) != 2 || g.Items[0].Label != "a dot" {
+	if len(g.Items) != 2 || g.Items[0].Label != "a dot" || g.Items[0].NotImage != "" || g.Items[1].NotImage != "application/octet-stream" {
 		t.Errorf("grid %+v", g)
 	}
 	var recs Records

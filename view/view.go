@@ -679,17 +679,21 @@ func valuesText(x *mlfeed.Stream, d *mlfeed.StreamData, q int) (string, bool) {
 	return string(b), false
 }
 
+// mediaOf returns the media type of the first value of sequence q of a bytes stream, or
+// "empty".
+func mediaOf(x *mlfeed.Stream, d *mlfeed.StreamData, q int) string {
+	if d.SeqStart[q+1] > d.SeqStart[q] {
+		if from, to := d.SampleRange(x, d.SeqStart[q]); to > from {
+			return stats.MediaType(d.Values.Strings[from])
+		}
+	}
+	return "empty"
+}
+
 // encodedImage returns the media type of the first value of sequence q of a bytes stream
 // when it is a PNG or JPEG image, else "".
 func encodedImage(x *mlfeed.Stream, d *mlfeed.StreamData, q int) string {
-	if d.SeqStart[q+1] == d.SeqStart[q] || len(d.Values.Strings) == 0 {
-		return ""
-	}
-	from, to := d.SampleRange(x, d.SeqStart[q])
-	if to <= from {
-		return ""
-	}
-	switch t := stats.MediaType(d.Values.Strings[from]); t {
+	switch t := mediaOf(x, d, q); t {
 	case "image/png", "image/jpeg":
 		return t
 	}
@@ -704,10 +708,12 @@ type Grid struct {
 	Items  []GridImage `json:"items"`
 }
 
-// GridImage is one thumbnail: the sequence, and the label's value in it.
+// GridImage is one thumbnail: the sequence, and the label's value in it. NotImage, for a
+// bytes stream, is the media type of a value that is no PNG or JPEG image (or "empty").
 type GridImage struct {
-	Seq   int64  `json:"seq"`
-	Label string `json:"label"`
+	Seq      int64  `json:"seq"`
+	Label    string `json:"label"`
+	NotImage string `json:"not_image,omitempty"`
 }
 
 func (s *Server) grid(w http.ResponseWriter, r *http.Request, st *set) error {
@@ -729,6 +735,9 @@ func (s *Server) grid(w http.ResponseWriter, r *http.Request, st *set) error {
 			return err
 		}
 		g := GridImage{Seq: seq}
+		if im.encoded && encodedImage(&st.schema.Streams[im.stream], &c.Streams[im.stream], q) == "" {
+			g.NotImage = mediaOf(&st.schema.Streams[im.stream], &c.Streams[im.stream], q)
+		}
 		if st.label >= 0 {
 			g.Label = labelOf(&st.schema.Streams[st.label], &c.Streams[st.label], q)
 		}

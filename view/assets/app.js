@@ -177,7 +177,8 @@ class SetView {
     const end = this.gridFrom + g.items.length;
     this.gridPos.textContent = `${g.stream}${g.label ? ", labelled by " + g.label : ""}: records ${fmt(this.gridFrom)}–${fmt(end - 1)} of ${fmt(g.total)}`;
     this.grid.replaceChildren(...g.items.map(it => el("figure", { class: "thumb", "data-seq": it.seq, "data-label": it.label },
-      el("img", { src: this.q("image", { seq: it.seq }), alt: `record ${it.seq}`, title: `record ${it.seq}` }),
+      it.not_image ? el("div", { class: "not-image", text: it.not_image, title: `record ${it.seq}` }) :
+        el("img", { src: this.q("image", { seq: it.seq }), alt: `record ${it.seq}`, title: `record ${it.seq}` }),
       el("figcaption", { class: "label", text: it.label }))));
   }
 
