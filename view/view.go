@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"image"
 	"image/color"
 	"image/png"
@@ -329,7 +330,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Cache-Control", "no-store")
 	switch p := r.URL.Path; {
-	case p == "/" || p == "/index.html" || p == "/app.js" || p == "/style.css":
+	case p == "/":
+		s.page(w)
+	case p == "/app.js" || p == "/style.css":
 		s.files.ServeHTTP(w, r)
 	case p == "/api/info":
 		s.info(w)
@@ -532,6 +535,65 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, st *set) error {
 	out.Charts = render.StatsCharts(res)
 	writeJSON(w, &out)
 	return nil
+}
+
+// pageTemplate is the page before its script runs: the data sets and their streams with the
+// counts found so far. The script then builds the whole page from the JSON endpoints.
+var pageTemplate = template.Must(template.ParseFS(assets, "assets/page.html"))
+
+// pageSet and pageStream are what pageTemplate shows.
+type pageSet struct {
+	SetInfo
+	Streams  []pageStream
+	Progress string
+}
+
+type pageStream struct {
+	StreamInfo
+	ShapeText       string
+	Samples, Values string
+}
+
+func (s *Server) page(w http.ResponseWriter) {
+	var sets []pageSet
+	for _, st := range s.sets {
+		seqs, samples := mlfeed.Totals(st.table)
+		ps := pageSet{SetInfo: SetInfo{Name: st.Name, Format: st.Format, Files: st.Files, Sequences: seqs, Samples: samples, Chunks: len(st.table)}}
+		st.mu.Lock()
+		res, fin, done := st.col.Result(), st.finished, st.done
+		st.mu.Unlock()
+		ps.Progress = fmt.Sprintf("reading: %d of %d sequences", done, seqs)
+		if fin {
+			ps.Progress = fmt.Sprintf("read %d sequences", done)
+		}
+		for i := range st.schema.Streams {
+			x := &st.schema.Streams[i]
+			p := pageStream{StreamInfo: StreamInfo{Name: x.Name, Storage: x.Storage.String(), Type: x.Type.String()}, ShapeText: shapeText(x)}
+			p.Samples = strconv.FormatInt(res.Streams[i].Samples, 10)
+			p.Values = strconv.FormatInt(res.Streams[i].Values, 10)
+			ps.Streams = append(ps.Streams, p)
+		}
+		sets = append(sets, ps)
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, struct{ Sets []pageSet }{sets}); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// shapeText writes a stream's sample shape as the page does: "28×28", "784", "variable".
+func shapeText(x *mlfeed.Stream) string {
+	if x.Dim == 0 && x.Shape == nil {
+		return "variable"
+	}
+	var d []string
+	for _, v := range x.SampleShape() {
+		d = append(d, strconv.Itoa(v))
+	}
+	return strings.Join(d, "×")
 }
 
 // chartsPNG draws the charts of the figures so far as one PNG image, as `mlfeed stats --png`

@@ -114,7 +114,7 @@ func TestTokenRefused(t *testing.T) {
 	if len(cs) != 1 || cs[0].Value != testToken || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("cookies %v", cs)
 	}
-	if w := do(s, "/", true); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "<script src=\"/app.js\"") {
+	if w := do(s, "/", true); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "<script src=\"/app.js\"") || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("page with the cookie: %d %.200s", w.Code, w.Body)
 	}
 	if w := do(s, "/api/info?token="+testToken, false); w.Code != http.StatusOK {
@@ -207,6 +207,18 @@ func TestInfoStatsGridImage(t *testing.T) {
 	}
 	if len(si.Streams) != 2 || si.Streams[0].Name != "features" || si.Streams[0].Image != "pixels" || si.Streams[1].Name != "labels" || si.Streams[1].Image != "" {
 		t.Fatalf("streams %+v", si.Streams)
+	}
+	// The page itself lists every stream with its counts (before its script runs).
+	page := do(s, "/", true).Body.String()
+	for _, want := range []string{
+		`<td class="format">idx</td>`, `<td class="num sequences">2000</td>`, `<td class="num samples">2000</td>`,
+		`<tr class="stream" data-stream="features"><td class="stream-name">features</td><td>dense</td><td>uint8</td><td>28×28</td><td class="num stream-samples">2000</td><td class="num stream-values">1568000</td></tr>`,
+		`<tr class="stream" data-stream="labels"><td class="stream-name">labels</td><td>dense</td><td>uint8</td><td>1</td><td class="num stream-samples">2000</td><td class="num stream-values">2000</td></tr>`,
+		`read 2000 sequences`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
 	}
 	var st StatsInfo
 	getJSON(t, s, "/api/stats", &st)
