@@ -12,8 +12,9 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok
 for p in libhdf5-dev hdf5-tools pkg-config python3-numpy python3-h5py python3-scipy; do
   have_pkg "$p" || need+=("$p")
 done
-# scikit-learn: the independent checker of format/libsvm's tests and bench/libsvm.sh.
-for p in python3-sklearn; do
+# scikit-learn: the independent checker of format/libsvm's tests and bench/libsvm.sh; Debian's
+# chromium: the browser the tests of `mlfeed view` drive headless (cmd/mlfeed/view_browser_test.go).
+for p in python3-sklearn chromium; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -7,6 +7,8 @@ source scripts/setup.sh
 # Tests build without the profiles of profile-guided optimisation (default.pgo), which would
 # compile every package a second time for the command's and the library's tests.
 export GOFLAGS="${GOFLAGS:--pgo=off}"
+# The screenshots of the browser tests of `mlfeed view` (CI keeps the directory as an artifact).
+export MLFEED_SCREENSHOTS="${MLFEED_SCREENSHOTS:-${TMPDIR:-/tmp}/mlfeed-screenshots}"
 go test -tags "$MLFEED_TAGS" -timeout 20m -skip '^(TestFault|TestSoak)' "$@" ./...
 # The end-to-end fault suite (cmd/mlfeed/e2e_test.go): the built CLI against devices, FIFOs,
 # symlinks, stdout, signals at random moments, a full disk (a tmpfs when root may mount), a file
