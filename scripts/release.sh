@@ -125,6 +125,20 @@ licences() {
       GOOS=$2 GOARCH=$3 CGO_ENABLED=$4 "$golicenses" save "$1" --save_path "$dir/saved" \
         --ignore github.com/mlfeed/mlfeed >"$dir/log" 2>&1 ||
         { echo "release: go-licenses save $1 ($2/$3) failed:" >&2; grep -v '^W' "$dir/log" >&2; exit 1; }
+      # go-licenses takes the first licence-like file it meets walking up from each package, so
+      # a package directory's README can hide its module's LICENSE and NOTICE (Apache Thrift's
+      # lib/go/thrift): add the licence and notice files at each module's root that it did not
+      # save, from the module cache.
+      (cd "$dir/saved" && find . -type f -exec sha256sum {} + | cut -c1-64) >"$dir/hashes"
+      go list -m -f '{{.Path}} {{.Dir}}' all | while read -r m d; do
+        grep -qx "$m .*" "$dir/modules" && [ -n "$d" ] || continue
+        find "$d" -maxdepth 1 -type f \( -iname 'licen[cs]e*' -o -iname 'notice*' -o -iname 'copying*' \) |
+          while read -r f; do
+            grep -qx "$(sha256sum "$f" | cut -c1-64)" "$dir/hashes" && continue
+            mkdir -p "$dir/saved/$m"
+            [ -e "$dir/saved/$m/${f##*/}" ] || cp "$f" "$dir/saved/$m/${f##*/}"
+          done
+      done
       {
         echo "Third-party licences of mlfeed $version ($1 for $2/$3)"
         echo
