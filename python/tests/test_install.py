@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, need_checkout
 
 
 def test_pip_install(tmp_path):
+    need_checkout("builds python/ with Go (scripts/wheel-test.sh tests the installed wheel)")
     if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
         pytest.skip("pip is not installed (Debian: python3-pip)")
     env_dir = tmp_path / "env"
