@@ -125,6 +125,10 @@ licences() {
       GOOS=$2 GOARCH=$3 CGO_ENABLED=$4 "$golicenses" save "$1" --save_path "$dir/saved" \
         --ignore github.com/mlfeed/mlfeed >"$dir/log" 2>&1 ||
         { echo "release: go-licenses save $1 ($2/$3) failed:" >&2; grep -v '^W' "$dir/log" >&2; exit 1; }
+      # For a reciprocal or restricted licence (MPL, GPL, ...) go-licenses saves the sources:
+      # shipping those is a decision to make, not something a new dependency does unnoticed.
+      src=$(cd "$dir/saved" && find . -type f \( -name '*.go' -o -name '*.[chs]' \) | sed 's|^\./||; s|/[^/]*$||' | sort -u)
+      [ -z "$src" ] || { echo "release: these dependencies of $1 ($2/$3) have a reciprocal or restricted licence (go-licenses saved their sources): $src" >&2; exit 1; }
       # go-licenses takes the first licence-like file it meets walking up from each package, so
       # a package directory's README can hide its module's LICENSE and NOTICE (Apache Thrift's
       # lib/go/thrift): add the licence and notice files at each module's root that it did not
