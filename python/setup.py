@@ -17,20 +17,21 @@ import os
 import platform
 import subprocess
 import sysconfig
+from typing import Tuple
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
 try:
-    from setuptools.command.bdist_wheel import bdist_wheel  # setuptools >= 70.1
+    from setuptools.command.bdist_wheel import bdist_wheel  # type: ignore[import]  # setuptools >= 70.1
 except ImportError:
-    from wheel.bdist_wheel import bdist_wheel  # Debian 12: python3-wheel
+    from wheel.bdist_wheel import bdist_wheel  # type: ignore[import]  # Debian 12: python3-wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def go_root():
+def go_root() -> str:
     """The directory of the Go module to build the library from."""
     for d in (os.path.dirname(HERE), os.path.join(HERE, "gosrc")):
         if os.path.exists(os.path.join(d, "go.mod")) and os.path.isdir(os.path.join(d, "capi")):
@@ -39,7 +40,7 @@ def go_root():
                      "(pip install ./python) or from a release sdist (scripts/release.sh)")
 
 
-def wheel_platform():
+def wheel_platform() -> str:
     """The wheel's platform tag (see the module's doc)."""
     plat = os.environ.get("MLFEED_WHEEL_PLAT")
     if plat:
@@ -54,7 +55,7 @@ def wheel_platform():
 class BuildWithGo(build_py):
     """build_py that also builds libmlfeed.so from the Go sources into the package."""
 
-    def run(self):
+    def run(self) -> None:
         super().run()
         out = os.path.join(os.path.abspath(self.build_lib), "mlfeed", "libmlfeed.so")
         os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -69,21 +70,21 @@ class BuildWithGo(build_py):
             os.remove(header)
 
 
-class PlatformWheel(bdist_wheel):
+class PlatformWheel(bdist_wheel):  # type: ignore[misc]
     """A wheel for any Python 3 (ctypes, no extension module) on one platform."""
 
-    def finalize_options(self):
+    def finalize_options(self) -> None:
         super().finalize_options()
         self.root_is_pure = False
 
-    def get_tag(self):
+    def get_tag(self) -> Tuple[str, str, str]:
         return "py3", "none", wheel_platform()
 
 
 class BinaryDistribution(Distribution):
     """The package holds a platform-specific shared library."""
 
-    def has_ext_modules(self):
+    def has_ext_modules(self) -> bool:
         return True
 
 
