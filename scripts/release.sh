@@ -20,7 +20,7 @@
 #   --allow-dirty  build from a checkout with uncommitted changes (stamped as modified); a
 #             release is refused otherwise.
 # Needs Go, /usr/bin/python3 with setuptools and wheel (Debian: python3-setuptools,
-# python3-wheel), gcc, zip, binutils; the first run installs go-licenses (pinned below) from
+# python3-wheel), gcc, binutils, zip (for the windows archive); the first run installs go-licenses (pinned below) from
 # the Go module proxy into $MLFEED_TOOLS (default ~/.cache/mlfeed-tools).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,9 +65,10 @@ want() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 t0=$(date +%s)
 step() { echo "release: [$(( $(date +%s) - t0 ))s] $*" >&2; }
 
-for tool in go git gcc zip tar gzip sha256sum objdump readelf; do
+for tool in go git gcc tar gzip sha256sum objdump readelf strings; do
   command -v "$tool" >/dev/null || die "$tool is not installed"
 done
+if want cli-windows-amd64; then command -v zip >/dev/null || die "zip is not installed (apt-get install zip)"; fi
 "$PYTHON" -c 'import setuptools, wheel' 2>/dev/null ||
   die "$PYTHON lacks setuptools or wheel (Debian: apt-get install python3-setuptools python3-wheel)"
 
@@ -277,8 +278,7 @@ wheel() { # ARCH GOARCH CC OBJDUMP ELF-MACHINE
      "$dir/out" >"$dir/log" 2>&1) || { tail -40 "$dir/log" >&2; die "building the $arch wheel failed"; }
   whl=$dir/out/mlfeed-$version-py3-none-$plat.whl
   [ -f "$whl" ] || die "the $arch wheel is missing: $(ls "$dir/out")"
-  mkdir -p "$dir/unpacked"
-  (cd "$dir/unpacked" && unzip -q "$whl")
+  "$PYTHON" -m zipfile -e "$whl" "$dir/unpacked"
   lib=$dir/unpacked/mlfeed/libmlfeed.so
   readelf -h "$lib" | grep -q "Machine: *$machine" || die "$whl: libmlfeed.so is not for $machine"
   newest=$("$objdump" -T "$lib" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
