@@ -105,45 +105,55 @@ if ! go version -m "$golicenses" 2>/dev/null | grep -q "mod	$GO_LICENSES	$GO_LIC
   GOBIN=$tools GOFLAGS=-buildvcs=false go install "$GO_LICENSES@$GO_LICENSES_VERSION"
 fi
 
-# modules PKG GOOS GOARCH CGO: "path version" of every module the build links, but this one.
-modules() {
-  GOOS=$2 GOARCH=$3 CGO_ENABLED=$4 go list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' "$1" | sort -u
+# linked PKG GOOS GOARCH CGO: "import-path module-path version" of every package the build links
+# from other modules.
+linked() {
+  GOOS=$2 GOARCH=$3 CGO_ENABLED=$4 go list -deps \
+    -f '{{with .Module}}{{if not .Main}}{{$.ImportPath}} {{.Path}} {{.Version}}{{end}}{{end}}' "$1" | LC_ALL=C sort -u
 }
 
 # licences PKG GOOS GOARCH CGO: sets lic_file to the path of the build's
 # THIRD_PARTY_LICENSES.txt, generating it (in the background: wait_licences waits) the first
-# time its module set is seen.
+# time its set of linked packages is seen. What go-licenses saved for a set of packages is kept
+# in $tools/licences/ and reused by later runs.
 lic_pids=""
 licences() {
-  local mods key dir
-  mods=$(modules "$@")
-  key=$(printf '%s\n' "$mods" | sha256sum | cut -c1-16)
+  local pkgs key dir cache
+  pkgs=$(linked "$@")
+  key=$(printf '%s\n' "$GO_LICENSES_VERSION" "$pkgs" | sha256sum | cut -c1-16)
   dir=$work/licences/$key
+  cache=$tools/licences/$key
   if [ ! -d "$dir" ]; then
     mkdir -p "$dir"
-    printf '%s\n' "$mods" >"$dir/modules"
+    printf '%s\n' "$pkgs" | cut -d' ' -f2- | LC_ALL=C sort -u >"$dir/modules"
     (
-      GOOS=$2 GOARCH=$3 CGO_ENABLED=$4 "$golicenses" save "$1" --save_path "$dir/saved" \
-        --ignore github.com/mlfeed/mlfeed >"$dir/log" 2>&1 ||
-        { echo "release: go-licenses save $1 ($2/$3) failed:" >&2; grep -v '^W' "$dir/log" >&2; exit 1; }
-      # For a reciprocal or restricted licence (MPL, GPL, ...) go-licenses saves the sources:
-      # shipping those is a decision to make, not something a new dependency does unnoticed.
-      src=$(cd "$dir/saved" && find . -type f \( -name '*.go' -o -name '*.[chs]' \) | sed 's|^\./||; s|/[^/]*$||' | sort -u)
-      [ -z "$src" ] || { echo "release: these dependencies of $1 ($2/$3) have a reciprocal or restricted licence (go-licenses saved their sources): $src" >&2; exit 1; }
-      # go-licenses takes the first licence-like file it meets walking up from each package, so
-      # a package directory's README can hide its module's LICENSE and NOTICE (Apache Thrift's
-      # lib/go/thrift): add the licence and notice files at each module's root that it did not
-      # save, from the module cache.
-      (cd "$dir/saved" && find . -type f -exec sha256sum {} + | cut -c1-64) >"$dir/hashes"
-      go list -m -f '{{.Path}} {{.Dir}}' all | while read -r m d; do
-        grep -qx "$m .*" "$dir/modules" && [ -n "$d" ] || continue
-        find "$d" -maxdepth 1 -type f \( -iname 'licen[cs]e*' -o -iname 'notice*' -o -iname 'copying*' \) |
-          while read -r f; do
-            grep -qx "$(sha256sum "$f" | cut -c1-64)" "$dir/hashes" && continue
-            mkdir -p "$dir/saved/$m"
-            [ -e "$dir/saved/$m/${f##*/}" ] || cp "$f" "$dir/saved/$m/${f##*/}"
-          done
-      done
+      if [ -d "$cache" ]; then
+        cp -r "$cache" "$dir/saved"
+      else
+        GOOS=$2 GOARCH=$3 CGO_ENABLED=$4 "$golicenses" save "$1" --save_path "$dir/saved" \
+          --ignore github.com/mlfeed/mlfeed >"$dir/log" 2>&1 ||
+          { echo "release: go-licenses save $1 ($2/$3) failed:" >&2; grep -v '^W' "$dir/log" >&2; exit 1; }
+        # For a reciprocal or restricted licence (MPL, GPL, ...) go-licenses saves the sources:
+        # shipping those is a decision to make, not something a new dependency does unnoticed.
+        src=$(cd "$dir/saved" && find . -type f \( -name '*.go' -o -name '*.[chs]' \) | sed 's|^\./||; s|/[^/]*$||' | sort -u)
+        [ -z "$src" ] || { echo "release: these dependencies of $1 ($2/$3) have a reciprocal or restricted licence (go-licenses saved their sources): $src" >&2; exit 1; }
+        # go-licenses takes the first licence-like file it meets walking up from each package,
+        # so a package directory's README can hide its module's LICENSE and NOTICE (Apache
+        # Thrift's lib/go/thrift): add the licence and notice files at each module's root that
+        # it did not save, from the module cache.
+        (cd "$dir/saved" && find . -type f -exec sha256sum {} + | cut -c1-64) >"$dir/hashes"
+        go list -m -f '{{.Path}} {{.Dir}}' all | while read -r m d; do
+          grep -q "^$m " "$dir/modules" && [ -n "$d" ] || continue
+          find "$d" -maxdepth 1 -type f \( -iname 'licen[cs]e*' -o -iname 'notice*' -o -iname 'copying*' \) |
+            while read -r f; do
+              grep -qx "$(sha256sum "$f" | cut -c1-64)" "$dir/hashes" && continue
+              mkdir -p "$dir/saved/$m"
+              [ -e "$dir/saved/$m/${f##*/}" ] || cp "$f" "$dir/saved/$m/${f##*/}"
+            done
+        done
+        mkdir -p "$tools/licences"
+        cp -r "$dir/saved" "$cache.$$" && { mv -T "$cache.$$" "$cache" 2>/dev/null || rm -rf "$cache.$$"; }
+      fi
       {
         echo "Third-party licences of mlfeed $version ($1 for $2/$3)"
         echo
