@@ -8,7 +8,7 @@
 #     Go and a C compiler);
 #   mlfeed-VERSION-py3-none-manylinux_X_Y_ARCH.whl: the Python wheel holding libmlfeed.so, for
 #     x86_64 and, when Debian's cross compiler is installed (apt-get install
-#     gcc-aarch64-linux-gnu), aarch64; X_Y is the glibc the library was linked against;
+#     gcc-aarch64-linux-gnu libc6-dev-arm64-cross), aarch64; X_Y is the glibc the library was linked against;
 #   SHA256SUMS.
 #
 # usage: bash scripts/release.sh [--out DIR] [--only STEP,...] [--allow-dirty] VERSION
@@ -193,8 +193,8 @@ for t in $CLI_TARGETS; do
   if want "cli-${t/\//-}"; then licences ./cmd/mlfeed "${t%/*}" "${t#*/}" 0; lic_of[$t]=$lic_file; fi
 done
 cross_cc=aarch64-linux-gnu-gcc
-if want wheel-aarch64 && ! command -v $cross_cc >/dev/null; then
-  echo "release: WARNING: no aarch64 wheel: $cross_cc is missing (apt-get install gcc-aarch64-linux-gnu)" >&2
+if want wheel-aarch64 && ! echo '#include <stdio.h>' | $cross_cc -x c -fsyntax-only - 2>/dev/null; then
+  echo "release: WARNING: no aarch64 wheel: Debian's cross compiler is missing or lacks the C library's headers (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)" >&2
   steps=${steps/wheel-aarch64/}
 fi
 if want sdist || want wheel-x86_64; then licences ./capi linux amd64 1; lic_of[wheel-x86_64]=$lic_file; fi
@@ -285,7 +285,9 @@ wheel() { # ARCH GOARCH CC OBJDUMP ELF-MACHINE
   tar -C "$dir" -xzf "$sdist"
   (cd "$dir/mlfeed-$version" && MLFEED_WHEEL_PLAT=$plat MLFEED_LDFLAGS="-s -w" GOARCH=$goarch CC=$cc CGO_ENABLED=1 \
      "$PYTHON" -c 'import sys; from setuptools import build_meta as b; b.build_wheel(sys.argv[1])' \
-     "$dir/out" >"$dir/log" 2>&1) || { tail -40 "$dir/log" >&2; die "building the $arch wheel failed"; }
+     "$dir/out" >"$dir/log" 2>&1) ||
+    { grep -Ev '^(copying|creating|running|writing|reading|adding|installing|  File |    |Traceback)' "$dir/log" | tail -40 >&2
+      die "building the $arch wheel failed"; }
   whl=$dir/out/mlfeed-$version-py3-none-$plat.whl
   [ -f "$whl" ] || die "the $arch wheel is missing: $(ls "$dir/out")"
   "$PYTHON" -m zipfile -e "$whl" "$dir/unpacked"
