@@ -1,5 +1,6 @@
-"""`pip install ./python` builds the library with Go and installs a working package (into a
-virtual environment that sees Debian's numpy, from no package index)."""
+"""`pip install --no-build-isolation ./python` builds the library with Go and installs a working
+package (into a virtual environment that sees Debian's numpy, setuptools and wheel, from no
+package index)."""
 
 import os
 import subprocess
@@ -18,7 +19,8 @@ def test_pip_install(tmp_path):
     subprocess.check_call([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)])
     py = str(env_dir / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MLFEED_LIBRARY")}
-    p = subprocess.run([py, "-m", "pip", "install", "--no-index", os.path.join(ROOT, "python")],
+    p = subprocess.run([py, "-m", "pip", "install", "--no-index", "--no-build-isolation",
+                        os.path.join(ROOT, "python")],
                        capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     check = ("import mlfeed, os; import mlfeed.cntk; "
