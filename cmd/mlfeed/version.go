@@ -24,13 +24,26 @@ type buildInfo struct {
 	Formats  []string `json:"formats"`
 }
 
-// readBuildInfo collects the module version and VCS stamp the Go toolchain put in the binary
-// (runtime/debug.ReadBuildInfo) and the optional parts compiled in.
+// Set at link time by scripts/release.sh (go build -ldflags "-X main.version=0.3.0 ..."), so that a
+// release binary names its version and commit even where debug.ReadBuildInfo has no VCS stamp (a
+// build with -buildvcs=false, from an archive, or go install from the module proxy). Empty in
+// other builds: the toolchain's stamp is used then.
+var (
+	version    string // "0.3.0"
+	commit     string // the full commit hash
+	commitTime string // the commit's time, RFC 3339
+	modified   string // "true" when the checkout had uncommitted changes
+)
+
+// readBuildInfo collects the version and commit stamped at link time, else the module version and
+// VCS stamp the Go toolchain put in the binary (runtime/debug.ReadBuildInfo), and the optional
+// parts compiled in. A module version's leading "v" is dropped (v0.3.0 prints as 0.3.0, as a
+// release build and the Python package print it).
 func readBuildInfo() buildInfo {
 	b := buildInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		HDF5: "pure Go (internal/hdf5)", Formats: format.Names()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		b.Version = bi.Main.Version
+		b.Version = strings.TrimPrefix(bi.Main.Version, "v")
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -41,6 +54,12 @@ func readBuildInfo() buildInfo {
 				b.Modified = s.Value == "true"
 			}
 		}
+	}
+	if version != "" {
+		b.Version = version
+	}
+	if commit != "" {
+		b.Commit, b.Time, b.Modified = commit, commitTime, modified == "true"
 	}
 	return b
 }

@@ -31,6 +31,11 @@ from ._errors import (Error, FormatError, UsageError, FileNotFound, FileError,
                       InternalError, ForkError, DataWarning)
 from ._lib import PathArg, PathsArg
 
+#: This package's version. In the repository it is the next release's, as a development version;
+#: scripts/release.sh writes the release's version here in the sdist and wheel it builds, the one
+#: it stamps into the CLI (`mlfeed version`) of the same release.
+__version__ = "0.3.0.dev0"
+
 __all__ = ["open", "info", "convert", "merge", "validate", "formats", "Dataset", "MinibatchSource",
            "Minibatch", "Error", "FormatError", "UsageError", "FileNotFound", "FileError",
            "InternalError", "ForkError", "DataWarning", "INFINITELY_REPEAT", "env_workers", "PathArg",

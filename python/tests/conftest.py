@@ -1,7 +1,14 @@
 """Shared fixtures: the mlfeed CLI (to compare with), the shared test corpus, and the built
-library. Run from the repository root: `bash scripts/python.sh && python3 -m pytest python/tests`."""
+library. Run from the repository root: `bash scripts/python.sh && python3 -m pytest python/tests`.
+
+With MLFEED_TEST_INSTALLED=1 (scripts/wheel-test.sh) the tests run against the mlfeed package
+installed in the running Python, not the checkout's python/ (which is then not put on sys.path):
+tests that need the Go toolchain or the checkout's Python sources skip, saying why, and the CLI to
+compare with is $MLFEED_CLI.
+"""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -9,9 +16,22 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+INSTALLED = os.environ.get("MLFEED_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import mlfeed  # noqa: E402
+
+if INSTALLED and os.path.abspath(mlfeed.__file__).startswith(os.path.join(ROOT, "python") + os.sep):
+    raise ImportError("MLFEED_TEST_INSTALLED=1 but mlfeed was imported from the checkout (%s): run "
+                      "pytest outside the repository (scripts/wheel-test.sh)" % mlfeed.__file__)
+
+
+def need_checkout(what):
+    """Skip when testing the installed package (MLFEED_TEST_INSTALLED=1): what the test needs of
+    the checkout (its Python sources, or Go to build them) is not what was installed."""
+    if INSTALLED:
+        pytest.skip("testing the installed package: this test %s" % what)
 
 
 def shared_dir():
@@ -36,6 +56,8 @@ def cli(tmp_path_factory):
     """The mlfeed command built from this repository ($MLFEED_CLI to use another)."""
     if os.environ.get("MLFEED_CLI"):
         return os.environ["MLFEED_CLI"]
+    if shutil.which("go") is None:
+        pytest.skip("the go command is not on PATH to build the mlfeed CLI (set $MLFEED_CLI)")
     out = str(tmp_path_factory.mktemp("cli") / "mlfeed")
     tags = os.environ.get("MLFEED_TAGS", "")
     subprocess.check_call(["go", "build", "-tags", tags, "-o", out, "./cmd/mlfeed"], cwd=ROOT)

@@ -12,11 +12,12 @@ import pytest
 
 import mlfeed
 from mlfeed import _lib
-from conftest import ROOT
 from test_dataset import write_idx
 
 PY = [sys.executable, "-c"]
-ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+# Child processes import the mlfeed under test: the checkout's, or the installed one.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
+                                                                os.environ.get("PYTHONPATH")])))
 
 
 def run_py(code, timeout=120):

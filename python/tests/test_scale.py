@@ -43,6 +43,8 @@ def _versitygw():
     exe = shutil.which("versitygw")
     if exe:
         return exe
+    if shutil.which("go") is None:
+        return None
     gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True).stdout.strip()
     exe = os.path.join(gopath, "bin", "versitygw")
     return exe if os.path.exists(exe) else None
