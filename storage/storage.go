@@ -366,3 +366,43 @@ func Upload(ctx context.Context, path, name string) error {
 	}
 	return w.Commit()
 }
+
+// NewPipeWriter returns the writer of an upload that a service's client reads from an
+// io.Reader: upload runs on its own goroutine, reading what is written until Close. The
+// object must appear only when upload returns nil; cancelling ctx (before Close) makes the
+// body fail, so the upload is discarded. Drivers' NewWriter use it.
+func NewPipeWriter(ctx context.Context, upload func(body io.Reader) error) io.WriteCloser {
+	pr, pw := io.Pipe()
+	w := &pipeWriter{ctx: ctx, pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		err := upload(pr)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		w.err = err
+		pr.CloseWithError(err)
+	}()
+	return w
+}
+
+type pipeWriter struct {
+	ctx  context.Context
+	pw   *io.PipeWriter
+	done chan struct{}
+	err  error
+}
+
+func (w *pipeWriter) Write(p []byte) (int, error) { return w.pw.Write(p) }
+
+// Close ends the body: the upload completes, unless ctx is cancelled, when the body fails and
+// the upload is discarded.
+func (w *pipeWriter) Close() error {
+	if err := w.ctx.Err(); err != nil {
+		w.pw.CloseWithError(err)
+	} else {
+		w.pw.Close()
+	}
+	<-w.done
+	return w.err
+}

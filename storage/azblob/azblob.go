@@ -161,39 +161,11 @@ func (b *bucket) Delete(ctx context.Context, key string) error {
 // and committed in one request at Close, so nothing appears before, and a cancelled upload
 // commits nothing.
 func (b *bucket) NewWriter(ctx context.Context, key string) (io.WriteCloser, error) {
-	pr, pw := io.Pipe()
-	w := &writer{ctx: ctx, pw: pw, done: make(chan struct{})}
 	bb := b.c.NewBlockBlobClient(key)
-	go func() {
-		defer close(w.done)
-		_, err := bb.UploadStream(ctx, pr, nil)
-		if err == nil && ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		w.err = wrap(err)
-		pr.CloseWithError(err)
-	}()
-	return w, nil
-}
-
-type writer struct {
-	ctx  context.Context
-	pw   *io.PipeWriter
-	done chan struct{}
-	err  error
-}
-
-func (w *writer) Write(p []byte) (int, error) { return w.pw.Write(p) }
-
-// Close ends the body: the upload commits, unless the context is cancelled.
-func (w *writer) Close() error {
-	if err := w.ctx.Err(); err != nil {
-		w.pw.CloseWithError(err)
-	} else {
-		w.pw.Close()
-	}
-	<-w.done
-	return w.err
+	return storage.NewPipeWriter(ctx, func(body io.Reader) error {
+		_, err := bb.UploadStream(ctx, body, nil)
+		return wrap(err)
+	}), nil
 }
 
 // deref returns *p, or def for a nil p.

@@ -229,43 +229,17 @@ func (b *bucket) Delete(ctx context.Context, key string) error {
 // NewWriter uploads with one streaming media upload: Cloud Storage creates the object only
 // when the request completes, so a cancelled upload leaves nothing.
 func (b *bucket) NewWriter(ctx context.Context, key string) (io.WriteCloser, error) {
-	pr, pw := io.Pipe()
 	u := b.base + "/upload/storage/v1/b/" + url.PathEscape(b.name) + "/o?" + url.Values{"uploadType": {"media"}, "name": {key}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, pr)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	w := &writer{ctx: ctx, pw: pw, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		resp, err := b.do(req, http.StatusOK)
-		if err == nil {
-			resp.Body.Close()
+	return storage.NewPipeWriter(ctx, func(body io.Reader) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
+		if err != nil {
+			return err
 		}
-		w.err = err
-		pr.CloseWithError(err)
-	}()
-	return w, nil
-}
-
-type writer struct {
-	ctx  context.Context
-	pw   *io.PipeWriter
-	done chan struct{}
-	err  error
-}
-
-func (w *writer) Write(p []byte) (int, error) { return w.pw.Write(p) }
-
-// Close ends the body: the upload completes, unless the context is cancelled, when the
-// request fails and no object is made.
-func (w *writer) Close() error {
-	if err := w.ctx.Err(); err != nil {
-		w.pw.CloseWithError(err)
-	} else {
-		w.pw.Close()
-	}
-	<-w.done
-	return w.err
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := b.do(req, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}), nil
 }

@@ -177,38 +177,9 @@ func (b *bucket) Delete(ctx context.Context, key string) error {
 // NewWriter uploads through a pipe with the SDK's transfer manager: one PutObject for a small
 // object, a multipart upload (aborted on failure or cancellation) for a large one.
 func (b *bucket) NewWriter(ctx context.Context, key string) (io.WriteCloser, error) {
-	pr, pw := io.Pipe()
-	w := &writer{ctx: ctx, pw: pw, done: make(chan struct{})}
 	tm := transfermanager.New(b.c)
-	go func() {
-		defer close(w.done)
-		_, err := tm.UploadObject(ctx, &transfermanager.UploadObjectInput{Bucket: &b.name, Key: &key, Body: pr})
-		if err == nil && ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		w.err = wrap(err)
-		pr.CloseWithError(err)
-	}()
-	return w, nil
-}
-
-type writer struct {
-	ctx  context.Context
-	pw   *io.PipeWriter
-	done chan struct{}
-	err  error
-}
-
-func (w *writer) Write(p []byte) (int, error) { return w.pw.Write(p) }
-
-// Close ends the body: the upload completes, unless the context is cancelled, when the body
-// fails and the upload is discarded.
-func (w *writer) Close() error {
-	if err := w.ctx.Err(); err != nil {
-		w.pw.CloseWithError(err)
-	} else {
-		w.pw.Close()
-	}
-	<-w.done
-	return w.err
+	return storage.NewPipeWriter(ctx, func(body io.Reader) error {
+		_, err := tm.UploadObject(ctx, &transfermanager.UploadObjectInput{Bucket: &b.name, Key: &key, Body: body})
+		return wrap(err)
+	}), nil
 }
