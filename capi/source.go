@@ -97,6 +97,7 @@ func (a *sourceArgs) config(spec *dataset.Spec) (minibatch.Config, error) {
 // which releases its batch to be packed again.
 type source struct {
 	ctx    context.Context // carries the scheduler the engine runs on
+	log    *warnLog        // what the source's formats log while it reads (mlfeed_source_warnings)
 	mu     sync.Mutex
 	src    mlfeed.Source
 	own    bool
@@ -210,6 +211,7 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	if err == nil {
 		var s *source
 		if s, err = newSource(ctx, src, own, cfg); err == nil {
+			s.log = logOf(ctx)
 			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": streamsOf(&s.schema),
 				"sweep_samples": s.r.SweepSamples(), "has_ids": s.schema.HasIDs}, nil
 		}
@@ -555,6 +557,43 @@ func mlfeed_state(h C.uintptr_t, buf *C.char, capacity C.int64_t, e *C.mlfeed_er
 	if int64(len(data)) <= int64(capacity) {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(data)), data)
 	}
+	return C.int64_t(len(data))
+}
+
+// mlfeed_source_warnings writes into buf (capacity bytes) the JSON list of the lines source h's
+// formats logged since the last call (CTF's notice of values rounded to float32, given once
+// every chunk is read), and returns the list's length in bytes: when it is over capacity,
+// nothing is taken, and the caller calls again with a buffer that large. -1 with e filled on
+// error.
+//
+//export mlfeed_source_warnings
+func mlfeed_source_warnings(h C.uintptr_t, buf *C.char, capacity C.int64_t, e *C.mlfeed_error) (n C.int64_t) {
+	defer func() {
+		if v := recover(); v != nil {
+			setError(e, recovered(v))
+			n = -1
+		}
+	}()
+	s, err := value[*source](uintptr(h))
+	if err != nil {
+		setError(e, err)
+		return -1
+	}
+	setError(e, nil)
+	lines := s.log.peek()
+	if len(lines) == 0 {
+		return 0
+	}
+	data, err := json.Marshal(lines)
+	if err != nil {
+		setError(e, err)
+		return -1
+	}
+	if int64(len(data)) > int64(capacity) {
+		return C.int64_t(len(data))
+	}
+	s.log.drop(len(lines))
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(data)), data)
 	return C.int64_t(len(data))
 }
 

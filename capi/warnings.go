@@ -51,6 +51,23 @@ func (w *warnLog) take() []string {
 	return out
 }
 
+// peek returns the lines logged and not yet taken, leaving them.
+func (w *warnLog) peek() []string {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.lines...)
+}
+
+// drop removes the first n lines (those a peek returned).
+func (w *warnLog) drop(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = w.lines[min(n, len(w.lines)):]
+}
+
 type logKey struct{}
 
 // withLog returns ctx carrying the operation's log.

@@ -23,6 +23,7 @@ import math
 import os
 import re
 import threading
+import warnings
 from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
@@ -727,8 +728,11 @@ class MinibatchSource:
         """The next Minibatch, or None at the end."""
         r = self._next()
         if r is None:
+            self._warn()
             return None
         m, chunk = r
+        if m[4]:  # the end of a sweep: what reading it logged (CTF's values rounded to float32)
+            self._warn()
         if self._copy:
             return Minibatch(m[:7], chunk)
         return Minibatch(m[:7], chunk, self, self._gen)
@@ -824,6 +828,24 @@ class MinibatchSource:
         if mb is None:
             raise StopIteration
         return mb
+
+    def _warn(self) -> None:
+        """Raise what the source's formats logged since the last call as DataWarnings."""
+        if self._closing or not self._finalize.alive:
+            return
+        l = _lib.lib()
+        e = _lib.new_error()
+        size = 1024
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            n = l.mlfeed_source_warnings(self._h, buf, size, ctypes.byref(e))
+            if n < 0:
+                _lib.check(e)
+            if n <= size:
+                break
+            size = n
+        for w in json.loads(buf.raw[:n]) if n else ():
+            warnings.warn(w, DataWarning, stacklevel=3)
 
     def state_dict(self) -> Dict[str, Any]:
         """The position after the last minibatch returned, as a dict: the JSON that `mlfeed

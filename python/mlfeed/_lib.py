@@ -83,6 +83,7 @@ def _load() -> None:
         "mlfeed_fill": ([u, p, i64, err], ip),
         "mlfeed_next": ([u, ip, i64, p, i64, err], ip),
         "mlfeed_state": ([u, p, i64, err], i64),
+        "mlfeed_source_warnings": ([u, p, i64, err], i64),
         "mlfeed_restore": ([u, c, c, err], ip),
         "mlfeed_goroutines": ([], i64),
         "mlfeed_source_fill": ([u, ip, p, p, i64, err], ip),

@@ -44,3 +44,19 @@ def test_no_warning_for_exact_data() -> None:
         warnings.simplefilter("error", mlfeed.DataWarning)
         with mlfeed.open(labels) as ds:
             ds.read(0, 10)
+
+
+def test_minibatch_source_warns_at_the_end_of_a_sweep(tmp_path: "os.PathLike[str]") -> None:
+    # CTF gives its rounding notice once every chunk is read: a MinibatchSource raises it at
+    # the end of the sweep, as `mlfeed batches` prints it.
+    path = os.path.join(str(tmp_path), "py.ctf")
+    with open(path, "w") as f:
+        for i in range(50):
+            f.write("|x %r\n" % (0.1 * i + 0.07670275135766862))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        src = mlfeed.MinibatchSource(path, inputs=["x:dense:1"], minibatch_size=8, max_sweeps=1)
+        n = sum(mb.num_samples for mb in src)
+    assert n == 50
+    msgs = [str(w.message) for w in caught if issubclass(w.category, mlfeed.DataWarning)]
+    assert any("rounded to float32" in m for m in msgs), msgs
