@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 // ChildEnv is the environment variable that tells a test it runs as the child of RunChild.
@@ -78,4 +80,29 @@ func RunChild(tb testing.TB, env ...string) (out string, peakRSS int64, err erro
 		rss <<= 10 // kilobytes elsewhere
 	}
 	return string(b), rss, err
+}
+
+// ZeroColumn returns a chunk of rows sequences of one zero of type t: the body of a
+// decompression bomb, which compresses to almost nothing.
+func ZeroColumn(t mlfeed.ElemType, rows int) *mlfeed.Chunk {
+	seq := make([]int64, rows+1)
+	for i := range seq {
+		seq[i] = int64(i)
+	}
+	return &mlfeed.Chunk{Sequences: rows, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: mlfeed.NewBuffer(t, rows)}}}
+}
+
+// CheckChildPeak runs the test's child (RunChild, with env) on the bomb file path and fails
+// the test when the child's peak memory passes limit bytes; what describes the unit refused.
+func CheckChildPeak(tb testing.TB, path, what string, limit int64, env ...string) {
+	tb.Helper()
+	st, _ := os.Stat(path)
+	out, rss, err := RunChild(tb, env...)
+	if err != nil {
+		tb.Fatalf("child: %v\n%s", err, out)
+	}
+	tb.Logf("%d-byte file, %s: peak RSS %.1f MiB", st.Size(), what, float64(rss)/(1<<20))
+	if rss > limit {
+		tb.Errorf("peak RSS %.1f MiB refusing %s; want under %d MiB", float64(rss)/(1<<20), what, limit>>20)
+	}
 }
