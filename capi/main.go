@@ -277,10 +277,21 @@ func mlfeed_result(h C.uintptr_t, buf *C.char, capacity C.int64_t, e *C.mlfeed_e
 		return -1
 	}
 	setError(e, nil)
-	if int64(len(j.out)) <= int64(capacity) && len(j.out) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(j.out)), j.out)
-	}
+	put(buf, capacity, j.out)
 	return C.int64_t(len(j.out))
+}
+
+// put copies data into the caller's buffer buf of capacity bytes when it fits, and reports
+// whether it did; the caller returns len(data) either way, so that a buffer too small is
+// asked for again at that size.
+func put(buf *C.char, capacity C.int64_t, data []byte) bool {
+	if int64(len(data)) > int64(capacity) {
+		return false
+	}
+	if len(data) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(data)), data)
+	}
+	return true
 }
 
 // mlfeed_free releases handle h: it cancels and waits for a job, closes a data set or a

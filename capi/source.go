@@ -554,9 +554,7 @@ func mlfeed_state(h C.uintptr_t, buf *C.char, capacity C.int64_t, e *C.mlfeed_er
 		return -1
 	}
 	setError(e, nil)
-	if int64(len(data)) <= int64(capacity) {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(data)), data)
-	}
+	put(buf, capacity, data)
 	return C.int64_t(len(data))
 }
 
@@ -589,11 +587,9 @@ func mlfeed_source_warnings(h C.uintptr_t, buf *C.char, capacity C.int64_t, e *C
 		setError(e, err)
 		return -1
 	}
-	if int64(len(data)) > int64(capacity) {
-		return C.int64_t(len(data))
+	if put(buf, capacity, data) {
+		s.log.drop(len(lines)) // taken only once the caller has them
 	}
-	s.log.drop(len(lines))
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(data)), data)
 	return C.int64_t(len(data))
 }
 
