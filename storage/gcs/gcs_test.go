@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +87,7 @@ func (f *fakeGCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		f.mu.Unlock()
+		sort.Strings(names) // the API lists in name order, which pages rely on
 		// One object a page, to exercise paging.
 		start, _ := strconv.Atoi(q.Get("pageToken"))
 		page := map[string]any{"items": []map[string]string{}}
