@@ -103,6 +103,9 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		return err
 	}
 	noteFlattened(out, ft, schema, opts)
+	if ft.CreateDir != nil {
+		return toDir(ctx, src, out, ft, schema, opts)
+	}
 	if out == "-" {
 		if !ft.Streamable {
 			return fmt.Errorf("%w: %s cannot be written to standard output: it %w", format.ErrUsage, ft.Name, format.ErrNeedsSeek)
@@ -139,6 +142,52 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		return f.Err(fmt.Errorf("%s: %w", out, err))
 	}
 	return f.Commit()
+}
+
+// toDir writes src with a format whose output is a directory (format.Format.CreateDir) as the
+// directory out, which must not exist or be empty. It is written as a temporary directory
+// beside out, renamed into place when complete and removed on an error.
+func toDir(ctx context.Context, src mlfeed.Source, out string, ft *format.Format, schema mlfeed.Schema, opts *Options) error {
+	if out == "-" || storage.IsURL(out) {
+		return fmt.Errorf("%w: %s output is a directory: give a local directory name, not %q", format.ErrUsage, ft.Name, out)
+	}
+	if fi, err := os.Stat(out); err == nil {
+		ents, rerr := os.ReadDir(out)
+		if !fi.IsDir() || rerr != nil || len(ents) > 0 {
+			return fmt.Errorf("%w: %s: %s output is a directory, and this is a file or a directory that holds files", format.ErrUsage, out, ft.Name)
+		}
+	}
+	clean := filepath.Clean(out)
+	tmp, err := os.MkdirTemp(filepath.Dir(clean), "."+filepath.Base(clean)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	wo := opts.Write
+	wo.Name = out
+	if sched.FromContext(ctx) == nil {
+		ctx = sched.WithContext(ctx, sched.New(opts.Threads, opts.Memory))
+	}
+	wo.Context = ctx
+	sink, err := ft.CreateDir(tmp, schema, &wo)
+	if err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if err := Copy(ctx, sink, src, opts); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		if err := os.Remove(out); err != nil { // empty, checked above
+			return err
+		}
+	}
+	return os.Rename(tmp, out)
 }
 
 // toObject writes src as the object out in object storage, which appears only once complete:

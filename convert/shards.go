@@ -64,6 +64,9 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	case o.ShardSize > 0 && (o.Shards > 0 || o.Tasks > 1):
 		return nil, fmt.Errorf("%w: a shard size cannot be combined with a shard count or with tasks", format.ErrUsage)
 	}
+	if o.Format.Create == nil {
+		return nil, fmt.Errorf("%w: %s writes a directory of its own shards; convert to it without --shards or --shard-size", format.ErrUsage, o.Format.Name)
+	}
 	if len(o.Streams) > 0 {
 		sel, err := mlfeed.Select(src, o.Streams...)
 		if err != nil {

@@ -54,6 +54,9 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 	if storage.IsURL(name) {
 		return openURL(ctx, name, formatName, opts)
 	}
+	if ft := dirFormat(name, formatName); ft != nil {
+		return ft.Open(name, opts)
+	}
 	paths, m, sharded, err := shard.Resolve(name)
 	if err != nil {
 		return nil, err
@@ -66,6 +69,16 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 		return open(name)
 	}
 	return shard.NewSource(paths, m, open)
+}
+
+// dirFormat returns the format that reads the directory name as one data set (format.DetectDir:
+// MosaicML MDS), when formatName is empty or names that format; nil for anything else.
+func dirFormat(name, formatName string) *format.Format {
+	ft := format.DetectDir(name)
+	if ft == nil || (formatName != "" && !strings.EqualFold(formatName, ft.Name)) {
+		return nil
+	}
+	return ft
 }
 
 // opener opens a file in the format named (detected when "") with opts.
@@ -185,6 +198,9 @@ func FormatOf(names []string) string {
 func formatOfOne(name string) string {
 	if storage.IsURL(name) {
 		return objectFormatName(context.Background(), name)
+	}
+	if ft := dirFormat(name, ""); ft != nil {
+		return ft.Name
 	}
 	paths, m, _, err := shard.Resolve(name)
 	switch {

@@ -153,6 +153,16 @@ type Format struct {
 	// WriteOptions.Params take (CLI: --opt and --write-opt), for `mlfeed formats` and for
 	// NormalizeParams.
 	ReadParams, WriteParams []Param
+	// MatchDir, if set, reports whether the directory dir is one data set of this format as a
+	// whole (MosaicML MDS: index.json and the shards it lists) rather than a directory of
+	// shards each opened alone. Open then takes the directory's name. Package dataset asks it
+	// before it treats a directory as shards (DetectDir).
+	MatchDir func(dir string) bool
+	// CreateDir, if set, writes the format's output as a directory of files (MDS: shards and
+	// index.json) rather than one file: it returns a sink writing into dir, an empty directory
+	// that package convert renames into place after the sink's Close. A format has Create or
+	// CreateDir.
+	CreateDir func(dir string, schema mlfeed.Schema, opts *WriteOptions) (mlfeed.Sink, error)
 	// Validate, if set, checks a file more strictly than reading does and reports every
 	// problem found to report, stopping when report returns false. It returns an error only
 	// when it cannot check at all. Nil means: open the file and read every chunk.
@@ -251,6 +261,20 @@ func DetectHead(head []byte, r io.ReaderAt, size int64, file string) (*Format, e
 	}
 	return nil, fmt.Errorf("%s: %w (known: %s)", file, mlfeed.ErrUnknownFormat, strings.Join(Names(), ", "))
 }
+
+// DetectDir returns the format whose MatchDir claims the directory dir, or nil.
+func DetectDir(dir string) *Format {
+	for _, ft := range formats {
+		if ft.MatchDir != nil && ft.MatchDir(dir) {
+			return ft
+		}
+	}
+	return nil
+}
+
+// Writable reports whether the format writes output, as a file (Create) or a directory
+// (CreateDir).
+func (f *Format) Writable() bool { return f.Create != nil || f.CreateDir != nil }
 
 // Names returns the registered format names.
 func Names() []string {
@@ -447,7 +471,7 @@ func editDistance(a, b string) int {
 func Writable() string {
 	var b strings.Builder
 	for _, f := range formats {
-		if f.Create == nil {
+		if !f.Writable() {
 			continue
 		}
 		fmt.Fprintf(&b, "  %-10s %s\n", f.Name, strings.Join(f.Extensions, " "))

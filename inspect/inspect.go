@@ -106,7 +106,7 @@ func Validate(ctx context.Context, name, formatName string, opts *format.Options
 		if ft, err = format.Resolve(formatName); err != nil {
 			return 0, fmt.Errorf("%w: %w", format.ErrUsage, err)
 		}
-	} else {
+	} else if ft = format.DetectDir(name); ft == nil {
 		var err error
 		if ft, err = format.Detect(name); err != nil {
 			return 0, err

@@ -45,7 +45,7 @@ A progress bar is shown on a terminal.`,
 		Args: filesArgs(&in, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
-			if fi, err := os.Stat(out); err == nil && fi.IsDir() && !sf.sharded(out) {
+			if fi, err := os.Stat(out); err == nil && fi.IsDir() && !sf.sharded(out) && !dirOutput(to) {
 				return usageErr("%s is a directory that holds other files: give an output file name, or write shards (--shards N, --shard-size SIZE) into an empty directory or a new one", out)
 			}
 			switch compress {
@@ -124,4 +124,11 @@ A progress bar is shown on a terminal.`,
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no notices")
 	f.StringArrayVarP(&wparams, "write-opt", "W", nil, "format-specific writer option `KEY=VALUE` (repeatable)")
 	rootCmd.AddCommand(cmd)
+}
+
+// dirOutput reports whether the format --to names writes a directory (MDS), which convert
+// checks itself: it may exist if empty.
+func dirOutput(to string) bool {
+	ft, err := format.Resolve(to)
+	return to != "" && err == nil && ft.CreateDir != nil
 }

@@ -106,7 +106,7 @@ option {"name", "doc", "aliases"}.`,
 func formatList() []formatInfo {
 	var list []formatInfo
 	for _, f := range format.All() {
-		fi := formatInfo{Name: f.Name, Read: f.Open != nil, Write: f.Create != nil, Stream: f.Create != nil && f.Streamable,
+		fi := formatInfo{Name: f.Name, Read: f.Open != nil, Write: f.Writable(), Stream: f.Create != nil && f.Streamable,
 			Magic: f.Match != nil, Extensions: append([]string{}, f.Extensions...),
 			ReadOptions: optionInfos(f.ReadParams), WriteOptions: optionInfos(f.WriteParams)}
 		list = append(list, fi)

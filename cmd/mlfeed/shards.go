@@ -133,6 +133,10 @@ func convertShards(ctx context.Context, cmd *cobra.Command, src mlfeed.Source, d
 // does an argument that resolves to no shards (with a "not checked" line on stdout).
 func shardFiles(args []string, formatName string, opts *format.Options, report func(error), stdout io.Writer) (files []string, failed int) {
 	for _, arg := range args {
+		if format.DetectDir(arg) != nil {
+			files = append(files, arg) // one data set of its own format (MDS)
+			continue
+		}
 		paths, m, sharded, err := shard.Resolve(arg)
 		if err != nil {
 			report(err)

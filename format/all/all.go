@@ -13,6 +13,7 @@ import (
 	_ "github.com/mlfeed/mlfeed/format/idv"       // ML.NET binary dataview
 	_ "github.com/mlfeed/mlfeed/format/idx"       // IDX (MNIST)
 	_ "github.com/mlfeed/mlfeed/format/libsvm"    // LIBSVM / svmlight text
+	_ "github.com/mlfeed/mlfeed/format/mds"       // MosaicML Streaming MDS directories
 	_ "github.com/mlfeed/mlfeed/format/mtx"       // Matrix Market
 	_ "github.com/mlfeed/mlfeed/format/npy"       // NumPy .npy and .npz
 	_ "github.com/mlfeed/mlfeed/format/parquet"   // Apache Parquet
