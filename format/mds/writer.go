@@ -204,8 +204,10 @@ func (c *wcol) choose(st *mlfeed.Stream, asked string) error {
 		return bad("MDS has no encoding of this type (convert it first: --type)")
 	case isVarDense(st):
 		c.kind, c.enc = kNDShape, "ndarray:"+dtype
-		if asked != "" && asked != c.enc {
-			return bad("a sample of varying size is written as " + c.enc)
+		if asked == "ndarray" {
+			c.enc = asked // each sample's dtype before its shape
+		} else if asked != "" && asked != c.enc {
+			return bad("a sample of varying size is written as " + c.enc + " or ndarray")
 		}
 	case st.Dim == 1 && st.Shape == nil:
 		c.kind, c.enc, c.size = kScalar, dtype, t.Size()
@@ -454,6 +456,9 @@ func (w *Writer) appendNDArray(s []byte, c *mlfeed.Chunk, col *wcol, q int) ([]b
 	code := 0
 	for code < 3 && mx >= 1<<(8<<code) {
 		code++
+	}
+	if col.enc == "ndarray" {
+		s = append(s, dtypeCode(dtypeName(col.typ)))
 	}
 	s = append(s, byte(len(shape)<<2|code))
 	for _, x := range shape {

@@ -1,0 +1,155 @@
+package mds
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
+)
+
+// restore are the encodings that give back the test data sets' own columns where the streams'
+// types allow several.
+var restore = map[string]map[string]string{
+	"scalars": {"f16": "float16", "int": "int", "j": "json", "sd": "str_decimal", "sf": "str_float", "si": "str_int"},
+	"arrays": {"jpg": "jpeg", "png": "png", "pil": "pil", "lj": "list[jpeg]", "lp": "list[png]", "lpil": "list[pil]",
+		"ja": "jpeg_array", "half": "ndarray:float16:2", "any": "ndarray"},
+}
+
+// rewrite reads testdata/name and writes it with the writer into a new directory.
+func rewrite(t *testing.T, name string, o WriterOptions) string {
+	t.Helper()
+	src, err := Open(filepath.Join("testdata", name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dir := t.TempDir()
+	o.Encodings = restore[name]
+	w, err := NewWriter(dir, src.Schema(), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteAll(t, src, w)
+	return dir
+}
+
+// TestWriteSameAsMDSWriter: the scalars data set written again with MDSWriter's settings is
+// the same bytes as MDSWriter wrote, shards and index.json.
+func TestWriteSameAsMDSWriter(t *testing.T) {
+	dir := rewrite(t, "scalars", WriterOptions{SizeLimit: 1500, Hashes: []string{"sha1", "xxh64"}})
+	ents, _ := os.ReadDir(filepath.Join("testdata", "scalars"))
+	for _, e := range ents {
+		a, _ := os.ReadFile(filepath.Join("testdata", "scalars", e.Name()))
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs at byte %d (%v)", e.Name(), testutil.FirstDiff(a, b), err)
+		}
+	}
+}
+
+// TestWriteRoundTrip: zstd shards with hashes read back to the same values, and the hashes are
+// the files' digests.
+func TestWriteRoundTrip(t *testing.T) {
+	for _, comp := range []string{"zstd", "zstd:9", "gz", "br", "snappy"} {
+		dir := rewrite(t, "arrays", WriterOptions{SizeLimit: 2500, Compression: comp, Hashes: []string{"sha1", "xxh64"}})
+		a, err := Open(filepath.Join("testdata", "arrays"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(readAll(t, a), readAll(t, b)) {
+			t.Errorf("%s: values differ", comp)
+		}
+		if !reflect.DeepEqual(a.index.Shards[0].ColumnEncodings, b.index.Shards[0].ColumnEncodings) {
+			t.Errorf("%s: encodings %q, want %q", comp, b.index.Shards[0].ColumnEncodings, a.index.Shards[0].ColumnEncodings)
+		}
+		for _, s := range b.index.Shards {
+			z, _ := os.ReadFile(filepath.Join(dir, s.ZipData.Basename))
+			h := sha1.Sum(z)
+			if s.ZipData.Hashes["sha1"] != hex.EncodeToString(h[:]) || len(s.ZipData.Hashes["xxh64"]) != 16 || *s.Compression != comp {
+				t.Errorf("%s: %s: hashes %v", comp, s.ZipData.Basename, s.ZipData.Hashes)
+			}
+		}
+		a.Close()
+		b.Close()
+	}
+}
+
+// TestWriteRefused: what MDS cannot hold is refused (exit 2), naming the stream.
+func TestWriteRefused(t *testing.T) {
+	cases := []struct {
+		st  mlfeed.Stream
+		enc string
+	}{
+		{mlfeed.Stream{Name: "s", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 5}, ""},
+		{mlfeed.Stream{Name: "b", Type: mlfeed.Bool, Dim: 1}, ""},
+		{mlfeed.Stream{Name: "z", Type: mlfeed.Float32, Dim: 3, Shape: []int{3, 0, 1}}, ""},
+		{mlfeed.Stream{Name: "x", Type: mlfeed.Int32, Dim: 1}, "str_int"},
+		{mlfeed.Stream{Name: "t", Type: mlfeed.String, Dim: 1}, "jpeg"},
+	}
+	for _, c := range cases {
+		_, err := NewWriter(t.TempDir(), mlfeed.Schema{Streams: []mlfeed.Stream{c.st}}, &WriterOptions{Encodings: map[string]string{c.st.Name: c.enc}})
+		if c.enc == "" {
+			_, err = NewWriter(t.TempDir(), mlfeed.Schema{Streams: []mlfeed.Stream{c.st}}, nil)
+		}
+		if !errors.Is(err, mlfeed.ErrUnsupported) {
+			t.Errorf("%v %q: %v", c.st, c.enc, err)
+		}
+	}
+	// A float32 that float16 cannot hold.
+	w, _ := NewWriter(t.TempDir(), mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "f", Type: mlfeed.Float32, Dim: 1}}}, &WriterOptions{Encodings: map[string]string{"f": "float16"}})
+	v := mlfeed.NewBuffer(mlfeed.Float32, 1)
+	v.Float32s()[0] = 0.1
+	if err := w.WriteChunk(&mlfeed.Chunk{Sequences: 1, Streams: []mlfeed.StreamData{{SeqStart: []int64{0, 1}, Values: v}}}); !errors.Is(err, mlfeed.ErrRange) {
+		t.Errorf("0.1 as float16: %v", err)
+	}
+}
+
+// TestMosaicReads: MosaicML Streaming's own MDSReader reads what the writer wrote to the same
+// samples as it reads from MDSWriter's files. It needs Streaming's source (STREAMING_SRC, see
+// testdata/mosaic.py) and Debian's python3-zstd, python3-xxhash, python3-brotli,
+// python3-snappy, python3-pil.
+func TestMosaicReads(t *testing.T) {
+	if os.Getenv("STREAMING_SRC") == "" {
+		t.Skip("skipped: set STREAMING_SRC to a checkout of github.com/mosaicml/streaming to check with its MDSReader")
+	}
+	py := testutil.Python(t, "numpy", "PIL", "zstd", "xxhash", "brotli", "snappy", "typing_extensions")
+	peer := func(dir string) []byte {
+		cmd := exec.Command(py, filepath.Join("testdata", "peer.py"), dir)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("peer.py %s: %v", dir, err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		o    WriterOptions
+	}{
+		{"scalars", WriterOptions{SizeLimit: 1000, Hashes: []string{"md5", "sha256", "xxh64"}}},
+		{"arrays", WriterOptions{Compression: "zstd:7", Hashes: []string{"sha1"}}},
+		{"arrays", WriterOptions{Compression: "br"}},
+	} {
+		orig := t.TempDir()
+		if err := os.CopyFS(orig, os.DirFS(filepath.Join("testdata", c.name))); err != nil {
+			t.Fatal(err)
+		}
+		want := peer(orig)
+		got := peer(rewrite(t, c.name, c.o))
+		if !bytes.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s %+v: Streaming reads mlfeed's files differently at byte %d", c.name, c.o, testutil.FirstDiff(got, want))
+		}
+	}
+}
