@@ -337,10 +337,14 @@ func TestBadData(t *testing.T) {
 		{"index", "scalars", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, IndexName), []byte(`{"shards": [}`), 0o644)
 		}, nil, ErrFormat, "index.json: byte 13"},
-		{"escape", "scalars", func(t *testing.T, dir string) { replaceIn(t, filepath.Join(dir, IndexName), `"shard.00000.mds"`, `"../x.mds"`) }, nil, ErrFormat, "not inside"},
+		{"escape", "scalars", func(t *testing.T, dir string) {
+			replaceIn(t, filepath.Join(dir, IndexName), `"shard.00000.mds"`, `"../x.mds"`)
+		}, nil, ErrFormat, "not inside"},
 		{"memory", "arrays", func(*testing.T, string) {}, &ReaderOptions{MaxMemory: 100}, mlfeed.ErrTooLarge, "max_memory"},
 		{"zstd", "arrays", func(t *testing.T, dir string) { poke(t, filepath.Join(dir, "shard.00000.mds.zstd"), 20, 0xdeadbeef) }, nil, ErrFormat, "shard.00000.mds.zstd"},
-		{"version", "scalars", func(t *testing.T, dir string) { replaceIn(t, filepath.Join(dir, IndexName), `"version": 2}`, `"version": 3}`) }, nil, ErrUnsupported, "version 3"},
+		{"version", "scalars", func(t *testing.T, dir string) {
+			replaceIn(t, filepath.Join(dir, IndexName), `"version": 2}`, `"version": 3}`)
+		}, nil, ErrUnsupported, "version 3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
