@@ -2,6 +2,7 @@ package mds
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -151,5 +152,51 @@ func TestMosaicReads(t *testing.T) {
 		if !bytes.Equal(got, want) || len(want) == 0 {
 			t.Errorf("%s %+v: Streaming reads mlfeed's files differently at byte %d", c.name, c.o, testutil.FirstDiff(got, want))
 		}
+	}
+}
+
+// TestRawSamples: for a mapped shard of fixed-size columns, RawSamples describes where each
+// sample's values lie, the same bytes the decoded chunk holds; shards of varying samples and
+// compressed ones are decoded instead.
+func TestRawSamples(t *testing.T) {
+	plain := t.TempDir()
+	src, _ := Open(filepath.Join("testdata", "scalars"), nil)
+	sel, err := mlfeed.Select(src, "f32", "i16", "u64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := NewWriter(plain, sel.Schema(), &WriterOptions{SizeLimit: 300})
+	testutil.WriteAll(t, sel, w)
+	src.Close()
+	rd, err := Open(plain, &ReaderOptions{ChunkSize: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	sc := rd.Schema()
+	for i := range rd.Chunks() {
+		c, err := rd.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, st := range sc.Streams {
+			b, off, stride, swap, ok := rd.RawSamples(i, s)
+			if !ok || swap != 0 || stride != 14 {
+				t.Fatalf("chunk %d stream %d: ok %v stride %d", i, s, ok, stride)
+			}
+			sz := st.Type.Size()
+			for q := 0; q < c.Sequences; q++ {
+				if !bytes.Equal(b[off+q*stride:off+q*stride+sz], c.Streams[s].Values.Bytes[q*sz:(q+1)*sz]) {
+					t.Fatalf("chunk %d stream %s sample %d differs", i, st.Name, q)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"scalars", "arrays"} {
+		rd, _ := Open(filepath.Join("testdata", name), nil)
+		if _, _, _, _, ok := rd.RawSamples(0, 1); ok {
+			t.Errorf("%s: RawSamples for samples of varying size", name)
+		}
+		rd.Close()
 	}
 }
