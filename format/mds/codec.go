@@ -56,13 +56,19 @@ func codecOf(s string) (codec, error) {
 	return c, nil
 }
 
+// zstdWindow bounds the window a zstd frame may declare beyond its data (zstd's own default
+// bound for decoders is 8 MiB).
+const zstdWindow = 8 << 20
+
 // decompress returns the decompressed src, of exactly want bytes: more or fewer is an error,
 // and no more than want bytes are ever allocated for it.
 func (c codec) decompress(src []byte, want int64) ([]byte, error) {
 	var r io.Reader
 	switch c.ext {
 	case "zstd":
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(want)+1), zstd.WithDecodeAllCapLimit(true))
+		// The output is bounded by want (the cap of what it decodes into); a frame's window, which
+		// encoders may declare larger than the data, by zstdWindow.
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max(want+1, zstdWindow))), zstd.WithDecodeAllCapLimit(true))
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +121,7 @@ func (c codec) compress(src []byte) ([]byte, error) {
 	var err error
 	switch c.ext {
 	case "zstd":
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(c.level)), zstd.WithEncoderConcurrency(1))
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(c.level)), zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(true))
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,8 +24,6 @@ type ReaderOptions struct {
 	// PickleAsBytes reads pkl columns as the pickled bytes (never unpickled) rather than
 	// refusing them.
 	PickleAsBytes bool
-	// Log receives notes (float16 columns read as float32). Nil discards them.
-	Log io.Writer
 }
 
 // Reader reads an MDS data set as an mlfeed.Source. Its methods may be called from several
@@ -49,6 +46,7 @@ type Reader struct {
 	mu      sync.Mutex // guards cache, cached
 	cache   []*shard   // decompressed shards in memory, least recently used first
 	cached  int64
+	half    []string // float16 columns, read as float32
 }
 
 // shard is one shard file and, once loaded, its bytes.
@@ -153,9 +151,7 @@ func newReader(dir string, ix *Index, o *ReaderOptions) (*Reader, error) {
 		rd.Close()
 		return nil, err
 	}
-	if len(half) > 0 && o.Log != nil {
-		fmt.Fprintf(o.Log, "%s: float16 column(s) %q read as float32 (exactly)\n", dir, half)
-	}
+	rd.half = half
 	return rd, nil
 }
 
@@ -545,6 +541,9 @@ func (rd *Reader) Details() map[string]any {
 		}
 	}
 	d := map[string]any{"shards": len(rd.shards), "samples": samples, "column_encodings": enc, "compression": "none"}
+	if len(rd.half) > 0 {
+		d["float16_read_as_float32"] = rd.half
+	}
 	for c := range comp {
 		d["compression"] = c
 	}

@@ -54,7 +54,7 @@ func parseOptions(o *format.Options) (*ReaderOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &ReaderOptions{Log: o.Log}
+	ro := &ReaderOptions{}
 	for k, v := range params {
 		var err error
 		switch k {
