@@ -20,7 +20,7 @@ var arrowGo = []string{
 // A program pays for what it imports: the data model, the registry and every format package
 // link nothing outside the standard library, golang.org/x, this module's own non-network
 // packages and the format's codec libraries (klauspost/compress; arrow-go, with what it
-// brings, for Arrow and Parquet; protobuf's wire format for TFRecord). In particular no storage driver, no cloud SDK, and (but for
+// brings, for Arrow and Parquet; protobuf's wire format for TFRecord; xxhash for MDS). In particular no storage driver, no cloud SDK, and (but for
 // Parquet's arrow-go) no network code.
 func TestFormatDependencies(t *testing.T) {
 	if testing.Short() {
@@ -49,6 +49,10 @@ func TestFormatDependencies(t *testing.T) {
 		}
 		if strings.Contains(pkg, "/format/tfrecord") {
 			allowed = append(allowed, "google.golang.org/protobuf/") // protowire, its codec
+		}
+		if strings.Contains(pkg, "/format/mds") {
+			allowed = append(allowed, "github.com/cespare/xxhash/") // Streaming's xxh64 hash
+
 		}
 		for _, d := range strings.Fields(string(deps)) {
 			first, _, _ := strings.Cut(d, "/")

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/andybalholm/brotli"
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
@@ -29,20 +28,23 @@ type codec struct {
 }
 
 // Streaming's default levels of the levelled compressions.
-var defaultLevels = map[string]int{"br": 11, "bz2": 9, "gz": 9, "zstd": 3}
+var defaultLevels = map[string]int{"bz2": 9, "gz": 9, "zstd": 3}
 
 // codecOf parses a compression name as index.json and MDSWriter give it.
 func codecOf(s string) (codec, error) {
 	fam, lv, hasLevel := strings.Cut(s, ":")
 	c := codec{ext: fam}
 	switch fam {
-	case "zstd", "gz", "br", "bz2":
+	case "zstd", "gz", "bz2":
+	case "br":
+		// The one Go brotli library links net/http; format packages link no network code.
+		return c, fmt.Errorf("%w: compression %q: mlfeed does not read brotli shards (decompress them with Streaming, or rewrite the data set with zstd)", ErrUnsupported, s)
 	case "snappy":
 		if hasLevel {
 			return c, fmt.Errorf("%w: compression %q: snappy has no levels", ErrUnsupported, s)
 		}
 	default:
-		return c, fmt.Errorf("%w: compression %q (want zstd, gz, br, bz2 or snappy, with :LEVEL)", ErrUnsupported, s)
+		return c, fmt.Errorf("%w: compression %q (want zstd, gz, bz2 or snappy, with :LEVEL)", ErrUnsupported, s)
 	}
 	if hasLevel {
 		n, err := strconv.Atoi(lv)
@@ -96,8 +98,6 @@ func (c codec) decompress(src []byte, want int64) ([]byte, error) {
 		r = zr
 	case "bz2":
 		r = bzip2.NewReader(bytes.NewReader(src))
-	case "br":
-		r = brotli.NewReader(bytes.NewReader(src))
 	}
 	out := make([]byte, want+1)
 	n, err := io.ReadFull(r, out)
@@ -130,8 +130,6 @@ func (c codec) compress(src []byte) ([]byte, error) {
 		return snappy.Encode(nil, src), nil
 	case "gz":
 		w, err = gzip.NewWriterLevel(&buf, c.level)
-	case "br":
-		w = brotli.NewWriterLevel(&buf, c.level)
 	default:
 		return nil, fmt.Errorf("%w: compression %q: mlfeed reads it but does not write it", ErrUnsupported, c.ext)
 	}

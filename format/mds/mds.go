@@ -42,7 +42,7 @@
 //
 // The Writer writes what Mosaic's MDSWriter writes: shards of at most SizeLimit bytes (before
 // compression), columns in name order, index.json with the same fields, optional compression
-// (zstd, gz, br, snappy) and hashes of each file (sha1, md5, sha224, sha256, sha384, sha512,
+// (zstd, gz, snappy) and hashes of each file (sha1, md5, sha224, sha256, sha384, sha512,
 // xxh64, xxh3_64, xxh128).
 package mds
 
@@ -63,7 +63,7 @@ var (
 	// ErrTooLarge is wrapped by errors for a shard or index beyond the memory budget.
 	ErrTooLarge = fmt.Errorf("mds: %w", mlfeed.ErrTooLarge)
 	// ErrUnsupported is wrapped by errors for encodings, compressions and values mlfeed does
-	// not read or write (pkl, brotli-less builds, a value MDS cannot hold).
+	// not read or write (pkl, brotli, a value MDS cannot hold).
 	ErrUnsupported = fmt.Errorf("mds: %w", mlfeed.ErrUnsupported)
 )
 

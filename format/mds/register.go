@@ -18,7 +18,7 @@ var ReadParams = []format.Param{
 // WriteParams are the writer options (--write-opt key=value).
 var WriteParams = []format.Param{
 	{Name: "size_limit", Doc: "most bytes of a shard before compression, or none for one shard (default 67108864, MDSWriter's)"},
-	{Name: "compression", Doc: "none (default), zstd, gz, br or snappy, levelled as zstd:7 (also --compress gzip)"},
+	{Name: "compression", Doc: "none (default), zstd, gz or snappy, levelled as zstd:7 (also --compress gzip)"},
 	{Name: "hashes", Doc: "hash algorithms recorded for each file, comma-separated and sorted: md5, sha1, sha224, sha256, sha384, sha512, sha3_224 ... sha3_512, xxh64"},
 	{Name: "encodings", Doc: "COLUMN:ENCODING,... where a type allows several: json or str_decimal (text), str_int (int64), str_float (float64), float16 (float32), jpeg, png, pil (bytes), list[jpeg], list[png], list[pil], jpeg_array (sequences of bytes)"},
 }
@@ -94,7 +94,7 @@ func parseWriteOptions(o *format.WriteOptions) (*WriterOptions, error) {
 		case "gzip":
 			wo.Compression = "gz"
 		default:
-			return nil, format.UsageErrorf("mds: --compress %s: MDS compresses with zstd, gz, br or snappy (--write-opt compression=zstd)", o.Compress)
+			return nil, format.UsageErrorf("mds: --compress %s: MDS compresses with zstd, gz or snappy (--write-opt compression=zstd)", o.Compress)
 		}
 	}
 	if v, ok := params["size_limit"]; ok {

@@ -22,7 +22,7 @@ type WriterOptions struct {
 	// size_limit; a sample larger than it gets a shard of its own. Zero means
 	// DefaultSizeLimit, negative no limit (one shard).
 	SizeLimit int64
-	// Compression is "" (none) or one of zstd, gz, br, snappy, with :LEVEL for all but snappy.
+	// Compression is "" (none) or one of zstd, gz, snappy, with :LEVEL for all but snappy.
 	Compression string
 	// Hashes are the hash algorithms whose digests of each file index.json records (sorted, as
 	// MDSWriter wants them): md5, sha1, sha224, sha256, sha384, sha512, sha3_*, xxh64.

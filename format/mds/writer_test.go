@@ -59,7 +59,7 @@ func TestWriteSameAsMDSWriter(t *testing.T) {
 // TestWriteRoundTrip: zstd shards with hashes read back to the same values, and the hashes are
 // the files' digests.
 func TestWriteRoundTrip(t *testing.T) {
-	for _, comp := range []string{"zstd", "zstd:9", "gz", "br", "snappy"} {
+	for _, comp := range []string{"zstd", "zstd:9", "gz", "snappy"} {
 		dir := rewrite(t, "arrays", WriterOptions{SizeLimit: 2500, Compression: comp, Hashes: []string{"sha1", "xxh64"}})
 		a, err := Open(filepath.Join("testdata", "arrays"), nil)
 		if err != nil {
@@ -141,7 +141,8 @@ func TestMosaicReads(t *testing.T) {
 	}{
 		{"scalars", WriterOptions{SizeLimit: 1000, Hashes: []string{"md5", "sha256", "xxh64"}}},
 		{"arrays", WriterOptions{Compression: "zstd:7", Hashes: []string{"sha1"}}},
-		{"arrays", WriterOptions{Compression: "br"}},
+		{"arrays", WriterOptions{Compression: "gz:4"}},
+		{"arrays", WriterOptions{Compression: "snappy"}},
 	} {
 		orig := t.TempDir()
 		if err := os.CopyFS(orig, os.DirFS(filepath.Join("testdata", c.name))); err != nil {
