@@ -20,7 +20,7 @@ var WriteParams = []format.Param{
 	{Name: "size_limit", Doc: "most bytes of a shard before compression, or none for one shard (default 67108864, MDSWriter's)"},
 	{Name: "compression", Doc: "none (default), zstd, gz or snappy, levelled as zstd:7 (also --compress gzip)"},
 	{Name: "hashes", Doc: "hash algorithms recorded for each file, comma-separated and sorted: md5, sha1, sha224, sha256, sha384, sha512, sha3_224 ... sha3_512, xxh64"},
-	{Name: "encodings", Doc: "COLUMN:ENCODING,... where a type allows several: json or str_decimal (text), str_int (int64), str_float (float64), float16 (float32), jpeg, png, pil (bytes), list[jpeg], list[png], list[pil], jpeg_array (sequences of bytes)"},
+	{Name: "encodings", Doc: "COLUMN:ENCODING,... where a type allows several: json or str_decimal (text), str_int (int64), str_float (float64), float16 or ndarray:float16:SHAPE (float32), jpeg, png, pil (bytes), list[jpeg], list[png], list[pil], jpeg_array (sequences of bytes)"},
 }
 
 func init() {
@@ -109,7 +109,16 @@ func parseWriteOptions(o *format.WriteOptions) (*WriterOptions, error) {
 	}
 	if v := params["encodings"]; v != "" {
 		wo.Encodings = map[string]string{}
+		// An ndarray's shape has commas of its own: a part without a colon continues the one before.
+		var pairs []string
 		for _, p := range strings.Split(v, ",") {
+			if len(pairs) > 0 && !strings.Contains(p, ":") {
+				pairs[len(pairs)-1] += "," + p
+				continue
+			}
+			pairs = append(pairs, p)
+		}
+		for _, p := range pairs {
 			col, enc, ok := strings.Cut(p, ":")
 			if !ok || col == "" || enc == "" {
 				return nil, format.UsageErrorf("mds: option encodings: %q is not COLUMN:ENCODING", p)

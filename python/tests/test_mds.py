@@ -93,3 +93,29 @@ def test_pickle_refused():
         mlfeed.open(os.path.join(TESTDATA, "pickled"))
     with mlfeed.open(os.path.join(TESTDATA, "pickled"), options={"pkl": "bytes"}) as ds:
         assert ds.read()["x"].reshape(-1).tolist() == [0, 1, 2]
+
+
+def test_streaming_reads_mlfeed_output(tmp_path):
+    """Streaming's own MDSReader (testdata/peer.py) reads what mlfeed writes to the same samples
+    as it reads from MDSWriter's files. Needs a Streaming source: STREAMING_SRC."""
+    import shutil
+    import subprocess
+    import sys
+    if not os.environ.get("STREAMING_SRC"):
+        pytest.skip("set STREAMING_SRC to a checkout of github.com/mosaicml/streaming")
+    for mod in ["PIL", "zstd", "xxhash", "brotli", "snappy", "typing_extensions"]:
+        pytest.importorskip(mod)
+
+    def peer(d):
+        return subprocess.run([sys.executable, os.path.join(TESTDATA, "peer.py"), str(d)], check=True,
+                              capture_output=True, text=True).stdout
+
+    orig = tmp_path / "orig"
+    shutil.copytree(ARRAYS, orig)
+    out = tmp_path / "out"
+    mlfeed.convert(ARRAYS, str(out), to="mds", write_options={
+        "compression": "zstd", "hashes": "sha1,xxh64",
+        "encodings": "jpg:jpeg,png:png,pil:pil,lj:list[jpeg],lp:list[png],lpil:list[pil],ja:jpeg_array,"
+                     "any:ndarray,half:ndarray:float16:2"})
+    want = peer(orig)
+    assert want and peer(out) == want
