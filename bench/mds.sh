@@ -9,7 +9,8 @@
 #     value; wall clock and CPU time, the ratio Python / mlfeed (the goal: at least 10x);
 #   - sweeps: `mlfeed batches --mb-size 256` randomized, the first sweep and the steady ones
 #     (medians of 5 runs of $SWEEPS sweeps), over the MDS directory and over the two IDX files;
-#     the ratio MDS / IDX (the goal: at most 1.5).
+#     and the CPU time (user + system) of 20 sweeps, median of 5 runs; the ratios MDS / IDX (the
+#     goal: at most 1.5).
 # Needs ../shared/testdata/mnist (skips without it) and /usr/bin/python3 with numpy. A shared or
 # busy machine spreads the figures by 20% or more; run it twice.
 set -euo pipefail
@@ -94,8 +95,18 @@ engine() {
   done > "$T/runs"
   echo "$(cut -d' ' -f1 "$T/runs" | median) $(cut -d' ' -f2 "$T/runs" | median)"
 }
+# cpu INPUT...: user+system seconds of 20 randomized sweeps, median of 5 runs (the fairer figure
+# on a loaded machine, where the wall clock of one sweep swings by 2x)
+cpu() {
+  for _ in 1 2 3 4 5; do
+    TIMEFORMAT='%U %S'
+    { time "$ML" batches --mb-size 256 --sweeps 20 --seed 1 "$@" >/dev/null; } 2>&1 | awk '{ print $1 + $2 }'
+  done | median
+}
 read -r xf xs < <(engine "$T/images.idx" "$T/labels.idx")
 read -r mf ms < <(engine "$T/mds")
+xc=$(cpu "$T/images.idx" "$T/labels.idx")
+mc=$(cpu "$T/mds")
 echo
 echo "== minibatch sweeps (mlfeed batches, mb 256, randomized, medians of 5 runs of $SWEEPS sweeps)"
 awk -v xf="$xf" -v xs="$xs" -v mf="$mf" -v ms="$ms" -v n=60000 'BEGIN {
@@ -104,3 +115,6 @@ awk -v xf="$xf" -v xs="$xs" -v mf="$mf" -v ms="$ms" -v n=60000 'BEGIN {
   printf "%-40s %10.4f %12.0f %9.2fx\n", "MDS, first sweep", mf, n / mf, mf / xf
   printf "%-40s %10.4f %12.0f\n", "IDX, steady sweep", xs, n / xs
   printf "%-40s %10.4f %12.0f %9.2fx\n", "MDS, steady sweep", ms, n / ms, ms / xs }'
+awk -v xc="$xc" -v mc="$mc" 'BEGIN {
+  printf "%-40s %10.3f\n", "IDX, CPU of 20 sweeps (open included)", xc
+  printf "%-40s %10.3f %12s %9.2fx\n", "MDS, CPU of 20 sweeps (open included)", mc, "", mc / xc }'
