@@ -3,6 +3,7 @@ package mds
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,7 +70,7 @@ func DecodeIndex(name string, b []byte) (*Index, error) {
 	if err := dec.Decode(&ix); err != nil {
 		off := dec.InputOffset()
 		var se *json.SyntaxError
-		if ok := asSyntax(err, &se); ok {
+		if errors.As(err, &se) {
 			off = se.Offset
 		}
 		return nil, fmt.Errorf("%s: byte %d: %w: %v", name, off, ErrFormat, err)
@@ -83,14 +84,6 @@ func DecodeIndex(name string, b []byte) (*Index, error) {
 		}
 	}
 	return &ix, nil
-}
-
-func asSyntax(err error, se **json.SyntaxError) bool {
-	s, ok := err.(*json.SyntaxError)
-	if ok {
-		*se = s
-	}
-	return ok
 }
 
 // checkShard checks one shard entry, and that it has first's columns.

@@ -300,26 +300,35 @@ func sampleAt(data []byte, k int) (start, end int) {
 // load returns the bytes of sh: mapped, or decompressed into memory (kept while the memory
 // budget allows), its header checked.
 func (rd *Reader) load(sh *shard) ([]byte, error) {
+	data, fresh, err := rd.loadShard(sh)
+	if fresh {
+		rd.admit(sh, int64(len(data))) // holding no shard's lock: it takes others'
+	}
+	return data, err
+}
+
+// loadShard is load under sh's lock; fresh reports a shard just decompressed.
+func (rd *Reader) loadShard(sh *shard) (_ []byte, fresh bool, _ error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.data != nil {
 		if sh.codec != nil {
 			rd.touch(sh)
 		}
-		return sh.data, nil
+		return sh.data, false, nil
 	}
 	var data []byte
 	if sh.codec == nil {
 		f, size, err := mmap.OpenFile(sh.path)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		reg, err := mmap.Map(f, size)
 		if err != nil {
 			data = make([]byte, size)
 			if _, err := f.ReadAt(data, 0); err != nil {
 				f.Close()
-				return nil, fmt.Errorf("%s: %w", sh.name, err)
+				return nil, false, fmt.Errorf("%s: %w", sh.name, err)
 			}
 		} else {
 			data = reg.Bytes()
@@ -329,27 +338,27 @@ func (rd *Reader) load(sh *shard) ([]byte, error) {
 			if reg != nil {
 				reg.Close()
 			}
-			return nil, err
+			return nil, false, err
 		}
 		sh.region = reg
 	} else {
 		if sh.raw > rd.maxMem {
-			return nil, mlfeed.OffsetError(sh.name, 0, "shard", fmt.Errorf("%w: the shard decompresses to %d bytes, over the memory budget of %d (--opt max_memory=BYTES)", ErrTooLarge, sh.raw, rd.maxMem))
+			return nil, false, mlfeed.OffsetError(sh.name, 0, "shard", fmt.Errorf("%w: the shard decompresses to %d bytes, over the memory budget of %d (--opt max_memory=BYTES)", ErrTooLarge, sh.raw, rd.maxMem))
 		}
 		src, err := readFile(sh.path, rd.maxMem)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if data, err = sh.codec.decompress(src, sh.raw); err != nil {
-			return nil, mlfeed.OffsetError(sh.name, 0, sh.codec.ext+" data", fmt.Errorf("%w: %v", ErrFormat, err))
+			return nil, false, mlfeed.OffsetError(sh.name, 0, sh.codec.ext+" data", fmt.Errorf("%w: %v", ErrFormat, err))
 		}
 		if err := rd.checkHeader(sh, data); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		rd.admit(sh, int64(len(data)))
+		fresh = true
 	}
 	sh.data = data
-	return data, nil
+	return data, fresh, nil
 }
 
 // readFile reads a compressed shard of at most limit bytes.
@@ -370,7 +379,7 @@ func readFile(name string, limit int64) ([]byte, error) {
 }
 
 // admit counts a decompressed shard against the budget, evicting the least recently used.
-// The caller holds sh.mu.
+// The caller holds no shard's lock.
 func (rd *Reader) admit(sh *shard, n int64) {
 	rd.mu.Lock()
 	var evict []*shard

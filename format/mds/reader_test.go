@@ -396,3 +396,47 @@ func TestHalf(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentEviction: goroutines reading chunks of compressed shards at once, with a
+// memory budget of about two shards so that shards are evicted and decompressed again, get
+// the chunks a sequential read gets.
+func TestConcurrentEviction(t *testing.T) {
+	dir := filepath.Join("testdata", "arrays")
+	seq, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, seq)
+	seq.Close()
+	rd, err := Open(dir, &ReaderOptions{MaxMemory: 2 * seq.index.Shards[0].RawData.Bytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for r := 0; r < 30; r++ {
+				i := (g*7 + r*5) % len(rd.Chunks())
+				c, err := rd.ReadChunk(context.Background(), i)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := c.Streams[4].Values.Uint8s()[0]; got != uint8(i) { // fixed[0] = sample number
+					errs <- fmt.Errorf("chunk %d: fixed[0] = %d", i, got)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readAll(t, rd); !reflect.DeepEqual(got, want) {
+		t.Fatal("the evicting reader reads other values")
+	}
+}
