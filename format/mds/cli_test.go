@@ -49,10 +49,14 @@ func TestCLI(t *testing.T) {
 		t.Skip("builds the command")
 	}
 	scalars, arrays := filepath.Join("testdata", "scalars"), filepath.Join("testdata", "arrays")
-	out, err := testutil.CLI(t, "info", "--json", scalars)
-	if err != nil || !strings.Contains(out, `"format": "mds"`) || !strings.Contains(out, `"sequences": 40`) {
-		t.Fatalf("info: %v\n%s", err, out)
+	for _, in := range []string{scalars, filepath.Join(scalars, "index.json")} {
+		out, err := testutil.CLI(t, "info", "--json", in)
+		if err != nil || !strings.Contains(out, `"format": "mds"`) || !strings.Contains(out, `"sequences": 40`) {
+			t.Fatalf("info %s: %v\n%s", in, err, out)
+		}
 	}
+	var out string
+	var err error
 	out, err = testutil.CLI(t, "cat", "--json", "-n", "2", scalars)
 	if out = pick(out, "b,f16,si,sf"); err != nil || strings.TrimSpace(out) != `{"b":[[""]],"f16":[[-2]],"sf":[[0]],"si":[[-100000000000000000]]}
 {"b":[["AA=="]],"f16":[[-1.875]],"sf":[[-1e+16]],"si":[[-99999999999999999]]}` {

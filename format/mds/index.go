@@ -156,9 +156,14 @@ func equalStrings(a, b []string) bool {
 }
 
 // IsDataset reports whether dir is a directory holding an MDS index.json (version 2, whose
-// shards are MDS), the test the format registry detects MDS data sets with.
+// shards are MDS), or such an index.json itself: the test the format registry detects MDS data
+// sets with.
 func IsDataset(dir string) bool {
 	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() && filepath.Base(dir) == IndexName {
+		dir = filepath.Dir(dir)
+		fi, err = os.Stat(dir)
+	}
 	if err != nil || !fi.IsDir() {
 		return false
 	}
