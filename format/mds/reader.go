@@ -24,6 +24,10 @@ type ReaderOptions struct {
 	// PickleAsBytes reads pkl columns as the pickled bytes (never unpickled) rather than
 	// refusing them.
 	PickleAsBytes bool
+	// VerifyHashes checks each shard file, when first read, against a digest index.json
+	// records for it (the first of its algorithms mlfeed computes), as Streaming's
+	// validate_hash does; a mismatch is an error (mlfeed.ErrFormat).
+	VerifyHashes bool
 }
 
 // Reader reads an MDS data set as an mlfeed.Source. Its methods may be called from several
@@ -57,6 +61,7 @@ type shard struct {
 	codec   *codec // nil: not compressed
 	raw     int64  // bytes of the (decompressed) shard
 	samples int64
+	hashes  map[string]string // the digests of the file read, to check (VerifyHashes)
 
 	mu     sync.Mutex
 	data   []byte // the shard's bytes, nil until loaded (or after eviction)
@@ -135,6 +140,12 @@ func newReader(dir string, ix *Index, o *ReaderOptions) (*Reader, error) {
 				sh.codec = &c
 				sh.path = filepath.Join(dir, filepath.FromSlash(si.ZipData.Basename))
 				sh.name = sh.path
+			}
+		}
+		if o.VerifyHashes {
+			sh.hashes = si.RawData.Hashes
+			if sh.codec != nil {
+				sh.hashes = si.ZipData.Hashes
 			}
 		}
 		rd.shards = append(rd.shards, sh)
@@ -334,7 +345,12 @@ func (rd *Reader) loadShard(sh *shard) (_ []byte, fresh bool, _ error) {
 			data = reg.Bytes()
 		}
 		f.Close()
-		if err := mmap.Guard(func() error { return rd.checkHeader(sh, data) }); err != nil {
+		if err := mmap.Guard(func() error {
+			if err := sh.verify(data); err != nil {
+				return err
+			}
+			return rd.checkHeader(sh, data)
+		}); err != nil {
 			if reg != nil {
 				reg.Close()
 			}
@@ -349,6 +365,9 @@ func (rd *Reader) loadShard(sh *shard) (_ []byte, fresh bool, _ error) {
 		if err != nil {
 			return nil, false, err
 		}
+		if err := sh.verify(src); err != nil {
+			return nil, false, err
+		}
 		if data, err = sh.codec.decompress(src, sh.raw); err != nil {
 			return nil, false, mlfeed.OffsetError(sh.name, 0, sh.codec.ext+" data", fmt.Errorf("%w: %v", ErrFormat, err))
 		}
@@ -359,6 +378,25 @@ func (rd *Reader) loadShard(sh *shard) (_ []byte, fresh bool, _ error) {
 	}
 	sh.data = data
 	return data, fresh, nil
+}
+
+// verify checks the file's bytes b against the first digest index.json gives for it by an
+// algorithm mlfeed computes (none: nothing to check).
+func (sh *shard) verify(b []byte) error {
+	algos := make([]string, 0, len(sh.hashes))
+	for a := range sh.hashes {
+		if hashes[a] != nil {
+			algos = append(algos, a)
+		}
+	}
+	if len(algos) == 0 {
+		return nil
+	}
+	sort.Strings(algos)
+	if got := hexDigest(algos[0], b); got != sh.hashes[algos[0]] {
+		return mlfeed.OffsetError(sh.name, 0, "file", fmt.Errorf("%w: %s digest %s, index.json says %s", ErrFormat, algos[0], got, sh.hashes[algos[0]]))
+	}
+	return nil
 }
 
 // readFile reads a compressed shard of at most limit bytes.

@@ -342,6 +342,7 @@ func TestBadData(t *testing.T) {
 		}, nil, ErrFormat, "not inside"},
 		{"memory", "arrays", func(*testing.T, string) {}, &ReaderOptions{MaxMemory: 100}, mlfeed.ErrTooLarge, "max_memory"},
 		{"zstd", "arrays", func(t *testing.T, dir string) { poke(t, filepath.Join(dir, "shard.00000.mds.zstd"), 20, 0xdeadbeef) }, nil, ErrFormat, "shard.00000.mds.zstd"},
+		{"hash", "scalars", func(t *testing.T, dir string) { poke(t, filepath.Join(dir, "shard.00002.mds"), 200, 7) }, &ReaderOptions{VerifyHashes: true}, ErrFormat, "shard.00002.mds: byte offset 0 (file): mds: invalid data: sha1 digest"},
 		{"version", "scalars", func(t *testing.T, dir string) {
 			replaceIn(t, filepath.Join(dir, IndexName), `"version": 2}`, `"version": 3}`)
 		}, nil, ErrUnsupported, "version 3"},

@@ -13,6 +13,7 @@ var ReadParams = []format.Param{
 	{Name: "chunk_size", Doc: "bytes of samples per chunk, whole samples of one shard (default 4194304)"},
 	{Name: "max_memory", Doc: "bytes of decompressed shards held in memory; a compressed shard that decompresses to more is an error (default 1073741824)"},
 	{Name: "pkl", Doc: "refuse (default): pkl columns are an error; bytes: read the pickled payload as bytes, never unpickled"},
+	{Name: "verify_hashes", Doc: "true: check every shard file against a digest index.json records for it when first read (default false)"},
 }
 
 // WriteParams are the writer options (--write-opt key=value).
@@ -62,6 +63,8 @@ func parseOptions(o *format.Options) (*ReaderOptions, error) {
 			ro.ChunkSize, err = strconv.ParseInt(v, 10, 64)
 		case "max_memory":
 			ro.MaxMemory, err = strconv.ParseInt(v, 10, 64)
+		case "verify_hashes":
+			ro.VerifyHashes, err = strconv.ParseBool(v)
 		case "pkl":
 			switch v {
 			case "refuse":

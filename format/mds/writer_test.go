@@ -65,7 +65,7 @@ func TestWriteRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Open(dir, nil)
+		b, err := Open(dir, &ReaderOptions{VerifyHashes: true})
 		if err != nil {
 			t.Fatal(err)
 		}
