@@ -49,19 +49,20 @@ type wcol struct {
 
 // Writer writes an MDS data set into a directory. Close writes the last shard and index.json.
 type Writer struct {
-	dir     string
-	schema  mlfeed.Schema
-	cols    []wcol
-	nvar    int
-	limit   int64
-	codec   *codec
-	comp    string
-	hashes  []string
-	shards  [][]kv
-	samples [][]byte // the current shard's samples
-	size    int64    // the current shard's size so far, as MDSWriter counts it
-	config  []byte
-	sample  []byte
+	dir    string
+	schema mlfeed.Schema
+	cols   []wcol
+	nvar   int
+	limit  int64
+	codec  *codec
+	comp   string
+	hashes []string
+	shards [][]kv
+	body   []byte  // the current shard's samples, one after another
+	ends   []int64 // where each of them ends in body
+	size   int64   // the current shard's size so far, as MDSWriter counts it
+	config []byte
+	sample []byte
 }
 
 // NewWriter returns a writer of an MDS data set of schema into dir, which must exist (and
@@ -271,12 +272,13 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 			return err
 		}
 		n := int64(len(w.sample)) + 4
-		if len(w.samples) > 0 && w.limit > 0 && w.limit < w.size+n {
+		if len(w.ends) > 0 && w.limit > 0 && w.limit < w.size+n {
 			if err := w.flush(); err != nil {
 				return err
 			}
 		}
-		w.samples = append(w.samples, append([]byte(nil), w.sample...))
+		w.body = append(w.body, w.sample...)
+		w.ends = append(w.ends, int64(len(w.body)))
 		w.size += n
 	}
 	return nil
@@ -519,23 +521,20 @@ func appendPyFloat(s []byte, f float64) []byte {
 
 // flush writes the current shard.
 func (w *Writer) flush() error {
-	n := len(w.samples)
+	n := len(w.ends)
 	hdr := 4 + 4*(n+1)
-	raw := make([]byte, 0, w.size)
+	start := uint64(hdr + len(w.config))
+	if start+uint64(len(w.body)) >= 1<<32 {
+		return fmt.Errorf("%w: a shard of more than 2^32 bytes (set a size limit)", ErrUnsupported)
+	}
+	raw := make([]byte, 0, int(start)+len(w.body))
 	raw = binary.LittleEndian.AppendUint32(raw, uint32(n))
-	off := uint64(hdr + len(w.config))
-	raw = binary.LittleEndian.AppendUint32(raw, uint32(off))
-	for _, s := range w.samples {
-		off += uint64(len(s))
-		if off >= 1<<32 {
-			return fmt.Errorf("%w: a shard of more than 2^32 bytes (set a size limit)", ErrUnsupported)
-		}
-		raw = binary.LittleEndian.AppendUint32(raw, uint32(off))
+	raw = binary.LittleEndian.AppendUint32(raw, uint32(start))
+	for _, e := range w.ends {
+		raw = binary.LittleEndian.AppendUint32(raw, uint32(start+uint64(e)))
 	}
 	raw = append(raw, w.config...)
-	for _, s := range w.samples {
-		raw = append(raw, s...)
-	}
+	raw = append(raw, w.body...)
 	base := fmt.Sprintf("shard.%05d.mds", len(w.shards))
 	rawInfo := w.fileInfo(base, raw)
 	var zipInfo any
@@ -554,7 +553,7 @@ func (w *Writer) flush() error {
 	entry := append(w.configKV(), kv{"raw_data", rawInfo}, kv{"samples", n}, kv{"zip_data", zipInfo})
 	sort.SliceStable(entry, func(a, b int) bool { return entry[a].k < entry[b].k })
 	w.shards = append(w.shards, entry)
-	w.samples = w.samples[:0]
+	w.body, w.ends = w.body[:0], w.ends[:0]
 	w.size = 8 + int64(len(w.config))
 	return nil
 }
@@ -574,7 +573,7 @@ func (w *Writer) Close() error {
 			return err
 		}
 	}
-	if len(w.samples) > 0 {
+	if len(w.ends) > 0 {
 		if err := w.flush(); err != nil {
 			return err
 		}
