@@ -365,6 +365,9 @@ func (w *Writer) encode(c *mlfeed.Chunk, q int) error {
 		a, b := d.SeqStart[q], d.SeqStart[q+1]
 		start := len(s)
 		if col.kind != kList && col.kind != kArray && b-a != 1 {
+			if col.kind == kBytes {
+				return fmt.Errorf("%w: stream %q: sequence %d has %d samples, and the first chunk had one in each, so the column was laid out as %s: name a list encoding (--write-opt encodings=%s:list[jpeg])", ErrUnsupported, col.name, q, b-a, col.enc, col.name)
+			}
 			return fmt.Errorf("%w: stream %q: sequence %d has %d samples; an MDS column holds one per sample", ErrUnsupported, col.name, q, b-a)
 		}
 		switch col.kind {
