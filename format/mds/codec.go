@@ -75,6 +75,21 @@ func (c codec) decompress(src []byte, want int64) ([]byte, error) {
 			return nil, err
 		}
 		defer d.Close()
+		// A frame that states its size (as Streaming's and mlfeed's do) is checked before
+		// anything is allocated for it; one that does not grows with what it decodes to.
+		var h zstd.Header
+		if err := h.Decode(src); err != nil {
+			return nil, err
+		}
+		if h.HasFCS && h.FrameContentSize != uint64(want) {
+			return nil, fmt.Errorf("the zstd frame holds %d bytes, not the %d raw_data says", h.FrameContentSize, want)
+		}
+		if !h.HasFCS {
+			if err := d.Reset(bytes.NewReader(src)); err != nil {
+				return nil, err
+			}
+			return readExact(d, want)
+		}
 		out, err := d.DecodeAll(src, make([]byte, 0, want))
 		if err != nil {
 			return nil, err
@@ -99,12 +114,17 @@ func (c codec) decompress(src []byte, want int64) ([]byte, error) {
 	case "bz2":
 		r = bzip2.NewReader(bytes.NewReader(src))
 	}
-	out := make([]byte, want+1)
-	n, err := io.ReadFull(r, out)
-	if err != nil && err != io.ErrUnexpectedEOF {
+	return readExact(r, want)
+}
+
+// readExact reads r, which must hold want bytes: the buffer grows with what r gives, never
+// past want+1 bytes.
+func readExact(r io.Reader, want int64) ([]byte, error) {
+	out, err := io.ReadAll(io.LimitReader(r, want+1))
+	if err != nil {
 		return nil, err
 	}
-	return exact(out[:n], want)
+	return exact(out, want)
 }
 
 func exact(b []byte, want int64) ([]byte, error) {

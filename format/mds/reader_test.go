@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/mlfeed/mlfeed"
 )
 
@@ -439,5 +441,36 @@ func TestConcurrentEviction(t *testing.T) {
 	}
 	if got := readAll(t, rd); !reflect.DeepEqual(got, want) {
 		t.Fatal("the evicting reader reads other values")
+	}
+}
+
+// TestDecompressSizes: every codec gives exactly the size raw_data states or an error, a zstd
+// frame without its size included, and nothing is allocated past that size.
+func TestDecompressSizes(t *testing.T) {
+	data := bytes.Repeat([]byte("mds shard "), 1000)
+	var stream bytes.Buffer
+	zw, _ := zstd.NewWriter(&stream)
+	zw.Write(data)
+	zw.Close()
+	for _, name := range []string{"zstd", "gz", "snappy"} {
+		c, _ := codecOf(name)
+		z, err := c.compress(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs := [][]byte{z}
+		if name == "zstd" {
+			srcs = append(srcs, stream.Bytes())
+		}
+		for _, src := range srcs {
+			if got, err := c.decompress(src, int64(len(data))); err != nil || !bytes.Equal(got, data) {
+				t.Errorf("%s: %v", name, err)
+			}
+			for _, want := range []int64{int64(len(data)) - 1, int64(len(data)) + 1, 10} {
+				if _, err := c.decompress(src, want); err == nil {
+					t.Errorf("%s: %d bytes taken as %d", name, len(data), want)
+				}
+			}
+		}
 	}
 }
