@@ -42,6 +42,8 @@ func FuzzShard(f *testing.F) {
 		e.Compression, e.ZipData = nil, nil
 		entries[set == "arrays"] = e
 	}
+	// One directory, its files rewritten for every input: a worker runs one input at a time.
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 64<<10 {
 			return
@@ -52,7 +54,6 @@ func FuzzShard(f *testing.F) {
 			if len(data) >= 4 {
 				e.Samples = int64(data[0]) | int64(data[1])<<8 // the shard's own count, bounded
 			}
-			dir := t.TempDir()
 			b, _ := json.Marshal(Index{Version: 2, Shards: []ShardInfo{e}})
 			os.WriteFile(filepath.Join(dir, IndexName), b, 0o644)
 			os.WriteFile(filepath.Join(dir, "shard.00000.mds"), data, 0o644)
