@@ -96,7 +96,6 @@ func newReader(dir string, ix *Index, o *ReaderOptions) (*Reader, error) {
 		return rd, nil
 	}
 	s0 := &ix.Shards[0]
-	var half []string
 	for i, name := range s0.ColumnNames {
 		c, err := parseColumn(name, s0.ColumnEncodings[i], o.PickleAsBytes)
 		if err != nil {
@@ -107,9 +106,6 @@ func newReader(dir string, ix *Index, o *ReaderOptions) (*Reader, error) {
 		}
 		if c.size == 0 {
 			rd.nvar++
-		}
-		if c.kind == kFloat16 || (c.esize == 2 && c.typ == mlfeed.Float32) {
-			half = append(half, name)
 		}
 		rd.cols = append(rd.cols, c)
 	}
@@ -155,14 +151,17 @@ func newReader(dir string, ix *Index, o *ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	for i := range rd.cols {
+		c := &rd.cols[i]
 		rd.first = append(rd.first, len(rd.schema.Streams))
-		rd.schema.Streams = append(rd.schema.Streams, rd.cols[i].streams()...)
+		rd.schema.Streams = append(rd.schema.Streams, c.streams()...)
+		if c.kind == kFloat16 || (c.esize == 2 && c.typ == mlfeed.Float32) {
+			rd.half = append(rd.half, c.name)
+		}
 	}
 	if err := rd.cut(o.ChunkSize); err != nil {
 		rd.Close()
 		return nil, err
 	}
-	rd.half = half
 	return rd, nil
 }
 
