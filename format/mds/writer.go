@@ -31,7 +31,8 @@ type WriterOptions struct {
 	// (default), json or str_decimal for text; str_int for int64; str_float for float64;
 	// float16 for float32 (every value must be a float16 exactly); bytes (default), jpeg, png
 	// or pil for bytes; list[jpeg], list[png], list[pil] or jpeg_array for sequences of bytes
-	// (default: list[jpeg] or list[png] when the first sample's elements are JPEG or PNG).
+	// (default: list[jpeg] or list[png], as the first value shows, once a sequence holds
+	// several values before the first shard is written).
 	Encodings map[string]string
 }
 
@@ -44,7 +45,8 @@ type wcol struct {
 	shape  int    // the stream of its shapes (NAME.shape), or -1
 	kind   kind
 	typ    mlfeed.ElemType
-	esize  int // element size written (2 for float16)
+	esize  int  // element size written (2 for float16)
+	auto   bool // bytes of no encoding asked for: a list once a sequence holds several
 }
 
 // Writer writes an MDS data set into a directory. Close writes the last shard and index.json.
@@ -188,7 +190,7 @@ func (c *wcol) choose(st *mlfeed.Stream, asked string) error {
 		if st.Dim != 1 || st.Shape != nil {
 			return bad("MDS holds one bytes value per sample, or a list of them")
 		}
-		c.kind, c.enc = kBytes, "bytes"
+		c.kind, c.enc, c.auto = kBytes, "bytes", asked == ""
 		switch asked {
 		case "", "bytes", "jpeg", "png", "pil":
 			if asked != "" {
@@ -262,10 +264,8 @@ func dtypeName(t mlfeed.ElemType) string {
 
 // WriteChunk encodes c's sequences as samples.
 func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
-	if w.config == nil {
-		if err := w.decide(c); err != nil {
-			return err
-		}
+	if err := w.decide(c); err != nil {
+		return err
 	}
 	for q := 0; q < c.Sequences; q++ {
 		if err := w.encode(c, q); err != nil {
@@ -284,24 +284,29 @@ func (w *Writer) WriteChunk(c *mlfeed.Chunk) error {
 	return nil
 }
 
-// decide chooses the encodings the first chunk shows (lists of JPEG or PNG images) and makes
-// the shards' configuration.
+// decide makes a bytes column of no encoding asked for a list (list[jpeg] or list[png], as its
+// first value shows) once a sequence of c holds several values, laying out again the samples
+// of the shard not yet written; a list found after the first shard is written is an error. It
+// makes the shards' configuration on the first chunk and whenever an encoding changes.
 func (w *Writer) decide(c *mlfeed.Chunk) error {
+	changed := w.config == nil
 	for i := range w.cols {
 		col := &w.cols[i]
 		st := &w.schema.Streams[col.stream]
-		if col.kind != kBytes || col.enc != "bytes" {
+		if !col.auto || col.kind != kBytes {
 			continue
 		}
 		d := &c.Streams[col.stream]
 		single := true
-		for q := 0; q < c.Sequences; q++ {
-			single = single && d.SeqStart[q+1]-d.SeqStart[q] == 1
+		for q := 0; q < c.Sequences && single; q++ {
+			single = d.SeqStart[q+1]-d.SeqStart[q] == 1
 		}
 		if single {
 			continue
 		}
-		col.kind = kList
+		if len(w.shards) > 0 {
+			return fmt.Errorf("%w: stream %q (%s): a sequence of several values after the first shard was written with one per sample (as %s): name a list encoding (--write-opt encodings=%s:list[jpeg])", ErrUnsupported, st.Name, st, col.enc, st.Name)
+		}
 		first := ""
 		for _, v := range d.Values.Strings {
 			if v != "" {
@@ -317,16 +322,61 @@ func (w *Writer) decide(c *mlfeed.Chunk) error {
 		default:
 			return fmt.Errorf("%w: stream %q (%s) has sequences of several values, which MDS holds as list[jpeg], list[png], list[pil] or jpeg_array: name one (--write-opt encodings=%s:list[pil])", ErrUnsupported, st.Name, st, st.Name)
 		}
+		w.relist(i)
+		col.kind, changed = kList, true
 	}
-	w.nvar = 0
-	for _, col := range w.cols {
-		if col.size == 0 {
-			w.nvar++
+	if changed {
+		w.nvar = 0
+		for _, col := range w.cols {
+			if col.size == 0 {
+				w.nvar++
+			}
 		}
+		old := int64(len(w.config))
+		w.config = pyJSON(w.configKV())
+		if old == 0 {
+			old = -8 // the first: the shard's count and first offset
+		}
+		w.size += int64(len(w.config)) - old
 	}
-	w.config = pyJSON(w.configKV())
-	w.size = 8 + int64(len(w.config))
 	return nil
+}
+
+// relist lays out again the buffered samples with bytes column ci as a list of its one value.
+func (w *Writer) relist(ci int) {
+	var body []byte
+	var ends []int64
+	from := int64(0)
+	for _, e := range w.ends {
+		smp := w.body[from:e]
+		from = e
+		// Find the column: the sizes of the variable columns, then the columns in order.
+		v, off, at, size := 0, 4*w.nvar, 0, 0
+		for i := range w.cols {
+			sz := w.cols[i].size
+			if sz == 0 {
+				sz = int(binary.LittleEndian.Uint32(smp[4*v:]))
+				if i == ci {
+					at, size = v, sz
+				}
+				v++
+			}
+			if i == ci {
+				break
+			}
+			off += sz
+		}
+		start := len(body)
+		body = append(body, smp[:off]...)
+		binary.LittleEndian.PutUint32(body[start+4*at:], uint32(size+12))
+		body = binary.LittleEndian.AppendUint32(body, 0)
+		body = binary.LittleEndian.AppendUint32(body, 1)
+		body = binary.LittleEndian.AppendUint32(body, uint32(size))
+		body = append(body, smp[off:]...)
+		ends = append(ends, int64(len(body)))
+		w.size += 12
+	}
+	w.body, w.ends = body, ends
 }
 
 // configKV is a shard's configuration as MDSWriter's get_config gives it.
@@ -366,7 +416,7 @@ func (w *Writer) encode(c *mlfeed.Chunk, q int) error {
 		start := len(s)
 		if col.kind != kList && col.kind != kArray && b-a != 1 {
 			if col.kind == kBytes {
-				return fmt.Errorf("%w: stream %q: sequence %d has %d samples, and the first chunk had one in each, so the column was laid out as %s: name a list encoding (--write-opt encodings=%s:list[jpeg])", ErrUnsupported, col.name, q, b-a, col.enc, col.name)
+				return fmt.Errorf("%w: stream %q: sequence %d has %d samples, and encoding %s holds one: name a list encoding (--write-opt encodings=%s:list[jpeg])", ErrUnsupported, col.name, q, b-a, col.enc, col.name)
 			}
 			return fmt.Errorf("%w: stream %q: sequence %d has %d samples; an MDS column holds one per sample", ErrUnsupported, col.name, q, b-a)
 		}
@@ -572,7 +622,11 @@ func (w *Writer) fileInfo(name string, data []byte) []kv {
 // Close writes the last shard and index.json.
 func (w *Writer) Close() error {
 	if w.config == nil {
-		if err := w.decide(&mlfeed.Chunk{Streams: make([]mlfeed.StreamData, len(w.schema.Streams))}); err != nil {
+		empty := &mlfeed.Chunk{Streams: make([]mlfeed.StreamData, len(w.schema.Streams))}
+		for i := range empty.Streams {
+			empty.Streams[i].SeqStart = []int64{0}
+		}
+		if err := w.decide(empty); err != nil {
 			return err
 		}
 	}

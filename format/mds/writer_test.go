@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -199,5 +200,65 @@ func TestRawSamples(t *testing.T) {
 			t.Errorf("%s: RawSamples for samples of varying size", name)
 		}
 		rd.Close()
+	}
+}
+
+// bytesChunk is a chunk of one bytes stream whose sequences hold counts[q] values.
+func bytesChunk(counts ...int) *mlfeed.Chunk {
+	d := mlfeed.StreamData{SeqStart: []int64{0}, Values: mlfeed.Buffer{Type: mlfeed.Bytes}}
+	n := mlfeed.NewBuffer(mlfeed.Int32, len(counts))
+	for q, k := range counts {
+		for e := 0; e < k; e++ {
+			d.Values.Strings = append(d.Values.Strings, "\xff\xd8\xff"+strings.Repeat("x", q+e))
+		}
+		d.SeqStart = append(d.SeqStart, int64(len(d.Values.Strings)))
+		n.Int32s()[q] = int32(q)
+	}
+	one := make([]int64, len(counts)+1)
+	for q := range one {
+		one[q] = int64(q)
+	}
+	return &mlfeed.Chunk{Sequences: len(counts), Streams: []mlfeed.StreamData{d, {SeqStart: one, Values: n}}}
+}
+
+// TestLateList: a bytes stream whose first chunk holds one value per sequence and a later
+// one several becomes list[jpeg], the samples buffered laid out again; once a shard is
+// written, that is an error naming the encoding to ask for.
+func TestLateList(t *testing.T) {
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "img", Type: mlfeed.Bytes, Dim: 1}, {Name: "n", Type: mlfeed.Int32, Dim: 1}}}
+	dir := t.TempDir()
+	w, err := NewWriter(dir, sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*mlfeed.Chunk{bytesChunk(1, 1, 1), bytesChunk(2, 0, 1)} {
+		if err := w.WriteChunk(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if enc := rd.index.Shards[0].ColumnEncodings; enc[0] != "list[jpeg]" {
+		t.Fatalf("encodings %q", enc)
+	}
+	got := readAll(t, rd)
+	var counts []int
+	for _, s := range got {
+		counts = append(counts, len(s["img"]))
+	}
+	if !reflect.DeepEqual(counts, []int{1, 1, 1, 2, 0, 1}) || got[2]["img"][0][0] != "\xff\xd8\xffxx" || got[5]["n"][0][0] != int64(2) {
+		t.Fatalf("counts %v, %v", counts, got)
+	}
+	// With a shard written first: an error.
+	w, _ = NewWriter(t.TempDir(), sc, &WriterOptions{SizeLimit: 60})
+	w.WriteChunk(bytesChunk(1, 1, 1, 1, 1, 1))
+	if err := w.WriteChunk(bytesChunk(2)); !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "encodings=img:list[jpeg]") {
+		t.Fatalf("late list: %v", err)
 	}
 }
