@@ -31,14 +31,26 @@ type planner struct {
 	// lengths returns the lengths of chunk c's sequences: the defining stream's sample
 	// counts, or each sequence's longest stream's.
 	lengths func(c int32) ([]int32, error)
+	// mix plans a mixture's segments in place of sweeps (mix.go), or is nil.
+	mix *mixPlanner
 }
 
-// sweepPlan is a sweep's order plus what this worker needs from it.
+// sweepPlan is a sweep's order plus what this worker needs from it. For a mixture it is a
+// segment of the mixture's timeline (plan.sweep numbers the segments; mix.go).
 type sweepPlan struct {
 	plan
 	own     []bool      // per sequence position: this worker's
 	need    []needEntry // this worker's chunks in order of first use
 	lastUse []int32     // per chunk: position of its last use by this worker, or -1
+	// start and end are the global sample positions of the first sequence and after the
+	// last; userSweep is the sweep the minibatches report (Batch.Sweep), which endsSweep says
+	// the plan ends (always, for a sweep of one data set).
+	start, end int64
+	userSweep  int64
+	endsSweep  bool
+	// A mixture's segment: the data set of each sequence, and the point where it starts.
+	src   []uint16
+	mixAt mixPoint
 }
 
 // needEntry is a chunk this worker needs and the position in the sweep of its first use.
@@ -56,13 +68,16 @@ type step struct {
 }
 
 // finished reports whether reading ends before a minibatch that would start at global sample
-// position pos of sweep s.
-func (pl *planner) finished(s, pos int64) bool {
-	return pl.maxSamples > 0 && pos >= pl.maxSamples || pl.maxSweeps > 0 && s >= pl.maxSweeps
+// position pos of plan p.
+func (pl *planner) finished(p *sweepPlan, pos int64) bool {
+	return pl.maxSamples > 0 && pos >= pl.maxSamples || pl.maxSweeps > 0 && p.userSweep >= pl.maxSweeps
 }
 
 // lastSweep reports whether sweep s is the last one reading may reach.
 func (pl *planner) lastSweep(s int64) bool { return pl.maxSweeps > 0 && s+1 >= pl.maxSweeps }
+
+// lastPlan reports whether plan p is the last one reading may reach.
+func (pl *planner) lastPlan(p *sweepPlan) bool { return p.endsSweep && pl.lastSweep(p.userSweep) }
 
 // minibatch plans the minibatch that starts at position next of sweep p's order, at global
 // sample position pos: whole sequences while their samples add up to at most the minibatch
@@ -107,7 +122,7 @@ func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, 
 		st.next++
 		if st.next == len(p.order) {
 			// A sweep ends at its table's sample count even if decoded lengths disagree.
-			st.pos = (p.sweep + 1) * pl.samples
+			st.pos = p.end
 		}
 		if st.pos >= limit {
 			break
@@ -148,7 +163,7 @@ func (pl *planner) unitMinibatch(p *sweepPlan, next int, pos int64) step {
 // seek returns the position in sweep p's order of the first sequence that starts at or after
 // global sample position pos, and that sequence's sample position.
 func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error) {
-	at = p.sweep * pl.samples
+	at = p.start
 	for next < len(p.order) && at < pos {
 		ref := p.order[next]
 		lens, err := pl.lengths(ref.chunk)
@@ -159,7 +174,7 @@ func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error)
 		next++
 	}
 	if next == len(p.order) {
-		at = (p.sweep + 1) * pl.samples
+		at = p.end
 	}
 	return next, at, nil
 }
@@ -201,7 +216,14 @@ func (pl *planner) planSweep(s int64, p *sweepPlan) error { return pl.planSweepF
 
 // planSweepFirst is planSweep, calling first as randomizer.planFirst does.
 func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) error {
+	if pl.mix != nil {
+		if err := pl.mix.segment(pl, s, p); err != nil {
+			return err
+		}
+		return pl.planNeed(p)
+	}
 	pl.rz.planFirst(s, &p.plan, first)
+	p.start, p.end, p.userSweep, p.endsSweep = s*pl.samples, (s+1)*pl.samples, s, true
 	q := len(p.order)
 	p.own = resize(p.own, q)
 	switch {
@@ -222,6 +244,11 @@ func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) e
 			return err
 		}
 	}
+	return pl.planNeed(p)
+}
+
+// planNeed computes the chunks this worker needs from plan p, and their last uses.
+func (pl *planner) planNeed(p *sweepPlan) error {
 	p.lastUse = resize(p.lastUse, len(pl.rz.chunks))
 	for c := range p.lastUse {
 		p.lastUse[c] = -1
