@@ -377,6 +377,9 @@ type mixPlanner struct {
 func newMixPlanner(x *Mixed, pl *planner, lengths func(int32) ([]int32, error)) *mixPlanner {
 	m := &mixPlanner{phases: x.phases, stop: x.mix.Stop, seed: splitmix(pl.rz.seed ^ 0x6d6c66656564), sets: make([]mixSet, len(x.mix.Sources))}
 	m.segMin = int(max(1<<16, 4*pl.mbSize, int64(len(x.infos))))
+	if mixSegmentForTests > 0 {
+		m.segMin = mixSegmentForTests
+	}
 	for i := range m.sets {
 		s := &m.sets[i]
 		lo, hi := x.first[i], x.first[i+1]
@@ -606,3 +609,7 @@ func (m *mixPlanner) point(st *MixState, pos int64) (*mixPoint, error) {
 	}
 	return &mixPoint{pos: pos, sweep: st.Sweep, taken: slices.Clone(st.Taken), start: slices.Clone(st.SweepStart)}, nil
 }
+
+// mixSegmentForTests, when positive, is the fewest sequences a mixture's segment plans in
+// place of the default: tests lower it, to cross segment ends often.
+var mixSegmentForTests int
