@@ -97,11 +97,11 @@ func (s *Spec) openMix(ctx context.Context) (mlfeed.Source, error) {
 func ParseMixArg(arg string) (MixInput, error) {
 	w, path, ok := strings.Cut(arg, "=")
 	if !ok || path == "" {
-		return MixInput{}, fmt.Errorf("%w: %q: want WEIGHT=PATH", format.ErrUsage, arg)
+		return MixInput{}, fmt.Errorf("%w: mixture data set %q: want WEIGHT=PATH", format.ErrUsage, arg)
 	}
 	v, err := strconv.ParseFloat(w, 64)
 	if err != nil {
-		return MixInput{}, fmt.Errorf("%w: %q: the weight %q is not a number", format.ErrUsage, arg, w)
+		return MixInput{}, fmt.Errorf("%w: mixture data set %q: the weight %q is not a number", format.ErrUsage, arg, w)
 	}
 	return MixInput{Weight: v, Paths: []string{path}}, nil
 }

@@ -271,6 +271,16 @@ func (x *Mixed) locate(c int) (int, int) {
 	return k, c - x.first[k]
 }
 
+// SourceOf returns the data set (its index in Mix.Sources) that chunk c of the concatenated
+// tables (Batch.Origins' Chunk) belongs to, or -1 for no chunk.
+func (x *Mixed) SourceOf(c int) int {
+	if c < 0 || c >= len(x.infos) {
+		return -1
+	}
+	k, _ := x.locate(c)
+	return k
+}
+
 // ReadChunk reads chunk i of the concatenated tables.
 func (x *Mixed) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	return x.ReadChunkReuse(ctx, i, nil)
