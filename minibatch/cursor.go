@@ -191,17 +191,15 @@ func (p *cursor) take(t int, ref seqRef) (*slot, error) {
 	cc := p.cc
 	s := cc.slots[ref.chunk]
 	if s == nil {
-		s = cc.request(ref.chunk, until(cur, ref.chunk))
+		s = cc.request(ref.chunk, [2]int64{cur.sweep, int64(cur.useEnd(t, ref.chunk))})
 	}
 	s.lastJob = p.seq
-	if int(cur.lastUse[ref.chunk]) == t && s.until == [2]int64{cur.sweep, int64(t)} {
+	if int(cur.useEnd(t, ref.chunk)) == t && s.until == [2]int64{cur.sweep, int64(t)} {
 		cc.letGo(ref.chunk, s)
 	}
 	return s, nil
 }
 
-// until is the (sweep, position) of chunk c's last use in sweep plan p.
-func until(p *sweepPlan, c int32) [2]int64 { return [2]int64{p.sweep, int64(p.lastUse[c])} }
 
 // pump requests chunks ahead of use, into the next sweep when this one's are all requested:
 // Config.Prefetch of them once a minibatch is delivered, while the memory budget is not spent.
@@ -232,8 +230,8 @@ func (p *cursor) pump() error {
 		if ahead >= 0 && p.spent() {
 			return nil
 		}
-		c := need[p.req].chunk
-		cc.request(c, until(plan, c))
+		e := need[p.req]
+		cc.request(e.chunk, [2]int64{plan.sweep, int64(e.last)})
 		p.req++
 	}
 }

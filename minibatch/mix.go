@@ -294,10 +294,11 @@ func (x *Mixed) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (
 	k, c := x.locate(i)
 	x.mu.Lock()
 	if prev != nil {
-		if o, ok := x.origin[prev]; !ok || o != k {
+		o, ok := x.origin[prev]
+		delete(x.origin, prev)
+		if !ok || o != k {
 			prev = nil // another data set's chunk (maybe its mapped memory): never written into
 		}
-		delete(x.origin, prev)
 	}
 	x.mu.Unlock()
 	ch, err := x.mix.Sources[k].Source.ReadChunkReuse(ctx, c, prev)
@@ -523,12 +524,13 @@ func (m *mixPlanner) segment(pl *planner, g int64, p *sweepPlan) error {
 	m.normalize(pt)
 	p.sweep, p.userSweep, p.start, p.endsSweep = g, pt.sweep, pt.pos, false
 	p.mixAt.copyFrom(pt)
-	p.order, p.own, p.src = p.order[:0], p.own[:0], p.src[:0]
+	p.order, p.own, p.src, p.srcSweep = p.order[:0], p.own[:0], p.src[:0], p.srcSweep[:0]
 	limit, _ := pl.ends(pt.pos)
 	var global int64
 	for pl.maxSamples <= 0 || pt.pos < pl.maxSamples {
 		i := m.draw(pt.pos)
-		ref, own, n, err := m.sequence(i, pt.taken[i])
+		k := pt.taken[i]
+		ref, own, n, err := m.sequence(i, k)
 		if err != nil {
 			return err
 		}
@@ -542,6 +544,7 @@ func (m *mixPlanner) segment(pl *planner, g int64, p *sweepPlan) error {
 		p.order = append(p.order, ref)
 		p.own = append(p.own, own)
 		p.src = append(p.src, uint16(i))
+		p.srcSweep = append(p.srcSweep, uint32(k/m.sets[i].n))
 		pt.taken[i]++
 		pt.pos += n
 		global += n

@@ -1,6 +1,7 @@
 package minibatch
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -440,5 +442,85 @@ func TestMixErrors(t *testing.T) {
 	st.Mix.Taken[0] = -1
 	if err := r.Restore(st); !errors.Is(err, ErrState) {
 		t.Fatalf("a negative count: %v", err)
+	}
+}
+
+// ownChunks counts the chunks passed back to it to decode into (prev): its own, or another
+// data set's, which it must never be given (they may be that data set's mapped memory).
+type ownChunks struct {
+	*memSource
+	mu           sync.Mutex
+	mine         map[*mlfeed.Chunk]bool
+	own, foreign int
+}
+
+func (o *ownChunks) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	c, err := o.memSource.ReadChunk(ctx, i)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case prev == nil:
+	case o.mine[prev]:
+		o.own++
+	default:
+		o.foreign++
+	}
+	o.mine[c] = true
+	return c, err
+}
+
+// TestMixRecyclesWithinADataSet: chunks recycled to decode into go back only to the data set
+// that returned them.
+func TestMixRecyclesWithinADataSet(t *testing.T) {
+	a := &ownChunks{memSource: uniform(400, 1, 10), mine: map[*mlfeed.Chunk]bool{}}
+	b := &ownChunks{memSource: uniform(300, 1, 10), mine: map[*mlfeed.Chunk]bool{}}
+	x, err := NewMix(Mix{Stop: Never, Sources: []MixSource{{Source: a, Weight: 1}, {Source: b, Weight: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustNew(t, x, Config{MinibatchSize: 16, RandomizationWindow: 3, MaxSamples: 20000, Packers: -1})
+	for r.Next() {
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	t.Logf("chunks decoded into: %d and %d of the data set's own, %d and %d of the other's", a.own, b.own, a.foreign, b.foreign)
+	if a.foreign+b.foreign > 0 || a.own+b.own == 0 {
+		t.Fatalf("recycling: own %d+%d, foreign %d+%d", a.own, b.own, a.foreign, b.foreign)
+	}
+}
+
+// TestMixWindowMemory: a mixture holds each data set's randomization window, not its whole
+// data: a chunk used in two sweeps of its data set within one planned segment is let go
+// between them, and each chunk is read about once per sweep of its data set.
+func TestMixWindowMemory(t *testing.T) {
+	a, b := uniform(2000, 1, 10), uniform(1000, 1, 10) // 200 and 100 chunks
+	x, err := NewMix(Mix{Stop: Never, Sources: []MixSource{{Source: a, Weight: 2}, {Source: b, Weight: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustNew(t, x, Config{MinibatchSize: 16, RandomizationWindow: 6, MaxSamples: 12000})
+	peak := 0
+	for r.Next() {
+		held := len(r.retired) + len(r.spare)
+		for _, s := range r.slots {
+			if s != nil {
+				held++
+			}
+		}
+		peak = max(peak, held)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, ra := a.readCount()
+	_, rb := b.readCount()
+	t.Logf("held up to %d chunks of 300 (windows of 6); %d and %d chunk reads for about 4 sweeps of each", peak, ra, rb)
+	// Both windows, the chunks read ahead, and those of the minibatches planned ahead.
+	if bound := 2*6 + r.prefetch + (r.packers+2)*16/10 + 4; peak > bound {
+		t.Fatalf("held up to %d chunks (bound %d)", peak, bound)
+	}
+	if ra > 4*200+20 || rb > 4*100+20 {
+		t.Fatalf("%d and %d chunk reads for 4 sweeps of 200 and 100 chunks", ra, rb)
 	}
 }

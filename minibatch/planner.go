@@ -48,14 +48,30 @@ type sweepPlan struct {
 	start, end int64
 	userSweep  int64
 	endsSweep  bool
-	// A mixture's segment: the data set of each sequence, and the point where it starts.
-	src   []uint16
-	mixAt mixPoint
+	// A mixture's segment: the data set of each sequence and that data set's sweep, the end
+	// of the use of its chunk that each position belongs to (see needEntry), and the point
+	// where the segment starts.
+	src      []uint16
+	srcSweep []uint32
+	ends     []int32
+	open     []int32 // scratch: per chunk, its need entry being filled, or -1
+	mixAt    mixPoint
 }
 
-// needEntry is a chunk this worker needs and the position in the sweep of its first use.
+// useEnd returns the position of the last use of chunk c, in the use that position t belongs
+// to.
+func (p *sweepPlan) useEnd(t int, c int32) int32 {
+	if p.ends != nil {
+		return p.ends[t]
+	}
+	return p.lastUse[c]
+}
+
+// needEntry is a chunk this worker needs, and the positions in the sweep of its first and
+// last use. (A mixture's segment may need a chunk in several sweeps of its data set: an entry
+// for each, so that it is held from first to last use within each, as a sweep holds it.)
 type needEntry struct {
-	chunk, first int32
+	chunk, first, last int32
 }
 
 // step is where a planned minibatch ends.
@@ -220,7 +236,8 @@ func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) e
 		if err := pl.mix.segment(pl, s, p); err != nil {
 			return err
 		}
-		return pl.planNeed(p)
+		pl.planNeedMix(p)
+		return nil
 	}
 	pl.rz.planFirst(s, &p.plan, first)
 	p.start, p.end, p.userSweep, p.endsSweep = s*pl.samples, (s+1)*pl.samples, s, true
@@ -259,11 +276,43 @@ func (pl *planner) planNeed(p *sweepPlan) error {
 			continue
 		}
 		if p.lastUse[ref.chunk] < 0 {
-			p.need = append(p.need, needEntry{ref.chunk, int32(t)})
+			p.need = append(p.need, needEntry{ref.chunk, int32(t), 0})
 		}
 		p.lastUse[ref.chunk] = int32(t)
 	}
+	for k := range p.need {
+		p.need[k].last = p.lastUse[p.need[k].chunk]
+	}
 	return nil
+}
+
+// planNeedMix is planNeed for a mixture's segment: a chunk's uses within one sweep of its
+// data set make one need entry, and each position's use ends at its entry's last.
+func (pl *planner) planNeedMix(p *sweepPlan) {
+	p.open = resize(p.open, len(pl.rz.chunks))
+	for c := range p.open {
+		p.open[c] = -1
+	}
+	p.ends = resize(p.ends, len(p.order))
+	p.need = p.need[:0]
+	for t, ref := range p.order {
+		if !p.own[t] {
+			continue
+		}
+		k := p.open[ref.chunk]
+		if k < 0 || p.srcSweep[p.need[k].first] != p.srcSweep[t] {
+			k = int32(len(p.need))
+			p.need = append(p.need, needEntry{ref.chunk, int32(t), int32(t)})
+			p.open[ref.chunk] = k
+		}
+		p.need[k].last = int32(t)
+		p.ends[t] = k
+	}
+	for t := range p.order {
+		if p.own[t] {
+			p.ends[t] = p.need[p.ends[t]].last
+		}
+	}
 }
 
 // balanced marks the sequences whose first sample, in the sweep's chunk order, falls in this

@@ -136,7 +136,7 @@ func TestPlannerNeeds(t *testing.T) {
 	for tt, ref := range p.order {
 		if !seen[ref.chunk] {
 			seen[ref.chunk] = true
-			need = append(need, needEntry{ref.chunk, int32(tt)})
+			need = append(need, needEntry{ref.chunk, int32(tt), p.lastUse[ref.chunk]})
 		}
 		if p.lastUse[ref.chunk] < int32(tt) {
 			t.Fatalf("chunk %d used at %d after its last use %d", ref.chunk, tt, p.lastUse[ref.chunk])
