@@ -200,7 +200,6 @@ func (p *cursor) take(t int, ref seqRef) (*slot, error) {
 	return s, nil
 }
 
-
 // pump requests chunks ahead of use, into the next sweep when this one's are all requested:
 // Config.Prefetch of them once a minibatch is delivered, while the memory budget is not spent.
 func (p *cursor) pump() error {
