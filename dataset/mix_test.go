@@ -124,3 +124,25 @@ func TestMixSpecErrors(t *testing.T) {
 		t.Fatal(in, err)
 	}
 }
+
+// FuzzParseMix: a mixture file never panics the parser, and what it accepts has sources with
+// paths and weights.
+func FuzzParseMix(f *testing.F) {
+	f.Add([]byte(`{"sources": [{"weight": 0.7, "path": "wiki/"}, {"weight": 0.3, "paths": ["a", "b"], "format": "ctf", "inputs": ["x:dense:3"], "options": {"k": 1, "b": true, "s": "v"}, "name": "code"}], "stop": "never", "schedule": [{"at": 100, "weights": [1, 2]}]}`))
+	f.Add([]byte(`{"sources": [{"weight": 1, "path": "s3://bucket/x/"}], "stop": "all_exhausted"}`))
+	f.Add([]byte(`{"sources": [{"weight": "1"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := dataset.ParseMix(data, "mix.json", "dir")
+		if err != nil {
+			if !errors.Is(err, format.ErrUsage) {
+				t.Fatalf("an error that is no usage error: %v", err)
+			}
+			return
+		}
+		for _, in := range m.Sources {
+			if len(in.Paths) == 0 {
+				t.Fatal("a source without paths accepted")
+			}
+		}
+	})
+}
