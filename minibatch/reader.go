@@ -192,7 +192,8 @@ func NewContext(ctx context.Context, src mlfeed.Source, cfg Config) (*Reader, er
 // Schema returns the source's schema.
 func (r *Reader) Schema() mlfeed.Schema { return r.schema }
 
-// SweepSamples returns the number of samples in one sweep.
+// SweepSamples returns the number of samples in one sweep (of a mixture: in one sweep of
+// every data set, whose own sweeps a mixture sweep's length depends on).
 func (r *Reader) SweepSamples() int64 { return r.samples }
 
 // Position returns the global sample position of the next sequence: the one after the last
