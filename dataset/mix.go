@@ -70,13 +70,16 @@ func (s *Spec) openMix(ctx context.Context) (mlfeed.Source, error) {
 			closeMix()
 			return nil, fmt.Errorf("%w: mixture data set %d has no paths", format.ErrUsage, i)
 		}
-		sub := Spec{Paths: in.Paths, Format: in.Format, Inputs: in.Inputs, Params: merge(s.Params, in.Params),
-			Type: s.Type, Sequential: s.Sequential, Log: s.Log}
-		if sub.Format == "" {
-			sub.Format = s.Format
+		// Every other setting of the Spec (the element type, the log, those added later)
+		// applies to each data set.
+		sub := *s
+		sub.Mix, sub.Config, sub.Defines, sub.Deserializers, sub.rc = nil, "", nil, nil, nil
+		sub.Paths, sub.Params = in.Paths, merge(s.Params, in.Params)
+		if in.Format != "" {
+			sub.Format = in.Format
 		}
-		if len(sub.Inputs) == 0 {
-			sub.Inputs = s.Inputs
+		if len(in.Inputs) > 0 {
+			sub.Inputs = in.Inputs
 		}
 		src, err := sub.Open(ctx)
 		if err != nil {
