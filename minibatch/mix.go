@@ -1,6 +1,7 @@
 package minibatch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -406,8 +407,12 @@ func splitmix(x uint64) uint64 {
 
 // phaseAt returns the weights in force at position pos.
 func (m *mixPlanner) phaseAt(pos int64) *phase {
-	k := len(m.phases) - 1
-	for k > 0 && m.phases[k].at > pos {
+	if len(m.phases) == 1 || pos < m.phases[1].at {
+		return &m.phases[0]
+	}
+	// The last phase that starts at or before pos (phases[0] starts at 0).
+	k, found := slices.BinarySearchFunc(m.phases, pos, func(p phase, pos int64) int { return cmp.Compare(p.at, pos) })
+	if !found {
 		k--
 	}
 	return &m.phases[k]

@@ -524,3 +524,24 @@ func TestMixWindowMemory(t *testing.T) {
 		t.Fatalf("%d and %d chunk reads for 4 sweeps of 200 and 100 chunks", ra, rb)
 	}
 }
+
+// TestMixPhaseAt: the weights in force at a position are the last schedule entry's at or
+// before it.
+func TestMixPhaseAt(t *testing.T) {
+	a := uniform(10, 1, 5)
+	var sched []MixPhase
+	for k := 1; k <= 50; k++ {
+		sched = append(sched, MixPhase{At: int64(10 * k), Weights: []float64{float64(k), 1}})
+	}
+	x, err := NewMix(Mix{Sources: []MixSource{{Source: a, Weight: 0}, {Source: a, Weight: 1}}, Schedule: sched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mixPlanner{phases: x.phases}
+	for pos := int64(0); pos < 600; pos++ {
+		want := min(pos/10, 50)
+		if got := m.phaseAt(pos).at; got != 10*want {
+			t.Fatalf("position %d: the phase from %d, want %d", pos, got, 10*want)
+		}
+	}
+}
