@@ -207,3 +207,30 @@ func BenchmarkMix(b *testing.B) {
 		read(b, x)
 	})
 }
+
+// BenchmarkMixPlan plans a mixture's segment of 65536 sequences from three data sets of
+// 60000 one-sample sequences in chunks of 6000 (the draws, each data set's sweep order and
+// the chunks' uses): per op, one segment; ns/op / 65536 is the planning cost per sequence.
+func BenchmarkMixPlan(b *testing.B) {
+	var srcs []MixSource
+	for range 3 {
+		srcs = append(srcs, MixSource{Source: newDenseSource(60000, 1, 6000), Weight: 1})
+	}
+	x, err := NewMix(Mix{Stop: Never, Sources: srcs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := New(x, Config{MinibatchSize: 256})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var p sweepPlan
+	g := int64(0)
+	for b.Loop() {
+		if err := r.pl.planSweep(g, &p); err != nil {
+			b.Fatal(err)
+		}
+		g++
+	}
+}
