@@ -6,6 +6,7 @@ number of workers too, across a change of weights."""
 import collections
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -64,6 +65,15 @@ def test_same_as_cli_and_forms(cli, files):
     # The mixture as the first argument, as the data sets are given elsewhere.
     got = values(mlfeed.MinibatchSource([(0.7, a), (0.3, b)], inputs=INPUT, minibatch_size=50, seed=2))
     assert got == want
+    # A state moves between Python and `batches --restore`.
+    src = mlfeed.MinibatchSource(mix=[(0.7, a), (0.3, b)], inputs=INPUT, minibatch_size=50, seed=2)
+    values(src, 17)
+    st = os.path.join(os.path.dirname(a), "st.json")
+    with open(st, "w") as f:
+        json.dump(src.state_dict(), f)
+    out = run_cli(cli, "batches", "--dump", "--mix", "0.7=" + a, "--mix", "0.3=" + b, "--input", INPUT,
+                  "--mb-size", "50", "--seed", "2", "--restore", st).stdout
+    assert [[int(s[0][0]) for s in json.loads(l)["x"]] for l in out.splitlines()] == want[17:]
 
 
 def test_restore_every_step_and_workers(files):
