@@ -20,6 +20,7 @@ import ctypes
 import inspect as _inspect
 import json
 import math
+import numbers
 import os
 import re
 import threading
@@ -465,12 +466,12 @@ def _is_mix(v: object) -> bool:
     if isinstance(e, Mapping):
         return "weight" in e
     return (isinstance(e, (tuple, list)) and len(e) == 2 and not isinstance(e[0], bool)
-            and isinstance(e[0], (int, float)))
+            and isinstance(e[0], numbers.Real))
 
 
 def _weight(v: object, name: str) -> float:
     """A weight: a finite number, not negative."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError("%s must be a number, not %s" % (name, type(v).__name__))
     w = float(v)
     if not math.isfinite(w) or w < 0:
