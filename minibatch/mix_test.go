@@ -147,11 +147,16 @@ func TestMixOwnOrder(t *testing.T) {
 
 // TestMixRestore restores a mixture at every step, with 1, 2 and 3 workers, across mixture
 // sweeps, segment ends and a change of weights, and checks that the minibatches that follow
-// are the uninterrupted run's; and that a state taken with one worker count continues with
-// another (every minibatch's sequences, over the ranks, those of the single worker's).
+// are the uninterrupted run's; and, at every step, that a state taken with one worker count
+// continues with another (every minibatch's sequences, over the ranks, those of the single
+// worker's, and a state of n workers continues one worker's run).
 func TestMixRestore(t *testing.T) {
 	defer func(n int) { mixSegmentForTests = n }(mixSegmentForTests)
-	for _, seg := range []int{0, 7} {
+	segs := []int{7, 0} // segments of 7 sequences cross their ends often; 0: the default
+	if testing.Short() {
+		segs = segs[:1]
+	}
+	for _, seg := range segs {
 		mixSegmentForTests = seg
 		for _, stop := range []Stop{FirstExhausted, AllExhausted, Never} {
 			a, b, c := uniform(90, 1, 8), jagged(60, 7), uniform(40, 1, 40)
@@ -183,6 +188,14 @@ func TestMixRestore(t *testing.T) {
 							if got := collectMix(t, r2, m, 1<<20); !reflect.DeepEqual(got, full[k:]) && !(len(got) == 0 && k == len(full)) {
 								t.Fatalf("seg %d %v, %d workers (mode %d), rank %d: restore after %d minibatches differs", seg, stop, n, mode, rank, k)
 							}
+							// The same state continues one worker's run.
+							one := mustNew(t, m.x, base)
+							if err := one.Restore(st); err != nil {
+								t.Fatal(err)
+							}
+							if got := collectMix(t, one, m, 1<<20); !reflect.DeepEqual(got, single[k:]) && !(len(got) == 0 && k == len(single)) {
+								t.Fatalf("seg %d %v: a state of %d workers after %d minibatches, restored into one, differs", seg, stop, n, k)
+							}
 						}
 					}
 					for k := range single {
@@ -195,7 +208,7 @@ func TestMixRestore(t *testing.T) {
 						}
 					}
 					// A state of one worker continues with n workers.
-					for _, k := range []int{0, 3, len(single) / 2, len(single) - 1} {
+					for k := range single {
 						r := mustNew(t, m.x, base)
 						collectMix(t, r, m, k)
 						st := roundTrip(t, r.State())
