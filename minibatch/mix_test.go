@@ -152,6 +152,8 @@ func TestMixOwnOrder(t *testing.T) {
 // worker's, and a state of n workers continues one worker's run).
 func TestMixRestore(t *testing.T) {
 	defer func(n int) { mixSegmentForTests = n }(mixSegmentForTests)
+	restores, minibatches := 0, 0
+	defer func() { t.Logf("%d restores compared, over %d minibatches", restores, minibatches) }()
 	segs := []int{7, 0} // segments of 7 sequences cross their ends often; 0: the default
 	if testing.Short() {
 		segs = segs[:1]
@@ -188,6 +190,8 @@ func TestMixRestore(t *testing.T) {
 							if got := collectMix(t, r2, m, 1<<20); !reflect.DeepEqual(got, full[k:]) && !(len(got) == 0 && k == len(full)) {
 								t.Fatalf("seg %d %v, %d workers (mode %d), rank %d: restore after %d minibatches differs", seg, stop, n, mode, rank, k)
 							}
+							restores += 2
+							minibatches += len(full) - k + len(single) - k
 							// The same state continues one worker's run.
 							one := mustNew(t, m.x, base)
 							if err := one.Restore(st); err != nil {
@@ -220,6 +224,8 @@ func TestMixRestore(t *testing.T) {
 								t.Fatal(err)
 							}
 							rest := collectMix(t, r2, m, 1<<20)
+							restores++
+							minibatches += len(rest)
 							if len(rest) != len(parts) {
 								t.Fatalf("%v: %d minibatches after restoring into %d workers, want %d", stop, len(rest), n, len(parts))
 							}
