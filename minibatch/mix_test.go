@@ -441,6 +441,19 @@ func TestMixErrors(t *testing.T) {
 			t.Fatalf("schedule %v: %v", s, err)
 		}
 	}
+	many := make([]MixSource, math.MaxUint16+1)
+	for i := range many {
+		many[i] = MixSource{Source: a, Weight: 1}
+	}
+	if _, err := NewMix(Mix{Sources: many}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("65536 data sets: %v", err)
+	}
+	if _, err := NewMix(Mix{Sources: many[:3], Stop: Never + 1}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("an unknown stopping rule: %v", err)
+	}
+	if _, err := NewMix(Mix{Sources: []MixSource{{Source: a, Weight: 1}, {Source: uniform(0, 1, 5), Weight: 1}}}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "no sequence") {
+		t.Fatalf("an empty data set: %v", err)
+	}
 	if _, err := ParseStop("sometimes"); !errors.Is(err, ErrConfig) {
 		t.Fatal(err)
 	}
