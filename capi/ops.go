@@ -84,6 +84,9 @@ type openArgs struct {
 	// Deserializers are files each read with its own streams and options, joined as CNTK's
 	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
 	Deserializers []deserializerArgs `json:"deserializers"`
+	// Mix is a mixture of data sets in set proportions, in place of Paths: the JSON of
+	// `mlfeed batches --mix-file` (dataset.ParseMix).
+	Mix json.RawMessage `json:"mix"`
 }
 
 // deserializerArgs is one file of a composite source.
@@ -121,7 +124,12 @@ func (a *openArgs) spec() (*dataset.Spec, error) {
 		}
 		s.Deserializers = append(s.Deserializers, ds)
 	}
-	if len(s.Paths) == 0 && len(s.Deserializers) == 0 && s.Config == "" {
+	if len(a.Mix) > 0 && string(a.Mix) != "null" {
+		if s.Mix, err = dataset.ParseMix(a.Mix, "mix", ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Paths) == 0 && len(s.Deserializers) == 0 && s.Config == "" && s.Mix == nil {
 		return nil, fmt.Errorf("%w: no files to read (give paths or a config)", format.ErrUsage)
 	}
 	if _, err := s.Reader(); err != nil {
@@ -136,8 +144,8 @@ func (a *openArgs) spec() (*dataset.Spec, error) {
 // (false for a handle's).
 func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src mlfeed.Source, spec *dataset.Spec, own bool, err error) {
 	if a.Dataset != 0 {
-		if len(a.Paths) > 0 || a.Config != "" || len(a.Deserializers) > 0 {
-			return nil, nil, false, fmt.Errorf("%w: a data set takes the place of paths, a config and deserializers", format.ErrUsage)
+		if len(a.Paths) > 0 || a.Config != "" || len(a.Deserializers) > 0 || len(a.Mix) > 0 {
+			return nil, nil, false, fmt.Errorf("%w: a data set takes the place of paths, a config, deserializers and a mixture", format.ErrUsage)
 		}
 		ds, err := value[*openDataset](uintptr(a.Dataset))
 		if err != nil {

@@ -62,6 +62,11 @@ type Spec struct {
 	// Randomization holds explicit minibatch settings that override the configuration's
 	// (MinibatchConfig).
 	Randomization Randomization
+	// Mix, when set, makes the data set a mixture of data sets in set proportions: Open
+	// opens each (its paths, with its own format, streams and options over this Spec's) and
+	// returns their *minibatch.Mixed, which the minibatch engine draws by the weights.
+	// Paths, Config and Deserializers must then be empty.
+	Mix *Mix
 
 	rc *cntkconfig.Reader // the configuration's reader section, once parsed
 }
@@ -123,6 +128,9 @@ func (s *Spec) Reader() (*cntkconfig.Reader, error) {
 func (s *Spec) Open(ctx context.Context) (mlfeed.Source, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if s.Mix != nil {
+		return s.openMix(ctx)
 	}
 	if len(s.Deserializers) > 0 {
 		if len(s.Paths) > 0 || s.Config != "" {
@@ -308,6 +316,12 @@ func (s *Spec) Files() ([]string, error) {
 		return s.Paths, nil
 	}
 	var names []string
+	if s.Mix != nil {
+		for _, in := range s.Mix.Sources {
+			names = append(names, in.Paths...)
+		}
+		return names, nil
+	}
 	for _, d := range s.Deserializers {
 		names = append(names, d.Path)
 	}

@@ -29,6 +29,8 @@ type cursor struct {
 	// the CPU and, from object storage, for the network (the time to the first minibatch).
 	readAhead bool
 	heldBack  int // used+1 when read-ahead found the budget spent (spent)
+	// taken counts, for a mixture, the sequences each data set has given up to next.
+	taken []int64
 	// trace receives a line per sweep (Config.TraceLevel 2 and above), or is nil.
 	trace io.Writer
 }
@@ -61,7 +63,7 @@ func (p *cursor) planNext(j *job) bool {
 		}
 	}
 	if p.next >= len(p.cur.order) {
-		if p.pl.lastSweep(p.cur.sweep) {
+		if p.pl.lastPlan(p.cur) {
 			p.planEnd = true
 			return false
 		}
@@ -69,7 +71,7 @@ func (p *cursor) planNext(j *job) bool {
 			return p.planFail(j, err)
 		}
 	}
-	if p.pl.finished(p.cur.sweep, p.pos) {
+	if p.pl.finished(p.cur, p.pos) {
 		p.planEnd = true
 		return false
 	}
@@ -84,12 +86,20 @@ func (p *cursor) planNext(j *job) bool {
 	if err != nil {
 		return p.planFail(j, err)
 	}
+	if p.pl.mix != nil {
+		for _, i := range p.cur.src[p.next:st.next] {
+			p.taken[i]++
+		}
+		j.mix.pos, j.mix.sweep = st.pos, p.cur.userSweep
+		j.mix.taken = append(j.mix.taken[:0], p.taken...)
+		j.mix.start = append(j.mix.start[:0], p.cur.mixAt.start...)
+	}
 	p.next, p.pos = st.next, st.pos
 	m := &j.batch // packing leaves these fields alone
-	m.Sweep = p.cur.sweep
+	m.Sweep = p.cur.userSweep
 	m.Position = st.pos
 	m.GlobalSamples = st.global
-	m.EndOfSweep = st.endOfSweep
+	m.EndOfSweep = st.endOfSweep && p.cur.endsSweep
 	m.EndOfEpoch = st.endOfEpoch
 	j.at = position{p.cur.sweep, p.next, p.pos, true}
 	return true
@@ -127,7 +137,7 @@ func (p *cursor) startSweep(s int64) error {
 		p.reqNext = false
 	} else {
 		var first func([]seqRef)
-		if !p.planned && s == 0 && cc.raw == nil && cc.sched.Threads() > 1 && p.pl.workers == 1 {
+		if !p.planned && s == 0 && cc.raw == nil && cc.sched.Threads() > 1 && p.pl.workers == 1 && p.pl.mix == nil {
 			first = p.requestFirst
 		}
 		err := p.pl.planSweepFirst(s, p.cur, first)
@@ -154,8 +164,14 @@ func (p *cursor) startSweep(s int64) error {
 	}
 	p.planned = true
 	p.next, p.used = 0, 0
-	p.pos = s * p.pl.samples
-	if p.trace != nil {
+	p.pos = p.cur.start
+	if p.pl.mix != nil {
+		p.taken = append(p.taken[:0], p.cur.mixAt.taken...)
+	}
+	if p.trace != nil && p.pl.mix != nil {
+		fmt.Fprintf(p.trace, "minibatch: mixture sweep %d: segment %d from sample %d: %d sequences, %d of %d chunks for worker %d of %d\n",
+			p.cur.userSweep, s, p.cur.start, len(p.cur.order), len(p.cur.need), len(cc.infos), p.pl.rank, p.pl.workers)
+	} else if p.trace != nil {
 		fmt.Fprintf(p.trace, "minibatch: sweep %d: %d sequences, %d samples, %d of %d chunks for worker %d of %d\n",
 			s, len(p.cur.order), p.pl.samples, len(p.cur.need), len(cc.infos), p.pl.rank, p.pl.workers)
 	}
@@ -175,17 +191,14 @@ func (p *cursor) take(t int, ref seqRef) (*slot, error) {
 	cc := p.cc
 	s := cc.slots[ref.chunk]
 	if s == nil {
-		s = cc.request(ref.chunk, until(cur, ref.chunk))
+		s = cc.request(ref.chunk, [2]int64{cur.sweep, int64(cur.useEnd(t, ref.chunk))})
 	}
 	s.lastJob = p.seq
-	if int(cur.lastUse[ref.chunk]) == t && s.until == [2]int64{cur.sweep, int64(t)} {
+	if int(cur.useEnd(t, ref.chunk)) == t && s.until == [2]int64{cur.sweep, int64(t)} {
 		cc.letGo(ref.chunk, s)
 	}
 	return s, nil
 }
-
-// until is the (sweep, position) of chunk c's last use in sweep plan p.
-func until(p *sweepPlan, c int32) [2]int64 { return [2]int64{p.sweep, int64(p.lastUse[c])} }
 
 // pump requests chunks ahead of use, into the next sweep when this one's are all requested:
 // Config.Prefetch of them once a minibatch is delivered, while the memory budget is not spent.
@@ -204,7 +217,7 @@ func (p *cursor) pump() error {
 			plan, need = p.nxt, p.nxt.need
 		}
 		if p.req >= len(need) {
-			if p.reqNext || p.pl.lastSweep(p.cur.sweep) {
+			if p.reqNext || p.pl.lastPlan(p.cur) {
 				return nil
 			}
 			if err := p.pl.planSweep(p.cur.sweep+1, p.nxt); err != nil {
@@ -216,8 +229,8 @@ func (p *cursor) pump() error {
 		if ahead >= 0 && p.spent() {
 			return nil
 		}
-		c := need[p.req].chunk
-		cc.request(c, until(plan, c))
+		e := need[p.req]
+		cc.request(e.chunk, [2]int64{plan.sweep, int64(e.last)})
 		p.req++
 	}
 }

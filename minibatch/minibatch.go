@@ -37,6 +37,33 @@
 // allocations.
 // Batch.SetMemory has a batch packed into memory the caller provides (the Python package's
 // zero-copy path).
+//
+// # Mixtures
+//
+// A mixture feeds one minibatch stream from several data sets in set proportions. NewMix
+// makes its source; New (or NewContext) given that source draws each sequence's data set by
+// the weights:
+//
+//   - The sequence that starts at global sample position p comes from the data set that a
+//     counter-based generator (SplitMix64 at step p of a stream seeded from
+//     RandomizationSeed) draws by the weights in force at p: any position's draw is computed
+//     without replaying the ones before it, and every worker draws the same.
+//   - Within a data set, its own randomized order: CNTK's randomizer over its own chunks,
+//     sweep s seeded with RandomizationSeed + i<<32 + s for data set i (the first data set
+//     of a mixture is read in the order it has alone), with the same window; its own sweeps
+//     follow one another.
+//   - A mixture sweep (Batch.Sweep, Batch.EndOfSweep, MaxSweeps) starts every data set at the
+//     start of a sweep of its own and ends by the stopping rule (Stop): FirstExhausted after
+//     the sequence that ends the first data set's sweep, AllExhausted once every data set
+//     that the weights can draw has ended a sweep (those that ended start their next), Never
+//     not at all (MaxSamples ends reading).
+//   - Weights may change at given sample positions (Mix.Schedule).
+//
+// Workers split a mixture as they split one data set: every worker walks the same global
+// timeline, and a sequence is the worker's that its data set's sweep gives it (Balanced or
+// CNTKCompatible over that data set's chunks). The state (State) holds the global position
+// and how many sequences each data set has given, so Restore continues exactly, with any
+// number of workers.
 package minibatch
 
 import (

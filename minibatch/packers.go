@@ -25,6 +25,7 @@ type job struct {
 	seq   uint64 // the job's number, counting from 1 in planning order
 	batch Batch
 	at    position
+	mix   mixPoint // a mixture's point at, of its own memory
 	err   error
 	// state is seq<<1 while the job waits to be packed and seq<<1|1 once a goroutine has
 	// claimed it: a packer that receives a job planned over since, or one Next packed, finds

@@ -31,19 +31,47 @@ type planner struct {
 	// lengths returns the lengths of chunk c's sequences: the defining stream's sample
 	// counts, or each sequence's longest stream's.
 	lengths func(c int32) ([]int32, error)
+	// mix plans a mixture's segments in place of sweeps (mix.go), or is nil.
+	mix *mixPlanner
 }
 
-// sweepPlan is a sweep's order plus what this worker needs from it.
+// sweepPlan is a sweep's order plus what this worker needs from it. For a mixture it is a
+// segment of the mixture's timeline (plan.sweep numbers the segments; mix.go).
 type sweepPlan struct {
 	plan
 	own     []bool      // per sequence position: this worker's
 	need    []needEntry // this worker's chunks in order of first use
 	lastUse []int32     // per chunk: position of its last use by this worker, or -1
+	// start and end are the global sample positions of the first sequence and after the
+	// last; userSweep is the sweep the minibatches report (Batch.Sweep), which endsSweep says
+	// the plan ends (always, for a sweep of one data set).
+	start, end int64
+	userSweep  int64
+	endsSweep  bool
+	// A mixture's segment: the data set of each sequence and that data set's sweep, the end
+	// of the use of its chunk that each position belongs to (see needEntry), and the point
+	// where the segment starts.
+	src      []uint16
+	srcSweep []uint32
+	ends     []int32
+	open     []int32 // scratch: per chunk, its need entry being filled, or -1
+	mixAt    mixPoint
 }
 
-// needEntry is a chunk this worker needs and the position in the sweep of its first use.
+// useEnd returns the position of the last use of chunk c, in the use that position t belongs
+// to.
+func (p *sweepPlan) useEnd(t int, c int32) int32 {
+	if p.ends != nil {
+		return p.ends[t]
+	}
+	return p.lastUse[c]
+}
+
+// needEntry is a chunk this worker needs, and the positions in the sweep of its first and
+// last use. (A mixture's segment may need a chunk in several sweeps of its data set: an entry
+// for each, so that it is held from first to last use within each, as a sweep holds it.)
 type needEntry struct {
-	chunk, first int32
+	chunk, first, last int32
 }
 
 // step is where a planned minibatch ends.
@@ -56,13 +84,16 @@ type step struct {
 }
 
 // finished reports whether reading ends before a minibatch that would start at global sample
-// position pos of sweep s.
-func (pl *planner) finished(s, pos int64) bool {
-	return pl.maxSamples > 0 && pos >= pl.maxSamples || pl.maxSweeps > 0 && s >= pl.maxSweeps
+// position pos of plan p.
+func (pl *planner) finished(p *sweepPlan, pos int64) bool {
+	return pl.maxSamples > 0 && pos >= pl.maxSamples || pl.maxSweeps > 0 && p.userSweep >= pl.maxSweeps
 }
 
 // lastSweep reports whether sweep s is the last one reading may reach.
 func (pl *planner) lastSweep(s int64) bool { return pl.maxSweeps > 0 && s+1 >= pl.maxSweeps }
+
+// lastPlan reports whether plan p is the last one reading may reach.
+func (pl *planner) lastPlan(p *sweepPlan) bool { return p.endsSweep && pl.lastSweep(p.userSweep) }
 
 // minibatch plans the minibatch that starts at position next of sweep p's order, at global
 // sample position pos: whole sequences while their samples add up to at most the minibatch
@@ -107,7 +138,7 @@ func (pl *planner) minibatch(p *sweepPlan, next int, pos int64, own func(t int, 
 		st.next++
 		if st.next == len(p.order) {
 			// A sweep ends at its table's sample count even if decoded lengths disagree.
-			st.pos = (p.sweep + 1) * pl.samples
+			st.pos = p.end
 		}
 		if st.pos >= limit {
 			break
@@ -148,7 +179,7 @@ func (pl *planner) unitMinibatch(p *sweepPlan, next int, pos int64) step {
 // seek returns the position in sweep p's order of the first sequence that starts at or after
 // global sample position pos, and that sequence's sample position.
 func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error) {
-	at = p.sweep * pl.samples
+	at = p.start
 	for next < len(p.order) && at < pos {
 		ref := p.order[next]
 		lens, err := pl.lengths(ref.chunk)
@@ -159,7 +190,7 @@ func (pl *planner) seek(p *sweepPlan, pos int64) (next int, at int64, err error)
 		next++
 	}
 	if next == len(p.order) {
-		at = (p.sweep + 1) * pl.samples
+		at = p.end
 	}
 	return next, at, nil
 }
@@ -201,7 +232,15 @@ func (pl *planner) planSweep(s int64, p *sweepPlan) error { return pl.planSweepF
 
 // planSweepFirst is planSweep, calling first as randomizer.planFirst does.
 func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) error {
+	if pl.mix != nil {
+		if err := pl.mix.segment(pl, s, p); err != nil {
+			return err
+		}
+		pl.planNeedMix(p)
+		return nil
+	}
 	pl.rz.planFirst(s, &p.plan, first)
+	p.start, p.end, p.userSweep, p.endsSweep = s*pl.samples, (s+1)*pl.samples, s, true
 	q := len(p.order)
 	p.own = resize(p.own, q)
 	switch {
@@ -222,6 +261,11 @@ func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) e
 			return err
 		}
 	}
+	return pl.planNeed(p)
+}
+
+// planNeed computes the chunks this worker needs from plan p, and their last uses.
+func (pl *planner) planNeed(p *sweepPlan) error {
 	p.lastUse = resize(p.lastUse, len(pl.rz.chunks))
 	for c := range p.lastUse {
 		p.lastUse[c] = -1
@@ -232,11 +276,43 @@ func (pl *planner) planSweepFirst(s int64, p *sweepPlan, first func([]seqRef)) e
 			continue
 		}
 		if p.lastUse[ref.chunk] < 0 {
-			p.need = append(p.need, needEntry{ref.chunk, int32(t)})
+			p.need = append(p.need, needEntry{ref.chunk, int32(t), 0})
 		}
 		p.lastUse[ref.chunk] = int32(t)
 	}
+	for k := range p.need {
+		p.need[k].last = p.lastUse[p.need[k].chunk]
+	}
 	return nil
+}
+
+// planNeedMix is planNeed for a mixture's segment: a chunk's uses within one sweep of its
+// data set make one need entry, and each position's use ends at its entry's last.
+func (pl *planner) planNeedMix(p *sweepPlan) {
+	p.open = resize(p.open, len(pl.rz.chunks))
+	for c := range p.open {
+		p.open[c] = -1
+	}
+	p.ends = resize(p.ends, len(p.order))
+	p.need = p.need[:0]
+	for t, ref := range p.order {
+		if !p.own[t] {
+			continue
+		}
+		k := p.open[ref.chunk]
+		if k < 0 || p.srcSweep[p.need[k].first] != p.srcSweep[t] {
+			k = int32(len(p.need))
+			p.need = append(p.need, needEntry{ref.chunk, int32(t), int32(t)})
+			p.open[ref.chunk] = k
+		}
+		p.need[k].last = int32(t)
+		p.ends[t] = k
+	}
+	for t := range p.order {
+		if p.own[t] {
+			p.ends[t] = p.need[p.ends[t]].last
+		}
+	}
 }
 
 // balanced marks the sequences whose first sample, in the sweep's chunk order, falls in this

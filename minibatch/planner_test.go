@@ -40,7 +40,7 @@ func planAll(t *testing.T, pl *planner, sweeps int64) []plannedBatch {
 			t.Fatal(err)
 		}
 		next, pos := 0, s*pl.samples
-		for next < len(p.order) && !pl.finished(s, pos) {
+		for next < len(p.order) && !pl.finished(p, pos) {
 			var b plannedBatch
 			st, err := pl.minibatch(p, next, pos, func(tt int, ref seqRef, n int64) error {
 				b.seqs = append(b.seqs, fmt.Sprintf("%d.%d", ref.chunk, ref.idx))
@@ -136,7 +136,7 @@ func TestPlannerNeeds(t *testing.T) {
 	for tt, ref := range p.order {
 		if !seen[ref.chunk] {
 			seen[ref.chunk] = true
-			need = append(need, needEntry{ref.chunk, int32(tt)})
+			need = append(need, needEntry{ref.chunk, int32(tt), p.lastUse[ref.chunk]})
 		}
 		if p.lastUse[ref.chunk] < int32(tt) {
 			t.Fatalf("chunk %d used at %d after its last use %d", ref.chunk, tt, p.lastUse[ref.chunk])
@@ -248,7 +248,7 @@ func TestUnitMinibatch(t *testing.T) {
 						}
 						for next := 0; next < len(p.order); next++ {
 							pos := s*pl.samples + int64(next)
-							if pl.finished(s, pos) {
+							if pl.finished(p, pos) {
 								break
 							}
 							var wantOwn, gotOwn []string

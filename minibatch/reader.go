@@ -37,8 +37,10 @@ type Reader struct {
 	cancel context.CancelFunc
 	closed bool
 
-	// Delivery: the position after the minibatch the caller holds.
+	// Delivery: the position after the minibatch the caller holds (and, for a mixture, its
+	// point).
 	at    position
+	atMix mixPoint
 	done  bool
 	err   error
 	empty Batch // what Batch returns before the first minibatch
@@ -163,6 +165,10 @@ func NewContext(ctx context.Context, src mlfeed.Source, cfg Config) (*Reader, er
 	} else {
 		cc.recycling = true
 	}
+	if x, ok := src.(*Mixed); ok {
+		pl.mix = newMixPlanner(x, pl, cc.lengthsOf)
+		r.atMix.copyFrom(&pl.mix.next)
+	}
 	if cfg.TraceLevel >= 2 && cfg.Log != nil {
 		r.trace = cfg.Log
 	}
@@ -186,7 +192,8 @@ func NewContext(ctx context.Context, src mlfeed.Source, cfg Config) (*Reader, er
 // Schema returns the source's schema.
 func (r *Reader) Schema() mlfeed.Schema { return r.schema }
 
-// SweepSamples returns the number of samples in one sweep.
+// SweepSamples returns the number of samples in one sweep (of a mixture: in one sweep of
+// every data set, whose own sweeps a mixture sweep's length depends on).
 func (r *Reader) SweepSamples() int64 { return r.samples }
 
 // Position returns the global sample position of the next sequence: the one after the last
@@ -284,6 +291,9 @@ func (r *Reader) Next() bool {
 		return r.fail(j.err)
 	}
 	r.at = j.at
+	if r.pl.mix != nil {
+		r.atMix.copyFrom(&j.mix)
+	}
 	if !r.readAhead {
 		r.readAhead = true
 		if !r.planEnd {

@@ -24,13 +24,19 @@ type State struct {
 	Seed              uint64 `json:"seed,omitempty"`
 	Window            int64  `json:"window,omitempty"`
 	SampleBasedWindow bool   `json:"sampleBasedWindow,omitempty"`
+	// Mix places a mixture (NewMix): the mixture sweep and how many sequences each data set
+	// has given. Nil for one data set.
+	Mix *MixState `json:"mix,omitempty"`
 }
 
 // State returns the reader's position: where the next minibatch starts.
 func (r *Reader) State() State {
 	st := State{MinibatchSourcePosition: r.at.pos, Sequences: r.pl.rz.sequences, Samples: r.samples, Chunks: len(r.infos),
 		Randomize: r.pl.rz.randomize, Seed: r.pl.rz.seed, Window: r.pl.rz.window, SampleBasedWindow: r.pl.rz.sampleBased}
-	if r.at.planned {
+	if r.pl.mix != nil {
+		st.Mix = r.pl.mix.state(&r.atMix)
+		st.Sweep = r.atMix.sweep
+	} else if r.at.planned {
 		st.Sweep, st.Next = r.at.sweep, r.at.next
 	}
 	return st
@@ -47,6 +53,12 @@ func (r *Reader) Restore(st State) error {
 	if st.Sequences == 0 && st.Samples == 0 {
 		return r.SetPosition(st.MinibatchSourcePosition)
 	}
+	if (st.Mix != nil) != (r.pl.mix != nil) {
+		if st.Mix != nil {
+			return fmt.Errorf("%w: taken on a mixture of data sets, this reader reads one", ErrState)
+		}
+		return fmt.Errorf("%w: taken on one data set, this reader reads a mixture", ErrState)
+	}
 	switch {
 	case st.Sequences != r.pl.rz.sequences || st.Samples != r.samples || st.Chunks != len(r.infos):
 		return fmt.Errorf("%w: taken on data of %d sequences, %d samples and %d chunks per sweep, this is %d, %d and %d",
@@ -56,6 +68,9 @@ func (r *Reader) Restore(st State) error {
 	case st.Sweep < 0 || st.Next < 0 || st.Next > st.Sequences || st.MinibatchSourcePosition < 0 ||
 		st.Samples > 0 && st.Sweep >= math.MaxInt64/st.Samples-1:
 		return fmt.Errorf("%w: position out of range", ErrState)
+	}
+	if r.pl.mix != nil {
+		return r.restoreMix(st)
 	}
 	if err := r.reposition(st.Sweep); err != nil {
 		return err
@@ -80,6 +95,9 @@ func (r *Reader) SetPosition(pos int64) error {
 	}
 	if r.pl.rz.sequences == 0 || r.samples == 0 {
 		return nil
+	}
+	if r.pl.mix != nil {
+		return r.seekMix(pos)
 	}
 	sweep := pos / r.samples
 	if err := r.reposition(sweep); err != nil {
@@ -110,5 +128,52 @@ func (r *Reader) reposition(s int64) error {
 		return err
 	}
 	r.done = false
+	return nil
+}
+
+// restoreMix is Restore for a mixture: the next segment starts at the state's point.
+func (r *Reader) restoreMix(st State) error {
+	pt, err := r.pl.mix.point(st.Mix, st.MinibatchSourcePosition)
+	if err != nil {
+		return err
+	}
+	r.pl.mix.reset(pt)
+	if err := r.reposition(0); err != nil {
+		return err
+	}
+	r.skipUsed()
+	r.at = position{r.cur.sweep, r.next, r.pos, true}
+	r.atMix.copyFrom(pt)
+	return nil
+}
+
+// seekMix is SetPosition for a mixture: it plans the mixture's segments from the start of
+// training until the one that holds pos (a draw, and a look-up of the sequence drawn, per
+// sequence before pos), then seeks within it.
+func (r *Reader) seekMix(pos int64) error {
+	r.pl.mix.reset(nil)
+	for g := int64(0); ; g++ {
+		if err := r.reposition(g); err != nil {
+			return err
+		}
+		if r.cur.end > pos || len(r.cur.order) == 0 || r.pl.lastPlan(r.cur) {
+			break
+		}
+	}
+	next, at, err := r.pl.seek(r.cur, pos)
+	if err != nil {
+		r.err = err
+		return err
+	}
+	r.next, r.pos = next, at
+	r.taken = append(r.taken[:0], r.cur.mixAt.taken...)
+	for _, i := range r.cur.src[:next] {
+		r.taken[i]++
+	}
+	r.skipUsed()
+	r.at = position{r.cur.sweep, r.next, r.pos, true}
+	r.atMix.copyFrom(&r.cur.mixAt)
+	r.atMix.pos = at
+	r.atMix.taken = append(r.atMix.taken[:0], r.taken...)
 	return nil
 }

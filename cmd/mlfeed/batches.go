@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -39,13 +40,23 @@ as on CNTK's command line (DataDir=/data sets $DataDir$).
 
 --sweeps and --max-samples are totals counted from the start of training, so a run
 restored with --restore stops where the uninterrupted one would have stopped.
---save-state FILE --after K stops after K minibatches and writes the position as JSON.`,
+--save-state FILE --after K stops after K minibatches and writes the position as JSON.
+
+--mix WEIGHT=PATH (repeated) reads a mixture of data sets in place of FILE arguments:
+each sequence's data set is drawn by the weights from the seed and its sample position,
+each data set in its own randomized order. --mix-file FILE gives the mixture as JSON
+(sources with "weight" and "path" or "paths", "format", "inputs", "options"; "stop";
+"schedule" of {"at": POSITION, "weights": [...]}). --stop first_exhausted (the default)
+ends a sweep when a data set ends its own, all_exhausted when every one has, never not at
+all (give --max-samples). See docs/minibatch.md.`,
 		Example: `  mlfeed batches --mb-size 256 --sweeps 2 train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz
   mlfeed batches --dump --mb-size 100 --no-randomize t10k-labels-idx1-ubyte.gz
   mlfeed batches --config dense.cntk:MNIST --mb-size 1000
   mlfeed batches --config ConvNet_MNIST.cntk:trainNetwork DataDir=/data/mnist
   mlfeed batches --workers 4 --rank 1 --seed 7 data.cbf
-  mlfeed batches --save-state st.json --after 100 data.cbf && mlfeed batches --restore st.json data.cbf`,
+  mlfeed batches --save-state st.json --after 100 data.cbf && mlfeed batches --restore st.json data.cbf
+  mlfeed batches --mix 0.7=wiki/ --mix 0.3=code/ --stop never --max-samples 1000000
+  mlfeed batches --mix-file mix.json --save-state st.json --after 500`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBatches(cmd, &in, &f, args)
 		},
@@ -71,6 +82,9 @@ restored with --restore stops where the uninterrupted one would have stopped.
 	fl.StringVar(&f.restore, "restore", "", "restore the reader's state from `FILE` before reading")
 	fl.BoolVar(&f.dump, "dump", false, "print each minibatch as a JSON line")
 	fl.BoolVar(&f.stats, "stats", false, "print how well mixed each sweep's minibatches are (chunks per minibatch, rank correlation, label divergence) on stderr")
+	fl.StringArrayVar(&f.mix, "mix", nil, "read a mixture: data set `WEIGHT=PATH` (repeatable) in place of FILE arguments")
+	fl.StringVar(&f.mixFile, "mix-file", "", "read the mixture JSON `FILE` describes (sources, weights, stop, schedule)")
+	fl.StringVar(&f.stop, "stop", "", "a mixture's stopping `RULE`: first_exhausted (default), all_exhausted or never")
 	fl.StringVar(&f.statsLabel, "stats-label", "", "the label `STREAM` for --stats (default: the first integer-scalar or one-hot stream)")
 	rootCmd.AddCommand(cmd)
 }
@@ -91,6 +105,55 @@ type batchFlags struct {
 	definesMB, saveState, restore     string
 	stats                             bool
 	statsLabel                        string
+	mix                               []string
+	mixFile, stop                     string
+}
+
+// mixture sets spec.Mix from --mix, --mix-file and --stop, if given.
+func (f *batchFlags) mixture(spec *dataset.Spec) error {
+	if len(f.mix) == 0 && f.mixFile == "" {
+		if f.stop != "" {
+			return usageErr("--stop applies to a mixture (--mix or --mix-file)")
+		}
+		return nil
+	}
+	switch {
+	case len(f.mix) > 0 && f.mixFile != "":
+		return usageErr("--mix and --mix-file: give the mixture one way")
+	case len(spec.Paths) > 0:
+		return usageErr("a mixture (--mix, --mix-file) takes the place of FILE arguments")
+	case spec.Config != "":
+		return usageErr("a mixture (--mix, --mix-file) does not take --config")
+	}
+	m := &dataset.Mix{}
+	if f.mixFile != "" {
+		data, err := os.ReadFile(f.mixFile)
+		if err != nil {
+			return usageErr("--mix-file: %v", err)
+		}
+		if m, err = dataset.ParseMix(data, f.mixFile, filepath.Dir(f.mixFile)); err != nil {
+			return err
+		}
+	}
+	for _, a := range f.mix {
+		in, err := dataset.ParseMixArg(a)
+		if err != nil {
+			return err
+		}
+		m.Sources = append(m.Sources, in)
+	}
+	if f.stop != "" {
+		st, err := minibatch.ParseStop(f.stop)
+		if err != nil {
+			return usageErr("--stop: %v", err)
+		}
+		m.Stop = st
+	}
+	if m.Stop == minibatch.Never && f.maxSamples == 0 && f.after == 0 {
+		return usageErr("a mixture that never stops needs --max-samples (or --after)")
+	}
+	spec.Mix = m
+	return nil
 }
 
 // config builds the engine configuration: the data set's (its --config reader section), with
@@ -162,11 +225,14 @@ func (f *batchFlags) config(cmd *cobra.Command, spec *dataset.Spec) (minibatch.C
 }
 
 func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string) error {
-	if len(args) == 0 && in.config == "" {
-		return usageErr("batches needs FILE arguments or --config (see '%s --help')", cmd.CommandPath())
+	if len(args) == 0 && in.config == "" && len(f.mix) == 0 && f.mixFile == "" {
+		return usageErr("batches needs FILE arguments, --config or --mix (see '%s --help')", cmd.CommandPath())
 	}
 	spec, err := in.spec(args)
 	if err != nil {
+		return err
+	}
+	if err := f.mixture(spec); err != nil {
 		return err
 	}
 	cfg, err := f.config(cmd, spec)
@@ -198,6 +264,11 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		}
 	}
 	var mix *minibatch.Stats
+	mixed, _ := src.(*minibatch.Mixed)
+	var fromSet []int64 // a mixture's sequences read from each data set
+	if mixed != nil {
+		fromSet = make([]int64, len(mixed.Mix().Sources))
+	}
 	if f.stats {
 		if mix, err = minibatch.NewStats(r, f.statsLabel); err != nil {
 			return usageErr("--stats: %v", err)
@@ -221,6 +292,13 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 		}
 		n++
 		samples += b.Samples
+		if mixed != nil {
+			for _, o := range b.Origins {
+				if k := mixed.SourceOf(o.Chunk); k >= 0 {
+					fromSet[k]++
+				}
+			}
+		}
 		sweeps[b.Sweep] = true
 		if b.EndOfSweep {
 			sweepEnds = append(sweepEnds, time.Since(start))
@@ -265,6 +343,9 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	}
 	if !f.dump {
 		writeBatchSummary(w, &sc, cfg, r, first, n, empty, samples, len(sweeps), elapsed, sweepEnds)
+		if mixed != nil {
+			writeMixSummary(w, mixed, fromSet)
+		}
 	}
 	return w.Flush()
 }
@@ -346,4 +427,25 @@ func writeBatchSummary(w io.Writer, sc *mlfeed.Schema, cfg minibatch.Config, r *
 		slices.Sort(d)
 		fmt.Fprintf(w, "sweep times: first %.4fs, then median %.4fs over %d sweeps\n", sweepEnds[0].Seconds(), d[len(d)/2], len(d))
 	}
+}
+
+// writeMixSummary prints how many sequences each data set of a mixture gave (this worker's,
+// with several), against its first weight's share.
+func writeMixSummary(w io.Writer, x *minibatch.Mixed, from []int64) {
+	m := x.Mix()
+	var total int64
+	var weights float64
+	for k, s := range m.Sources {
+		total += from[k]
+		weights += s.Weight
+	}
+	fmt.Fprintf(w, "mixture of %d data sets, stop %s:", len(m.Sources), m.Stop)
+	for k, s := range m.Sources {
+		share := 0.0
+		if total > 0 {
+			share = float64(from[k]) / float64(total)
+		}
+		fmt.Fprintf(w, " %s %d sequences (%.1f%%, weight %.1f%%);", s.Name, from[k], 100*share, 100*s.Weight/weights)
+	}
+	fmt.Fprintln(w)
 }

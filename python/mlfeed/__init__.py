@@ -20,6 +20,7 @@ import ctypes
 import inspect as _inspect
 import json
 import math
+import numbers
 import os
 import re
 import threading
@@ -40,7 +41,7 @@ __version__ = "0.3.0.dev0"
 __all__ = ["open", "info", "convert", "merge", "validate", "formats", "Dataset", "MinibatchSource",
            "Minibatch", "Error", "FormatError", "UsageError", "FileNotFound", "FileError",
            "InternalError", "ForkError", "DataWarning", "INFINITELY_REPEAT", "env_workers", "PathArg",
-           "PathsArg", "Inputs", "Params", "Schema"]
+           "PathsArg", "Inputs", "Params", "Schema", "Mix", "MixSource", "STOP_RULES"]
 
 #: For max_sweeps: read sweep after sweep without end.
 INFINITELY_REPEAT: float = float("inf")
@@ -53,6 +54,13 @@ Params = Mapping[str, Param]
 Inputs = Union[str, Mapping[str, Any], Sequence[Union[str, Mapping[str, Any]]]]
 #: The streams' descriptions: [{"name", "storage", "type", "dim", "shape", ...}, ...].
 Schema = List[Dict[str, Any]]
+#: One data set of a mixture: (weight, paths), or a dict {"weight", "path" or "paths", and
+#: optionally "format", "inputs", "options", "name"}.
+MixSource = Union[Tuple[float, PathsArg], Mapping[str, Any]]
+#: A mixture's data sets (MinibatchSource's mix=).
+Mix = Sequence[MixSource]
+#: Stopping rules of a mixture.
+STOP_RULES = ("first_exhausted", "all_exhausted", "never")
 
 _I64 = 2**63 - 1
 _INT = 2**31 - 1
@@ -449,6 +457,97 @@ def env_workers() -> Tuple[int, int]:
     return n, rank
 
 
+def _is_mix(v: object) -> bool:
+    """Whether a positional data argument is a mixture: a list whose entries are (weight,
+    paths) pairs or dicts with a "weight"."""
+    if isinstance(v, (str, bytes, os.PathLike, Mapping)) or not isinstance(v, Sequence) or not v:
+        return False
+    e = v[0]
+    if isinstance(e, Mapping):
+        return "weight" in e
+    return (isinstance(e, (tuple, list)) and len(e) == 2 and not isinstance(e[0], bool)
+            and isinstance(e[0], numbers.Real))
+
+
+def _weight(v: object, name: str) -> float:
+    """A weight: a finite number, not negative."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError("%s must be a number, not %s" % (name, type(v).__name__))
+    w = float(v)
+    if not math.isfinite(w) or w < 0:
+        raise UsageError("%s=%r: a weight must be finite and not negative" % (name, v))
+    return w
+
+
+_MIX_KEYS = {"weight", "path", "paths", "format", "inputs", "options", "name"}
+
+
+def _mix_arg(mix: object, stop: object = None, schedule: object = None) -> Dict[str, Any]:
+    """A mixture checked and as Go takes it (the JSON of `mlfeed batches --mix-file`):
+    TypeError for a wrong type, UsageError naming the entry otherwise."""
+    if isinstance(mix, (str, bytes, os.PathLike, Mapping)) or not isinstance(mix, Sequence):
+        raise TypeError("mix must be a list of (weight, paths) pairs or dicts, not %s"
+                        % type(mix).__name__)
+    if not mix:
+        raise UsageError("mix=[]: a mixture needs a data set")
+    sources: List[Dict[str, Any]] = []
+    for k, e in enumerate(mix):
+        name = "mix[%d]" % k
+        if isinstance(e, Mapping):
+            unknown = set(e) - _MIX_KEYS
+            if unknown:
+                raise TypeError("%s: unknown keys %s (a data set has %s)" % (
+                    name, ", ".join(sorted(map(str, unknown))), ", ".join(sorted(_MIX_KEYS))))
+            if "weight" not in e:
+                raise UsageError("%s has no weight" % name)
+            if ("path" in e) == ("paths" in e):
+                raise UsageError("%s needs a path or paths (one of them)" % name)
+            src = _lib.open_args(e.get("path", e.get("paths")), e.get("format"), e.get("inputs"),
+                                 e.get("options"))
+            src["weight"] = _weight(e["weight"], name + "['weight']")
+            if e.get("name") is not None:
+                src["name"] = _lib.str_arg(e["name"], name + "['name']")
+        elif isinstance(e, (tuple, list)) and len(e) == 2:
+            src = _lib.open_args(e[1])
+            src["weight"] = _weight(e[0], name + "[0]")
+        else:
+            raise TypeError("%s must be a (weight, paths) pair or a dict, not %s"
+                            % (name, type(e).__name__))
+        if not src.get("paths"):
+            raise UsageError("%s has no paths" % name)
+        sources.append(src)
+    out: Dict[str, Any] = {"sources": sources}
+    if stop is not None:
+        if not isinstance(stop, str):
+            raise TypeError("stop must be a str, not %s" % type(stop).__name__)
+        if stop not in STOP_RULES:
+            raise UsageError("stop=%r: want one of %s" % (stop, ", ".join(STOP_RULES)))
+        out["stop"] = stop
+    if schedule is not None:
+        if isinstance(schedule, (str, bytes, Mapping)) or not isinstance(schedule, Sequence):
+            raise TypeError("schedule must be a list of (position, weights) pairs, not %s"
+                            % type(schedule).__name__)
+        phases = []
+        for k, ph in enumerate(schedule):
+            name = "schedule[%d]" % k
+            if isinstance(ph, Mapping):
+                if set(ph) != {"at", "weights"}:
+                    raise TypeError("%s: a dict has the keys at and weights" % name)
+                at, ws = ph["at"], ph["weights"]
+            elif isinstance(ph, (tuple, list)) and len(ph) == 2:
+                at, ws = ph
+            else:
+                raise TypeError("%s must be a (position, weights) pair, not %s" % (name, type(ph).__name__))
+            if isinstance(ws, (str, bytes)) or not isinstance(ws, Sequence):
+                raise TypeError("%s: the weights must be a list of numbers" % name)
+            if len(ws) != len(sources):
+                raise UsageError("%s has %d weights for %d data sets" % (name, len(ws), len(sources)))
+            phases.append({"at": _lib.int_arg(at, name + " position", 1, _I64),
+                           "weights": [_weight(w, "%s weight %d" % (name, i)) for i, w in enumerate(ws)]})
+        out["schedule"] = phases
+    return out
+
+
 def _settings(minibatch_size: object = 256, randomize: object = None, seed: object = None,
               window: object = None, sample_window: object = None, frame_mode: object = None,
               defines_mb_size: object = None, max_sweeps: object = None,
@@ -591,7 +690,18 @@ class MinibatchSource:
     """Minibatches of a data set, as `mlfeed batches` reads them (CNTK's block randomizer,
     minibatches counted in samples, workers, checkpoints).
 
-    paths_or_dataset: a path, a list of paths, or an open Dataset (None with config=).
+    paths_or_dataset: a path, a list of paths, or an open Dataset (None with config=), or a
+        mixture as mix= takes it.
+    mix: a mixture of data sets in set proportions, in place of paths: a list of (weight,
+        paths) pairs, [(0.7, "wiki/"), (0.3, "code/")], or dicts {"weight", "path" or
+        "paths", "format", "inputs", "options", "name"} (the format, inputs and options
+        arguments are every data set's defaults). Each sequence's data set is drawn by the
+        weights from the seed and its sample position; each data set keeps its own randomized
+        order. stop: when a sweep of the mixture ends, "first_exhausted" (the default: when a
+        data set ends its own sweep), "all_exhausted" (when every one has), or "never" (give
+        max_samples, or stop iterating). schedule: weight changes, a list of (position,
+        weights) pairs: from that global sample position on, the weights (one per data set).
+        state_dict() covers the mixture. See docs/minibatch.md.
     minibatch_size: samples per minibatch (of the stream that defines it; over all workers),
         from 1 to 2**31-1.
     randomize, seed, window, sample_window, frame_mode: the randomization and packing
@@ -625,7 +735,7 @@ class MinibatchSource:
     close() from another thread makes a call waiting for a minibatch raise UsageError.
     """
 
-    def __init__(self, paths_or_dataset: Optional[Union[PathsArg, Dataset]] = None,
+    def __init__(self, paths_or_dataset: Optional[Union[PathsArg, Dataset, Mix]] = None,
                  minibatch_size: int = 256, randomize: Optional[bool] = None,
                  seed: Optional[int] = None, window: Optional[int] = None,
                  sample_window: Optional[bool] = None, frame_mode: Optional[bool] = None,
@@ -639,7 +749,20 @@ class MinibatchSource:
                  format: Optional[str] = None, cntk_distribution: bool = False,
                  epoch_size: Optional[int] = None, copy: bool = False,
                  packers: Optional[int] = None, memory: Optional[Union[int, str]] = None,
+                 mix: Optional[Mix] = None, stop: Optional[str] = None,
+                 schedule: Optional[Sequence[Tuple[int, Sequence[float]]]] = None,
                  _deserializers: Optional[List[Dict[str, Any]]] = None) -> None:
+        if _is_mix(paths_or_dataset):
+            if mix is not None:
+                raise UsageError("give the mixture once: as the first argument or as mix=")
+            mix, paths_or_dataset = paths_or_dataset, None  # type: ignore[assignment]
+        mixture = None
+        if mix is not None:
+            if paths_or_dataset is not None or config is not None:
+                raise UsageError("mix= takes the place of paths, a Dataset and config=")
+            mixture = _mix_arg(mix, stop, schedule)
+        elif stop is not None or schedule is not None:
+            raise UsageError("stop= and schedule= apply to a mixture (mix=)")
         settings = _settings(minibatch_size, randomize, seed, window, sample_window, frame_mode,
                              defines_mb_size, max_sweeps, max_samples, workers, rank,
                              keep_in_memory, threads, cntk_distribution, epoch_size, packers,
@@ -658,6 +781,8 @@ class MinibatchSource:
             args = _lib.open_args(paths_or_dataset, format, inputs, options, config, defines)
             if _deserializers:
                 args["deserializers"] = _deserializers
+            if mixture is not None:
+                args["mix"] = mixture
         opened = dict(args)
         args.update(settings)
         made = False
@@ -931,7 +1056,19 @@ def _check_source_arguments(paths_or_dataset: object, kwargs: Mapping[str, Any])
     bound.apply_defaults()
     a = dict(bound.arguments)
     del a["self"], a["_deserializers"]
-    if not isinstance(paths_or_dataset, Dataset):
+    mix, stop, schedule = a.pop("mix"), a.pop("stop"), a.pop("schedule")
+    if _is_mix(paths_or_dataset):
+        if mix is not None:
+            raise UsageError("give the mixture once: as the first argument or as mix=")
+        mix, paths_or_dataset = paths_or_dataset, None
+    if mix is not None:
+        if paths_or_dataset is not None or a["config"] is not None:
+            raise UsageError("mix= takes the place of paths, a Dataset and config=")
+        _mix_arg(mix, stop, schedule)
+        _lib.open_args(None, a["format"], a["inputs"], a["options"])
+    elif stop is not None or schedule is not None:
+        raise UsageError("stop= and schedule= apply to a mixture (mix=)")
+    elif not isinstance(paths_or_dataset, Dataset):
         _lib.open_args(paths_or_dataset, a["format"], a["inputs"], a["options"], a["config"],
                        a["defines"])
     _lib.bool_arg(a["copy"], "copy")

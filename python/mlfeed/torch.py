@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Dict, Iterator, Mapping, Optional
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
 
 import torch
 import torch.utils.data
@@ -103,7 +103,7 @@ class MinibatchDataset(torch.utils.data.IterableDataset):  # type: ignore[type-a
     thread while one runs raises UsageError, so every minibatch goes to one loop exactly once.
     """
 
-    def __init__(self, paths_or_dataset: Optional[mlfeed.PathsArg] = None, masks: bool = False,
+    def __init__(self, paths_or_dataset: Optional[Union[mlfeed.PathsArg, mlfeed.Mix]] = None, masks: bool = False,
                  **kwargs: Any) -> None:
         super().__init__()
         if isinstance(paths_or_dataset, mlfeed.Dataset):
@@ -135,15 +135,26 @@ class MinibatchDataset(torch.utils.data.IterableDataset):  # type: ignore[type-a
     def _read_schema(self) -> mlfeed.Schema:
         args = {k: self._kwargs[k] for k in ("format", "inputs", "options", "config", "defines")
                 if self._kwargs.get(k) is not None}
+        paths: Any = self._paths
+        mix = self._kwargs.get("mix")
+        if mlfeed._is_mix(paths):
+            mix = paths
+        if mix is not None:
+            # Every data set of a mixture has the same streams: the first one's.
+            first = mlfeed._mix_arg(mix)["sources"][0]
+            paths = first.pop("paths")
+            first.pop("weight")
+            first.pop("name", None)
+            args.update(first)
         if _lib.usable():
-            return mlfeed.open(self._paths, **args).schema
+            return mlfeed.open(paths, **args).schema
         code = ("import json, sys, mlfeed\n"
                 "a = json.loads(sys.argv[1])\n"
                 "try:\n"
                 "    with mlfeed.open(a.pop('paths'), **a) as ds: print(json.dumps(ds.schema))\n"
                 "except mlfeed.Error as e:\n"
                 "    print(json.dumps({'error': type(e).__name__, 'message': str(e), 'file': e.file}))\n")
-        arg = dict(args, paths=_lib.paths_arg(self._paths))
+        arg = dict(args, paths=_lib.paths_arg(paths))
         if "config" in arg:
             arg["config"] = _lib.path_arg(arg["config"], "config")
         env = dict(os.environ)
