@@ -5,6 +5,8 @@ bytes, a missing member as an empty sequence, minibatches, mlfeed.torch, and a r
 import io
 import os
 import tarfile
+from pathlib import Path
+from typing import Dict
 
 import numpy as np
 import pytest
@@ -15,20 +17,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(HERE, "..", "..", "format", "webdataset", "testdata")
 
 
-def members(path):
+def members(path: str) -> Dict[str, Dict[str, bytes]]:
     """{key: {ext: bytes}} as tarfile reads the shard."""
-    out = {}
+    out: Dict[str, Dict[str, bytes]] = {}
     with tarfile.open(path) as t:
         for m in t:
             if m.isreg():
                 base = os.path.basename(m.name)
                 key = m.name[: len(m.name) - len(base)] + base.split(".", 1)[0]
-                out.setdefault(key, {})[base.split(".", 1)[1].lower()] = t.extractfile(m).read()
+                out.setdefault(key, {})[base.split(".", 1)[1].lower()] = t.extractfile(m).read()  # type: ignore[union-attr]
     return out
 
 
 @pytest.mark.parametrize("name", ["written.tar", "written.tar.gz"])
-def test_written_by_webdataset(name):
+def test_written_by_webdataset(name: str) -> None:
     path = os.path.join(TESTDATA, name)
     want = members(path)
     with mlfeed.open(path) as ds:
@@ -53,7 +55,7 @@ def test_written_by_webdataset(name):
         assert txt == ([want[k]["txt"].decode()] if "txt" in want[k] else [])
 
 
-def test_minibatches_and_torch():
+def test_minibatches_and_torch() -> None:
     path = os.path.join(TESTDATA, "sample.tgz")
     want = members(path)
     src = mlfeed.MinibatchSource(path, minibatch_size=8, randomize=False, max_samples=8)
@@ -70,7 +72,7 @@ def test_minibatches_and_torch():
     assert list(b["png"]) == list(mb["png"])
 
 
-def test_convert_round_trip(tmp_path):
+def test_convert_round_trip(tmp_path: Path) -> None:
     src = os.path.join(TESTDATA, "written.tar")
     out = tmp_path / "w.tar.gz"
     mlfeed.convert(src, str(out))
@@ -89,7 +91,7 @@ def test_convert_round_trip(tmp_path):
     assert members(str(back)).keys() == members(src).keys()
 
 
-def test_broken_shard(tmp_path):
+def test_broken_shard(tmp_path: Path) -> None:
     data = bytearray(open(os.path.join(TESTDATA, "mpdata-20.tar"), "rb").read())
     data[1024 + 3] ^= 1
     bad = tmp_path / "bad.tar"
