@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -132,4 +133,32 @@ func BenchmarkWrite(b *testing.B) {
 		}
 		f.Close()
 	}
+}
+
+// BenchmarkScript reads the shard bench/webdataset.sh writes: MLFEED_BENCH_DIR/data.tar.
+func BenchmarkScript(b *testing.B) {
+	dir := os.Getenv("MLFEED_BENCH_DIR")
+	if dir == "" {
+		b.Skip("MLFEED_BENCH_DIR not set (bench/webdataset.sh sets it)")
+	}
+	path := filepath.Join(dir, "data.tar")
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	cpu0, n := cpuTime(), 0
+	for b.Loop() {
+		readShard(b, path)
+		n++
+	}
+	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
+	b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
+}
+
+// cpuTime returns the process's user and system CPU time in seconds.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }

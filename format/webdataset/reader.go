@@ -155,6 +155,9 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *
 	s := &scanner{name: rd.name, field: rd.field, decode: o.Decode, maxMember: maxMember, mem: rd.mem, ra: rd.ra, size: rd.size}
 	if s.mem != nil {
 		s.ra = bytes.NewReader(s.mem)
+		if rd.compress == CompressionNone {
+			s.populate = reg.Populate
+		}
 	}
 	if err := s.scan(); err != nil {
 		rd.Close()
@@ -328,12 +331,13 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	}
 	c = rd.newChunk(q1-q0, prev)
 	count := make([]int64, len(c.Streams)) // samples of each stream so far
+	npys := make([]npyCache, len(c.Streams))
 	for q := q0; q < q1; q++ {
 		c.IDs = append(c.IDs, rd.Key(q))
 		for m := rd.first[q]; m < rd.first[q+1]; m++ {
 			mb := rd.members[m]
 			data := raw[mb.off-base : mb.off-base+mb.size]
-			if err := rd.decodeMember(&c.Streams[mb.stream], mb.stream, data); err != nil {
+			if err := rd.decodeMember(&c.Streams[mb.stream], mb.stream, data, &npys[mb.stream]); err != nil {
 				return nil, mlfeed.OffsetError(rd.name, mb.off, "member "+quote(rd.Key(q)+"."+rd.schema.Streams[mb.stream].Name)+rd.field, err)
 			}
 			count[mb.stream]++
@@ -378,8 +382,15 @@ func (rd *Reader) newChunk(n int, prev *mlfeed.Chunk) *mlfeed.Chunk {
 	return c
 }
 
+// npyCache is the last .npy header of a stream a chunk decoded: members of one stream mostly
+// share their header, and comparing its bytes is cheaper than parsing them.
+type npyCache struct {
+	head []byte
+	h    *npy.Header
+}
+
 // decodeMember appends one member's sample to stream s.
-func (rd *Reader) decodeMember(d *mlfeed.StreamData, s int32, data []byte) error {
+func (rd *Reader) decodeMember(d *mlfeed.StreamData, s int32, data []byte, nc *npyCache) error {
 	st := rd.stats[s]
 	switch st.kind {
 	case kindBytes:
@@ -396,14 +407,20 @@ func (rd *Reader) decodeMember(d *mlfeed.StreamData, s int32, data []byte) error
 		}
 		d.Values.Bytes = binary.LittleEndian.AppendUint64(d.Values.Bytes, uint64(v))
 	case kindNpy:
-		h, err := npy.ParseHeader(data, "")
-		h, err = checkNpy(h, err, func(at int64, e error) error { return fmt.Errorf("byte %d of the member: %w", at, e) }, int64(len(data)))
-		if err != nil {
-			return err
+		h := nc.h
+		if h == nil || !bytes.HasPrefix(data, nc.head) {
+			var err error
+			h, err = npy.ParseHeader(data, "")
+			h, err = checkNpy(h, err, func(at int64, e error) error { return fmt.Errorf("byte %d of the member: %w", at, e) }, int64(len(data)))
+			if err != nil {
+				return err
+			}
+			if h.Type != st.typ || st.vary && len(h.Shape) != 1 || !st.vary && !slices.Equal(h.Shape, st.shape) {
+				return fmt.Errorf("%w: a %s array of shape %v, not what the index says (file changed since it was opened?)", ErrFormat, h.Type, h.Shape)
+			}
+			nc.h, nc.head = h, data[:h.DataOffset:h.DataOffset]
 		}
-		if h.Type != st.typ || st.vary && len(h.Shape) != 1 || !st.vary && !slices.Equal(h.Shape, st.shape) {
-			return fmt.Errorf("%w: a %s array of shape %v, not what the index says (file changed since it was opened?)", ErrFormat, h.Type, h.Shape)
-		}
+		var err error
 		if d.Values.Bytes, err = h.AppendC(d.Values.Bytes, data[h.DataOffset:]); err != nil {
 			return err
 		}

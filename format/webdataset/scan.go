@@ -2,6 +2,8 @@ package webdataset
 
 import (
 	"archive/tar"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +30,8 @@ type streamStat struct {
 	shape []int           // kindNpy: the shape of every member (or its rank when vary)
 	vary  bool            // kindNpy: 1-d arrays of varying length
 	where string          // kindNpy: the member that set typ and shape, for errors
+	last  []byte          // kindNpy: the header bytes of the last member parsed
+	lastH *npy.Header     // kindNpy: last, parsed
 }
 
 // scanner reads the tar headers of an archive once and builds the index.
@@ -47,7 +51,14 @@ type scanner struct {
 	byExt     map[string]int32
 	skipped   int
 	inSample  []bool // per stream of stats: the current sample has it
+	buf       []byte // a header read with ReadAt, to compare
+	// populate, if not nil, maps in the pages of a span of the archive before the scan reads
+	// them.
+	populate func(off, end int64)
 }
+
+// populateSpan is how far ahead the scan has the pages of a mapped file mapped in.
+const populateSpan = 4 << 20
 
 // memberError is an error at byte off of the archive, in the named member.
 func (s *scanner) memberError(off int64, name string, err error) error {
@@ -62,42 +73,75 @@ func quote(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
-// scan reads every header.
+// header is what the scan needs of one tar member.
+type header struct {
+	name string
+	typ  byte
+	size int64
+	off  int64 // where the data starts
+	next int64 // where the next header starts
+	pax  bool  // a PAX record describes a sparse file
+}
+
+// scan reads every header. Plain ustar, GNU and V7 headers are parsed here; a header chain
+// with extended headers (PAX, GNU long names) or base-256 sizes is left to archive/tar.
 func (s *scanner) scan() error {
-	sr := io.NewSectionReader(s.ra, 0, s.size)
-	tr := tar.NewReader(sr)
 	s.byExt = map[string]int32{}
-	var hdrPos int64 // where the next header starts
 	var curKey string
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
+	var buf [512]byte
+	var ahead int64 // the mapping is populated up to here
+	for pos := int64(0); ; {
+		var h header
+		var blk *[512]byte
+		if pos >= s.size {
+			break // an archive without its end-of-archive blocks, as tarfile reads it
 		}
+		if s.mem != nil && pos+512 <= s.size {
+			if s.populate != nil && pos+512 > ahead {
+				ahead = min(pos+populateSpan, s.size)
+				s.populate(pos, ahead)
+			}
+			blk = (*[512]byte)(s.mem[pos : pos+512])
+		} else if n, _ := s.ra.ReadAt(buf[:], pos); n == 512 {
+			blk = &buf
+		} else {
+			return mlfeed.OffsetError(s.name, pos, "tar header"+s.field, fmt.Errorf("%w: the archive ends inside a header", ErrTruncated))
+		}
+		if *blk == [512]byte{} {
+			break // the end of the archive (tarfile stops at the first zero block)
+		}
+		ok, err := s.plainHeader(blk, pos, &h)
 		if err != nil {
-			return s.headerError(hdrPos, err)
+			return err
 		}
-		off, _ := sr.Seek(0, io.SeekCurrent)
-		if hdr.Size < 0 || hdr.Size > s.size-off {
-			return s.memberError(off, hdr.Name, fmt.Errorf("%w: the header declares %d bytes of data; the archive ends at byte %d", ErrTruncated, hdr.Size, s.size))
+		if !ok {
+			if err := s.libHeader(pos, &h); err != nil {
+				return err
+			}
+			if h.typ == 0xff {
+				break // archive/tar saw the end
+			}
 		}
-		hdrPos = off + (hdr.Size+511)&^511
-		if hdr.Typeflag == tar.TypeGNUSparse || hasSparse(hdr) {
-			return s.memberError(off, hdr.Name, fmt.Errorf("%w: a sparse tar member (its data is not stored in one piece)", ErrUnsupported))
+		if h.size < 0 || h.size > s.size-h.off {
+			return s.memberError(h.off, h.name, fmt.Errorf("%w: the header declares %d bytes of data; the archive ends at byte %d", ErrTruncated, h.size, s.size))
 		}
-		if !isRegular(hdr.Typeflag) || isMeta(hdr.Name) {
+		pos = h.next
+		if h.typ == tar.TypeGNUSparse || h.pax {
+			return s.memberError(h.off, h.name, fmt.Errorf("%w: a sparse tar member (its data is not stored in one piece)", ErrUnsupported))
+		}
+		if !isRegular(h.typ) || isMeta(h.name) {
 			s.skipped++
 			continue
 		}
-		key, ext, ok := SplitName(hdr.Name)
+		key, ext, ok := SplitName(h.name)
 		if !ok {
 			s.skipped++
 			continue
 		}
-		if hdr.Size > s.maxMember {
-			return s.memberError(off, hdr.Name, fmt.Errorf("%w: a member of %d bytes (limit %d: option max_member)", ErrTooLarge, hdr.Size, s.maxMember))
+		if h.size > s.maxMember {
+			return s.memberError(h.off, h.name, fmt.Errorf("%w: a member of %d bytes (limit %d: option max_member)", ErrTooLarge, h.size, s.maxMember))
 		}
-		ext = strings.ToLower(ext)
+		ext = lower(ext)
 		if len(s.first) == 0 || key != curKey {
 			s.first = append(s.first, len(s.members))
 			s.keys = append(s.keys, key...)
@@ -117,18 +161,150 @@ func (s *scanner) scan() error {
 			s.inSample = append(s.inSample, false)
 		}
 		if s.inSample[st] {
-			return s.memberError(off, hdr.Name, fmt.Errorf("%w: sample %q has a second member of extension %q", ErrFormat, key, ext))
+			return s.memberError(h.off, h.name, fmt.Errorf("%w: sample %q has a second member of extension %q", ErrFormat, key, ext))
 		}
 		s.inSample[st] = true
 		if s.stats[st].kind == kindNpy {
-			if err := s.npyHeader(s.stats[st], hdr.Name, off, hdr.Size); err != nil {
+			if err := s.npyHeader(s.stats[st], h.name, h.off, h.size); err != nil {
 				return err
 			}
 		}
-		s.members = append(s.members, member{off: off, size: hdr.Size, stream: st})
+		s.members = append(s.members, member{off: h.off, size: h.size, stream: st})
 	}
 	s.first = append(s.first, len(s.members))
 	return nil
+}
+
+// lower returns s in lower case, without allocating when it already is (ASCII).
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// plainHeader parses the header block blk at pos when it stands alone: a ustar, GNU or V7
+// header of a type other than the extended ones, with an octal size. It reports false,
+// leaving the block to archive/tar, otherwise.
+func (s *scanner) plainHeader(blk *[512]byte, pos int64, h *header) (bool, error) {
+	typ := blk[156]
+	magic := string(blk[257:265])
+	posix := magic == "ustar\x0000"
+	switch {
+	case typ == tar.TypeXHeader || typ == tar.TypeXGlobalHeader || typ == tar.TypeGNULongName || typ == tar.TypeGNULongLink || typ == tar.TypeGNUSparse:
+		return false, nil
+	case !posix && magic != "ustar  \x00" && magic != "\x00\x00\x00\x00\x00\x00\x00\x00":
+		return false, nil
+	case blk[124]&0x80 != 0:
+		return false, nil // base-256 size
+	case posix && string(blk[508:512]) == "tar\x00":
+		return false, nil // star's prefix field is shorter
+	}
+	sum, ok := octal(blk[148:156])
+	if !ok || !checksumOK(blk, sum) {
+		return false, nil // archive/tar says what is wrong
+	}
+	size, ok := octal(blk[124:136])
+	if !ok {
+		return false, nil
+	}
+	name := cstring(blk[0:100])
+	if posix {
+		if p := cstring(blk[345:500]); p != "" {
+			name = p + "/" + name
+		}
+	}
+	if typ == '\x00' && strings.HasSuffix(name, "/") {
+		typ = tar.TypeDir // V7's directories
+	}
+	switch typ {
+	case tar.TypeLink, tar.TypeSymlink, tar.TypeChar, tar.TypeBlock, tar.TypeDir, tar.TypeFifo:
+		size = 0 // archive/tar and tarfile take no data for these whatever the size field says
+	}
+	*h = header{name: name, typ: typ, size: size, off: pos + 512}
+	h.next = h.off + (size+511)&^511
+	return true, nil
+}
+
+// libHeader reads the header chain at pos with archive/tar. h.typ is 0xff at the end of the
+// archive.
+func (s *scanner) libHeader(pos int64, h *header) error {
+	sr := io.NewSectionReader(s.ra, pos, s.size-pos)
+	hdr, err := tar.NewReader(sr).Next()
+	if err == io.EOF {
+		h.typ = 0xff
+		return nil
+	}
+	if err != nil {
+		return s.headerError(pos, err)
+	}
+	at, _ := sr.Seek(0, io.SeekCurrent)
+	*h = header{name: hdr.Name, typ: hdr.Typeflag, size: hdr.Size, off: pos + at, pax: hasSparse(hdr)}
+	if hdr.Typeflag == tar.TypeXGlobalHeader {
+		h.size = 0 // archive/tar consumed its records
+	}
+	h.next = (h.off + h.size + 511) &^ 511
+	return nil
+}
+
+// octal parses a tar numeric field: octal digits, with leading spaces and ending in spaces or
+// NULs.
+func octal(f []byte) (int64, bool) {
+	i := 0
+	for i < len(f) && f[i] == ' ' {
+		i++
+	}
+	var v int64
+	digits := 0
+	for ; i < len(f) && f[i] >= '0' && f[i] <= '7'; i++ {
+		if v > (1<<62)>>3 {
+			return 0, false
+		}
+		v = v<<3 | int64(f[i]-'0')
+		digits++
+	}
+	for ; i < len(f); i++ {
+		if f[i] != ' ' && f[i] != 0 {
+			return 0, false
+		}
+	}
+	return v, digits > 0
+}
+
+// checksumOK reports whether sum is the block's checksum, unsigned or (old tars) signed.
+func checksumOK(blk *[512]byte, sum int64) bool {
+	// The unsigned sum eight bytes at a time, in 16-bit lanes (64 words add at most
+	// 64 * 2 * 255 to a lane), with the checksum field counted as spaces.
+	var lanes uint64
+	for i := 0; i < 512; i += 8 {
+		x := binary.LittleEndian.Uint64(blk[i:])
+		lanes += x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff
+	}
+	u := int64(lanes&0xffff + lanes>>16&0xffff + lanes>>32&0xffff + lanes>>48)
+	for _, c := range blk[148:156] {
+		u += ' ' - int64(c)
+	}
+	if sum == u {
+		return true
+	}
+	var signed int64
+	for i, c := range blk {
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		signed += int64(int8(c))
+	}
+	return sum == signed
+}
+
+// cstring returns the bytes of f up to its first NUL.
+func cstring(f []byte) string {
+	if i := bytes.IndexByte(f, 0); i >= 0 {
+		f = f[:i]
+	}
+	return string(f)
 }
 
 // headerError describes an error of tar.Reader.Next at the header at pos.
@@ -161,7 +337,7 @@ func hasSparse(hdr *tar.Header) bool {
 
 // npyHeader parses the header of a .npy member and checks it against the stream's.
 func (s *scanner) npyHeader(st *streamStat, name string, off, size int64) error {
-	h, err := s.parseNpy(name, off, size)
+	h, err := s.parseNpy(st, name, off, size)
 	if err != nil {
 		return err
 	}
@@ -184,7 +360,23 @@ func (s *scanner) npyHeader(st *streamStat, name string, off, size int64) error 
 
 // parseNpy parses the header of the .npy member whose data is at off, checking that the
 // member holds the data it announces.
-func (s *scanner) parseNpy(name string, off, size int64) (*npy.Header, error) {
+func (s *scanner) parseNpy(st *streamStat, name string, off, size int64) (*npy.Header, error) {
+	fail := func(at int64, e error) error { return s.memberError(off+at, name, e) }
+	if n := int64(len(st.last)); n > 0 && n <= size {
+		// Members of one stream mostly share their header: compare the bytes, not parse them.
+		var head []byte
+		if s.mem != nil {
+			head = s.mem[off : off+n]
+		} else {
+			s.buf = slices.Grow(s.buf[:0], int(n))[:n]
+			if k, _ := s.ra.ReadAt(s.buf, off); int64(k) == n {
+				head = s.buf
+			}
+		}
+		if bytes.Equal(head, st.last) {
+			return checkNpy(st.lastH, nil, fail, size)
+		}
+	}
 	var h *npy.Header
 	var err error
 	if s.mem != nil {
@@ -192,7 +384,17 @@ func (s *scanner) parseNpy(name string, off, size int64) (*npy.Header, error) {
 	} else {
 		h, err = npy.ReadHeader(io.NewSectionReader(s.ra, off, size), "")
 	}
-	return checkNpy(h, err, func(at int64, e error) error { return s.memberError(off+at, name, e) }, size)
+	if h, err = checkNpy(h, err, fail, size); err != nil {
+		return nil, err
+	}
+	if s.mem != nil {
+		st.last = s.mem[off : off+h.DataOffset]
+	} else {
+		st.last = make([]byte, h.DataOffset)
+		s.ra.ReadAt(st.last, off)
+	}
+	st.lastH = h
+	return h, nil
 }
 
 // checkNpy turns npy's errors into the reader's and checks that a member of size bytes holds
