@@ -36,6 +36,8 @@ type cacheStream struct {
 	Type  string `json:"type,omitempty"`
 	Shape []int  `json:"shape"`
 	Vary  bool   `json:"vary,omitempty"`
+	Raw   int64  `json:"raw,omitempty"`
+	Swap  int    `json:"swap,omitempty"`
 }
 
 const cacheHead = 48
@@ -48,7 +50,7 @@ func (rd *Reader) writeCache(name string) {
 	}
 	desc := cacheDesc{Decode: rd.decode, Skipped: rd.skipped}
 	for _, st := range rd.stats {
-		cs := cacheStream{Name: st.name, Kind: st.kind, Shape: st.shape, Vary: st.vary}
+		cs := cacheStream{Name: st.name, Kind: st.kind, Shape: st.shape, Vary: st.vary, Raw: st.raw, Swap: st.swap}
 		if st.kind == kindNpy {
 			cs.Type = st.typ.String()
 		}
@@ -128,7 +130,10 @@ func (rd *Reader) loadCache(name, input string, o *ReaderOptions) bool {
 	var stats []*streamStat
 	var streams []mlfeed.Stream
 	for i, cs := range desc.Streams {
-		st := &streamStat{name: cs.Name, kind: cs.Kind, shape: cs.Shape, vary: cs.Vary, where: "the index"}
+		st := &streamStat{name: cs.Name, kind: cs.Kind, shape: cs.Shape, vary: cs.Vary, where: "the index", raw: cs.Raw, swap: cs.Swap}
+		if cs.Raw < 0 || cs.Raw > rd.size || cs.Swap != 0 && cs.Swap != 2 && cs.Swap != 4 && cs.Swap != 8 {
+			return false
+		}
 		switch {
 		case cs.Kind > kindNpy, i > 0 && cs.Name <= desc.Streams[i-1].Name, desc.Decode == DecodeNone && cs.Kind != kindBytes:
 			return false

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -49,25 +50,27 @@ type ReaderOptions struct {
 // Reader reads a WebDataset shard as an mlfeed.Source. Its methods may be called from several
 // goroutines at once.
 type Reader struct {
-	name     string
-	field    string // " (decompressed offset)" for compressed shards
-	ra       io.ReaderAt
-	mem      []byte // the archive in memory (mapped, or decompressed), or nil: read from ra
-	mapped   bool   // mem is a file mapping: faults are caught
-	size     int64
-	compress string
-	decode   string
-	schema   mlfeed.Schema
-	stats    []*streamStat
-	members  []member
-	first    []int // per sample, its first member; then len(members)
-	keys     string
-	keyEnd   []int // per sample, the end of its key in keys
-	chunks   []mlfeed.ChunkInfo
-	firstSeq []int // first sample of every chunk, then the sample count
-	skipped  int
-	cached   string
-	closers  []func() error
+	name      string
+	field     string // " (decompressed offset)" for compressed shards
+	ra        io.ReaderAt
+	mem       []byte // the archive in memory (mapped, or decompressed), or nil: read from ra
+	mapped    bool   // mem is a file mapping: faults are caught
+	region    *mmap.Region
+	populated []atomic.Bool // per chunk: RawSamples mapped its pages in
+	size      int64
+	compress  string
+	decode    string
+	schema    mlfeed.Schema
+	stats     []*streamStat
+	members   []member
+	first     []int // per sample, its first member; then len(members)
+	keys      string
+	keyEnd    []int // per sample, the end of its key in keys
+	chunks    []mlfeed.ChunkInfo
+	firstSeq  []int // first sample of every chunk, then the sample count
+	skipped   int
+	cached    string
+	closers   []func() error
 }
 
 // Open opens the named shard, a tar file, plain or gzip-compressed.
@@ -104,7 +107,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	if reg != nil {
-		r.mapped = true
+		r.mapped, r.region = true, reg
 		r.closers = append(r.closers, reg.Close)
 	}
 	r.closers = append(r.closers, f.Close)
@@ -196,6 +199,60 @@ func (rd *Reader) cut(chunkSize int64) {
 		rd.firstSeq = append(rd.firstSeq, q0)
 	}
 	rd.firstSeq = append(rd.firstSeq, n)
+	rd.populated = make([]atomic.Bool, len(rd.chunks))
+}
+
+// RawSamples reports where chunk i's samples of a stream lie in the memory the reader holds
+// (the mapped shard, or a gzip shard's decompressed data), for the minibatch engine to pack
+// them from there without decoding the chunk (mlfeed.RawSampler). It describes a .npy stream
+// whose members all have the same header (dtype, shape, C order) when every sample of the
+// chunk has the member and the members lie at a fixed stride, as in a shard whose samples are
+// all alike; ok is false otherwise, and the chunk is decoded. For a mapped shard it first maps
+// the chunk's pages in, once per chunk.
+func (rd *Reader) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if rd.mem == nil || i < 0 || i >= len(rd.chunks) || stream < 0 || stream >= len(rd.stats) {
+		return nil, 0, 0, 0, false
+	}
+	st := rd.stats[stream]
+	if st.kind != kindNpy || st.raw <= 0 || st.vary {
+		return nil, 0, 0, 0, false
+	}
+	size := int64(rd.schema.Streams[stream].Dim * st.typ.Size())
+	var first, prev, step int64
+	q0, q1 := rd.firstSeq[i], rd.firstSeq[i+1]
+	for q := q0; q < q1; q++ {
+		m := -1
+		for k := rd.first[q]; k < rd.first[q+1]; k++ {
+			if rd.members[k].stream == int32(stream) {
+				m = k
+				break
+			}
+		}
+		if m < 0 || rd.members[m].size < st.raw+size {
+			return nil, 0, 0, 0, false
+		}
+		o := rd.members[m].off + st.raw
+		switch {
+		case q == q0:
+			first = o
+		case q == q0+1:
+			step = o - prev
+		case o-prev != step:
+			return nil, 0, 0, 0, false
+		}
+		prev = o
+	}
+	if q1-q0 == 1 {
+		step = max(size, 1)
+	}
+	end := prev + size
+	if step < size || end > int64(len(rd.mem)) {
+		return nil, 0, 0, 0, false
+	}
+	if rd.region != nil && !rd.populated[i].Swap(true) {
+		rd.region.Populate(first, end)
+	}
+	return rd.mem[first:end:end], 0, int(step), st.swap, true
 }
 
 // detectCompression returns the compression of the data: the one asked for, or the one its

@@ -459,3 +459,68 @@ func TestMatch(t *testing.T) {
 		t.Error("matched a broken header")
 	}
 }
+
+// RawSamples describes the .npy streams of a shard whose samples are alike, with the values
+// ReadChunk decodes, big-endian ones with their swap; not a chunk where a sample lacks the
+// member, nor a stream of other members.
+func TestRawSamples(t *testing.T) {
+	var pairs []string
+	for q := range 40 {
+		k := fmt.Sprintf("%04d", q)
+		le := make([]byte, 12)
+		be := make([]byte, 8)
+		for j := range 3 {
+			le[4*j] = byte(q + j)
+		}
+		be[1], be[3] = byte(q), byte(q+1)
+		pairs = append(pairs, k+".cls", "1", k+".a.npy", npyBytes("<f4", []int{3}, le), k+".b.npy", npyBytes(">i2", []int{2, 2}, be))
+		if q != 33 {
+			pairs = append(pairs, k+".c.npy", npyBytes("<u1", []int{1}, []byte{byte(q)}))
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "raw.tar")
+	os.WriteFile(path, tarOf(t, pairs...), 0o644)
+	rd, err := Open(path, &ReaderOptions{ChunkSize: 30 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if len(rd.Chunks()) < 2 {
+		t.Fatalf("%d chunks", len(rd.Chunks()))
+	}
+	sc := rd.Schema()
+	for i := range rd.Chunks() {
+		c, err := rd.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, st := range sc.Streams {
+			b, off, stride, swap, ok := rd.RawSamples(i, s)
+			// Sample 33 lacks c.npy, so its members lie closer to those of sample 34.
+			has := func(id string) bool { return c.IDs[0] <= id && c.IDs[len(c.IDs)-1] >= id }
+			lacks := has("0033") && (st.Name == "c.npy" || has("0034"))
+			if want := strings.HasSuffix(st.Name, ".npy") && !lacks; ok != want {
+				t.Fatalf("chunk %d stream %s: ok %v", i, st.Name, ok)
+			}
+			if !ok {
+				continue
+			}
+			sz := st.Dim * st.Type.Size()
+			if st.Name == "b.npy" && swap != 2 || st.Name != "b.npy" && swap != 0 {
+				t.Errorf("stream %s: swap %d", st.Name, swap)
+			}
+			for q := range c.Sequences {
+				raw := bytes.Clone(b[off+q*stride : off+q*stride+sz])
+				if swap == 2 {
+					for j := 0; j < len(raw); j += 2 {
+						raw[j], raw[j+1] = raw[j+1], raw[j]
+					}
+				}
+				if !bytes.Equal(raw, c.Streams[s].Values.Bytes[q*sz:(q+1)*sz]) {
+					t.Fatalf("chunk %d stream %s sample %d differs", i, st.Name, q)
+				}
+			}
+		}
+	}
+}

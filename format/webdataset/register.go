@@ -34,6 +34,7 @@ func init() {
 		WriteParams: WriteParams,
 		Streamable:  true,
 		KeepsShape:  true,
+		RawSamples:  true,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
 			opts, err := parseOptions(o)
 			if err != nil {

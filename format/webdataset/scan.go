@@ -32,6 +32,9 @@ type streamStat struct {
 	where string          // kindNpy: the member that set typ and shape, for errors
 	last  []byte          // kindNpy: the header bytes of the last member parsed
 	lastH *npy.Header     // kindNpy: last, parsed
+	heads int             // kindNpy: headers parsed (1: every member has the same header)
+	raw   int64           // kindNpy: where every member's data starts (> 0), for RawSamples
+	swap  int             // kindNpy: the element size when the data is big-endian
 }
 
 // scanner reads the tar headers of an archive once and builds the index.
@@ -394,6 +397,7 @@ func (s *scanner) parseNpy(st *streamStat, name string, off, size int64) (*npy.H
 		s.ra.ReadAt(st.last, off)
 	}
 	st.lastH = h
+	st.heads++
 	return h, nil
 }
 
@@ -427,6 +431,17 @@ func (s *scanner) schema() ([]mlfeed.Stream, []*streamStat) {
 	renum := make([]int32, len(order))
 	streams := make([]mlfeed.Stream, len(order))
 	stats := make([]*streamStat, len(order))
+	for _, st := range s.stats {
+		if st.kind == kindNpy && st.heads == 1 && !fortran(st.lastH) {
+			st.raw = st.lastH.DataOffset
+			if st.lastH.BigEndian {
+				st.swap = st.lastH.ItemSize
+				if st.typ == mlfeed.Complex64 || st.typ == mlfeed.Complex128 {
+					st.swap /= 2
+				}
+			}
+		}
+	}
 	for to, from := range order {
 		renum[from] = int32(to)
 		stats[to] = s.stats[from]
@@ -436,6 +451,17 @@ func (s *scanner) schema() ([]mlfeed.Stream, []*streamStat) {
 		s.members[i].stream = renum[s.members[i].stream]
 	}
 	return streams, stats
+}
+
+// fortran reports whether an array's Fortran order differs from C order.
+func fortran(h *npy.Header) bool {
+	n := 0
+	for _, d := range h.Shape {
+		if d > 1 {
+			n++
+		}
+	}
+	return h.Fortran && n > 1
 }
 
 // streamOf returns the stream a stat describes.
