@@ -481,11 +481,21 @@ func TestRawSamples(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "raw.tar")
 	os.WriteFile(path, tarOf(t, pairs...), 0o644)
-	rd, err := Open(path, &ReaderOptions{ChunkSize: 30 << 10})
+	for range 2 {
+		// The second time from the index cache, which keeps what RawSamples needs.
+		rawSamples(t, path, &ReaderOptions{ChunkSize: 30 << 10, CacheIndex: true})
+	}
+}
+
+func rawSamples(t *testing.T, path string, opts *ReaderOptions) {
+	rd, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
+	if rd.cached == "" {
+		t.Fatal("no index cache")
+	}
 	if len(rd.Chunks()) < 2 {
 		t.Fatalf("%d chunks", len(rd.Chunks()))
 	}
