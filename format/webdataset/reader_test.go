@@ -180,6 +180,17 @@ func TestRealShards(t *testing.T) {
 				}
 				rd.Close()
 			}
+			// Read with ReadAt (as from object storage), through a scan window of 1 and 3 KiB.
+			data, _ := os.ReadFile(path)
+			defer func(w int64) { windowSize = w }(windowSize)
+			for _, w := range []int64{1 << 10, 3 << 10} {
+				windowSize = w
+				rd, err := NewReader(bytes.NewReader(data), int64(len(data)), &ReaderOptions{FileName: name, ChunkSize: 5000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkAgainst(t, rd, want)
+			}
 		})
 	}
 }

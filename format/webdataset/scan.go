@@ -54,10 +54,37 @@ type scanner struct {
 	byExt     map[string]int32
 	skipped   int
 	inSample  []bool // per stream of stats: the current sample has it
-	buf       []byte // a header read with ReadAt, to compare
+	win       []byte // the archive's bytes [winOff, winOff+len(win)), read with ReadAt
+	winOff    int64
 	// populate, if not nil, maps in the pages of a span of the archive before the scan reads
 	// them.
 	populate func(off, end int64)
+}
+
+// windowSize is how much of an archive read with ReadAt (object storage, a decompressed
+// temporary file) the scan reads at a time: headers are read from the window, not one
+// ReadAt each. (A variable for the tests.)
+var windowSize int64 = 1 << 20
+
+// window returns the archive's bytes [off, off+n), n at most windowSize, from the window,
+// reading a new one when they lie outside; nil when the archive ends before off+n. The bytes
+// are valid until the next call.
+func (s *scanner) window(off, n int64) []byte {
+	if off < 0 || n > windowSize || off+n > s.size {
+		return nil
+	}
+	if off < s.winOff || off+n > s.winOff+int64(len(s.win)) {
+		if s.win == nil {
+			s.win = make([]byte, min(windowSize, s.size))
+		}
+		s.win = s.win[:min(int64(cap(s.win)), s.size-off)]
+		k, _ := s.ra.ReadAt(s.win, off)
+		s.win, s.winOff = s.win[:k], off
+		if int64(k) < n {
+			return nil
+		}
+	}
+	return s.win[off-s.winOff : off-s.winOff+n]
 }
 
 // populateSpan is how far ahead the scan has the pages of a mapped file mapped in.
@@ -91,7 +118,6 @@ type header struct {
 func (s *scanner) scan() error {
 	s.byExt = map[string]int32{}
 	var curKey string
-	var buf [512]byte
 	var ahead int64 // the mapping is populated up to here
 	for pos := int64(0); ; {
 		var h header
@@ -105,8 +131,8 @@ func (s *scanner) scan() error {
 				s.populate(pos, ahead)
 			}
 			blk = (*[512]byte)(s.mem[pos : pos+512])
-		} else if n, _ := s.ra.ReadAt(buf[:], pos); n == 512 {
-			blk = &buf
+		} else if b := s.window(pos, 512); b != nil {
+			blk = (*[512]byte)(b)
 		} else {
 			return mlfeed.OffsetError(s.name, pos, "tar header"+s.field, fmt.Errorf("%w: the archive ends inside a header", ErrTruncated))
 		}
@@ -371,10 +397,7 @@ func (s *scanner) parseNpy(st *streamStat, name string, off, size int64) (*npy.H
 		if s.mem != nil {
 			head = s.mem[off : off+n]
 		} else {
-			s.buf = slices.Grow(s.buf[:0], int(n))[:n]
-			if k, _ := s.ra.ReadAt(s.buf, off); int64(k) == n {
-				head = s.buf
-			}
+			head = s.window(off, n)
 		}
 		if bytes.Equal(head, st.last) {
 			return checkNpy(st.lastH, nil, fail, size)
@@ -385,7 +408,12 @@ func (s *scanner) parseNpy(st *streamStat, name string, off, size int64) (*npy.H
 	if s.mem != nil {
 		h, err = npy.ParseHeader(s.mem[off:off+size:off+size], "")
 	} else {
-		h, err = npy.ReadHeader(io.NewSectionReader(s.ra, off, size), "")
+		if b := s.window(off, min(size, windowSize)); b != nil {
+			h, err = npy.ParseHeader(b, "")
+		}
+		if h == nil && (err == nil || size > windowSize && errors.Is(err, mlfeed.ErrTruncated)) {
+			h, err = npy.ReadHeader(io.NewSectionReader(s.ra, off, size), "")
+		}
 	}
 	if h, err = checkNpy(h, err, fail, size); err != nil {
 		return nil, err
