@@ -12,7 +12,8 @@
 #     over MNIST's training set (60000 images 28x28 uint8 and labels) as a WebDataset shard
 #     (features.npy, labels.npy; written by `mlfeed convert`) and as IDX: the first sweep (which
 #     also scans or maps the file) and the steady sweeps after it, and the ratio WebDataset /
-#     IDX (the goal: at most 1.5). Needs ../shared/testdata/mnist (skipped without it).
+#     IDX (the goal: at most 1.5), and the CPU time of a whole run (the fairer figure on a
+#     loaded machine). Needs ../shared/testdata/mnist (skipped without it).
 #
 # Needs: go and /usr/bin/python3 with python3-numpy. Environment: N (default 20000), REPS
 # (default 3), KEEP=1 keeps the work directory. A shared or busy machine spreads the figures
@@ -102,30 +103,35 @@ go build -o "$work/mlfeed" ./cmd/mlfeed
 ML=$work/mlfeed
 SWEEPS=10
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# engine FILE...: "first steady" seconds, medians of 5 runs of $SWEEPS randomized sweeps
+# engine FILE...: "first steady cpu" seconds, medians of 5 runs of $SWEEPS randomized sweeps
+# (cpu: the CPU time, user + system, of the whole run, open included)
 engine() {
 	for _ in 1 2 3 4 5; do
-		"$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@" |
-			awk '/^sweep times:/ { sub("s,", "", $4); sub("s", "", $7); print $4, $7 }'
+		/usr/bin/time -f '%U %S' -o "$work/time" "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@" |
+			awk '/^sweep times:/ { sub("s,", "", $4); sub("s", "", $7); printf "%s %s ", $4, $7 }'
+		awk '{ print $1 + $2 }' "$work/time"
 	done >"$work/runs"
-	echo "$(cut -d' ' -f1 "$work/runs" | median) $(cut -d' ' -f2 "$work/runs" | median)"
+	echo "$(cut -d' ' -f1 "$work/runs" | median) $(cut -d' ' -f2 "$work/runs" | median) $(cut -d' ' -f3 "$work/runs" | median)"
 }
 "$ML" convert -q "$MN/train-images-idx3-ubyte.gz" "$work/images.idx"
 "$ML" convert -q "$MN/train-labels-idx1-ubyte.gz" "$work/labels.idx"
 "$ML" convert -q "$work/images.idx" "$work/labels.idx" "$work/mnist.tar"
 sync
-read -r xf xs < <(engine "$work/images.idx" "$work/labels.idx")
-read -r wf ws < <(engine "$work/mnist.tar")
+read -r xf xs xc < <(engine "$work/images.idx" "$work/labels.idx")
+read -r wf ws wc < <(engine "$work/mnist.tar")
 "$ML" info --opt cache_index=true "$work/mnist.tar" >/dev/null # writes the index beside the shard
-read -r cf cs < <(engine --opt cache_index=true "$work/mnist.tar")
+read -r cf cs cc < <(engine --opt cache_index=true "$work/mnist.tar")
 echo
 echo "== minibatch sweeps: MNIST train (60000 x 28x28 uint8 + labels), mb 256, median of 5 runs of $SWEEPS sweeps"
 echo "(the shard holds $(awk -v a="$(wc -c <"$work/mnist.tar")" -v b="$(($(wc -c <"$work/images.idx") + $(wc -c <"$work/labels.idx")))" 'BEGIN { printf "%.1f", a / b }')x the bytes of the IDX files: a 512-byte header and padding to 512 bytes per member)"
-awk -v xf="$xf" -v xs="$xs" -v wf="$wf" -v ws="$ws" -v cf="$cf" -v cs="$cs" -v n=60000 'BEGIN {
+awk -v xf="$xf" -v xs="$xs" -v wf="$wf" -v ws="$ws" -v cf="$cf" -v cs="$cs" -v xc="$xc" -v wc="$wc" -v cc="$cc" -v n=60000 'BEGIN {
 	printf "%-40s %10s %12s %14s\n", "case", "seconds", "samples/s", "wds / idx"
 	printf "%-40s %10.4f %12.0f\n", "IDX, first sweep", xf, n / xf
 	printf "%-40s %10.4f %12.0f %13.2fx\n", "WebDataset, first sweep (scan)", wf, n / wf, wf / xf
 	printf "%-40s %10.4f %12.0f %13.2fx\n", "WebDataset, first sweep (cached index)", cf, n / cf, cf / xf
 	printf "%-40s %10.4f %12.0f\n", "IDX, steady sweep", xs, n / xs
 	printf "%-40s %10.4f %12.0f %13.2fx\n", "WebDataset, steady sweep", ws, n / ws, ws / xs
-	printf "%-40s %10.4f %12.0f %13.2fx\n", "WebDataset, steady (cached index)", cs, n / cs, cs / xs }'
+	printf "%-40s %10.4f %12.0f %13.2fx\n", "WebDataset, steady (cached index)", cs, n / cs, cs / xs
+	printf "%-40s %10.3f %12s\n", "IDX, CPU s of a run", xc, ""
+	printf "%-40s %10.3f %12s %13.2fx\n", "WebDataset, CPU s of a run (scan)", wc, "", wc / xc
+	printf "%-40s %10.3f %12s %13.2fx\n", "WebDataset, CPU s of a run (cached index)", cc, "", cc / xc }'
