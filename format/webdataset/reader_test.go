@@ -545,3 +545,21 @@ func rawSamples(t *testing.T, path string, opts *ReaderOptions) {
 		}
 	}
 }
+
+// A gzip shard larger than max_memory is decompressed into a temporary file and read from
+// there, through the scan's window.
+func TestGzipBeyondMemory(t *testing.T) {
+	for _, name := range []string{"sample.tgz", "written.tar.gz"} {
+		path := filepath.Join("testdata", name)
+		want := independent(t, path)
+		rd, err := Open(path, &ReaderOptions{MaxMemory: 4096, ChunkSize: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.mem != nil || rd.Details()["compression"] != "gzip" {
+			t.Errorf("%s: held in memory", name)
+		}
+		checkAgainst(t, rd, want)
+		rd.Close()
+	}
+}
