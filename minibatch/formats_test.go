@@ -37,7 +37,7 @@ func TestEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"idx", "ctf", "cbf", "idv", "binsparse", "mtx"} {
+	for _, name := range []string{"idx", "ctf", "cbf", "idv", "binsparse", "mtx", "webdataset"} {
 		t.Run(name, func(t *testing.T) {
 			ft, ok := format.Lookup(name)
 			if !ok {

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -563,4 +564,34 @@ func MatchNPZ(head []byte) bool {
 	}
 	n := int(binary.LittleEndian.Uint16(head[26:]))
 	return 30+n <= len(head) && strings.HasSuffix(string(head[30:30+n]), ".npy")
+}
+
+// AppendC appends the elements of an array with header h to dst in C order and little-endian
+// byte order, converting a Fortran-order or big-endian array; data holds the array's data
+// (what follows the header), at least DataSize bytes. Unicode ('<U') arrays are not numbers:
+// AppendC reports ErrUnsupported for them, and ErrTruncated when data is short.
+func (h *Header) AppendC(dst, data []byte) ([]byte, error) {
+	if h.Type == mlfeed.String {
+		return dst, fmt.Errorf("%w: dtype %q: unicode strings are not numbers", ErrUnsupported, h.Descr)
+	}
+	n, ok := h.DataSize()
+	if !ok || n > int64(len(data)) {
+		return dst, fmt.Errorf("%w: the array needs %d bytes of data, %d remain", ErrTruncated, n, len(data))
+	}
+	start := len(dst)
+	a := array{h: h}
+	if a.fortran() {
+		dst = slices.Grow(dst, int(n))[:start+int(n)]
+		gatherFortran(dst[start:], data, h.Shape, h.ItemSize, 0, h.Shape[0])
+	} else {
+		dst = append(dst, data[:n]...)
+	}
+	if h.BigEndian {
+		unit := h.ItemSize
+		if h.Type == mlfeed.Complex64 || h.Type == mlfeed.Complex128 {
+			unit /= 2
+		}
+		swapBytes(dst[start:], unit)
+	}
+	return dst, nil
 }
