@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -223,8 +224,8 @@ func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error
 			if isTaskManifest(n) {
 				return nil, nil, true, fmt.Errorf("%s: %w: it holds the manifests of a conversion's tasks (%s) but no %s: run `mlfeed merge %s` once every task is done", arg, ErrManifest, n, ManifestName, arg)
 			}
-			if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
-				continue // links, FIFOs, devices, subdirectories: not the directory's shards
+			if strings.HasPrefix(n, ".") || !e.Type().IsRegular() || isIndexCache(n) {
+				continue // links, FIFOs, devices, subdirectories, index caches: not the directory's shards
 			}
 			paths = append(paths, filepath.Join(arg, n))
 		}
@@ -239,6 +240,13 @@ func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error
 		if err != nil {
 			return nil, nil, true, fmt.Errorf("%s: bad pattern: %w", arg, err)
 		}
+		// As a shell expands it: a leading dot is matched only by a pattern's leading dot (no
+		// temporary file of a conversion in progress), and an index cache is never a shard.
+		dots := strings.HasPrefix(filepath.Base(arg), ".")
+		paths = slices.DeleteFunc(paths, func(p string) bool {
+			b := filepath.Base(p)
+			return isIndexCache(b) || (!dots && strings.HasPrefix(b, "."))
+		})
 		if len(paths) == 0 {
 			return nil, nil, true, fmt.Errorf("%s: no file matches the pattern", arg)
 		}
@@ -250,6 +258,14 @@ func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error
 
 func isManifestName(name string) bool {
 	return filepath.Base(name) == ManifestName
+}
+
+// indexCacheSuffix ends the name of the index a reader keeps beside its input
+// (NAME.mlfeed-index, TFRecord's and WebDataset's cache_index): never a shard.
+const indexCacheSuffix = ".mlfeed-index"
+
+func isIndexCache(name string) bool {
+	return strings.HasSuffix(name, indexCacheSuffix)
 }
 
 func isTaskManifest(name string) bool {

@@ -144,7 +144,7 @@ func TestShardsMustAgree(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []string{"b.cbf", "a.cbf", ".a.cbf.mlfeed-tmp-1", "c.ctf"} {
+	for _, n := range []string{"b.cbf", "a.cbf", ".a.cbf.mlfeed-tmp-1", "c.ctf", "b.cbf.mlfeed-index"} {
 		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
 	}
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
@@ -152,7 +152,7 @@ func TestResolve(t *testing.T) {
 	if err != nil || m != nil || !sharded || strings.Join(rel(dir, paths), ",") != "a.cbf,b.cbf,c.ctf" {
 		t.Fatalf("directory: %v %v %v %v", paths, m, sharded, err)
 	}
-	paths, _, sharded, err = Resolve(filepath.Join(dir, "*.cbf"))
+	paths, _, sharded, err = Resolve(filepath.Join(dir, "*.cbf*"))
 	if err != nil || !sharded || strings.Join(rel(dir, paths), ",") != "a.cbf,b.cbf" {
 		t.Fatalf("glob: %v %v", paths, err)
 	}
