@@ -129,7 +129,7 @@ def test_read_sequences_of_several_samples(tmp_path, client):
 
 
 def test_convert_as_tasks_is_byte_identical(tmp_path, idx_pair, client):  # noqa: F811
-    paths, _, _ = idx_pair
+    paths, x, y = idx_pair
     one = tmp_path / "one"
     mlfeed.convert(paths, one, to="cbf", type="float32", shards=5)
     out = tmp_path / "dask"
@@ -139,6 +139,11 @@ def test_convert_as_tasks_is_byte_identical(tmp_path, idx_pair, client):  # noqa
     assert "mlfeed.json" in os.listdir(out) and len(os.listdir(out)) == 6
     for name in os.listdir(one):
         assert (one / name).read_bytes() == (out / name).read_bytes(), name
+    # The shards read back as one data set: one block per chunk, across the shards.
+    arrays = mlfeed.dask.read(str(out))
+    assert arrays["features"].numblocks[0] == mlfeed.info(str(out))["chunks"] >= 5
+    np.testing.assert_array_equal(arrays["features"].compute(), x.reshape(1000, 12).astype(np.float32))
+    np.testing.assert_array_equal(arrays["labels"].compute(), y.astype(np.float32))
     # Without shards=, one shard per task, as mlfeed.convert(shards=tasks) in one process;
     # without client=, on Dask's current scheduler (the client above).
     one2, out2 = tmp_path / "one2", tmp_path / "dask2"
