@@ -332,6 +332,43 @@ def train_part():
           cpu_t["mlfeed"] / cpu_t["a"], cpu_t["model"] / cpu_t["b"], cpu_t["model"] / cpu_t["a"]))
     print("training goals met: " + ", ".join("%s %s" % (k, "yes" if r <= g else "no (%.3fx)" % r)
                                              for k, r, g in goals))
+    # What a step costs, each part alone: the fastest of many short timings, which a busy
+    # machine disturbs least. An epoch fed by X cannot take less than the model's steps, so
+    # model / (model + X's own work) bounds mlfeed's ratio to X from below, whatever mlfeed
+    # overlaps.
+    it = (mb for _ in range(1000) for mb in loader)
+    tl_all = (b for _ in range(1000) for b in tl)
+    perm = torch.randperm(N)
+    pos = [0]
+    def gather():
+        j = pos[0] % (N // TMB)
+        pos[0] += 1
+        idx = perm[j * TMB:(j + 1) * TMB]
+        return X8[idx], Y8[idx]
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    xs, ys = X8[:TMB], Y8[:TMB]
+    def model_step():
+        opt.zero_grad()
+        loss_fn(model(xs.float().div_(255)), ys.long()).backward()
+        opt.step()
+    def fastest(f, reps):
+        b = float("inf")
+        for _ in range(reps):
+            t = time.perf_counter()
+            for _ in range(5):
+                f()
+            b = min(b, (time.perf_counter() - t) / 5)
+        return b * 1e6
+    step_us = {"model": fastest(model_step, 200), "b": fastest(gather, 400),
+               "a": fastest(lambda: next(tl_all), 100), "mlfeed": fastest(lambda: next(it), 400)}
+    print("a step's parts alone (fastest of many, us): the model's step %.0f, (b) the gather %.1f, "
+          "(a) a DataLoader(TensorDataset) batch %.1f, mlfeed's next minibatch %.1f"
+          % (step_us["model"], step_us["b"], step_us["a"], step_us["mlfeed"]))
+    print("so the best ratio any feeder can reach: against (b) %.3fx, against (a) %.3fx"
+          % (step_us["model"] / (step_us["model"] + step_us["b"]),
+             step_us["model"] / (step_us["model"] + step_us["a"])))
     ds.close()
 
 
