@@ -42,7 +42,7 @@ from . import _data, _lib
 from . import Dataset, Inputs, Params, PathArg, PathsArg, UsageError, FormatError
 from . import convert as _convert, merge as _merge
 
-__all__ = ["read", "convert"]
+__all__ = ["read", "convert", "close"]
 
 # Dask's functions that lack annotations, typed.
 _tokenize: Callable[..., str] = tokenize
@@ -84,6 +84,19 @@ def _dataset(spec: str, sequences: int) -> Dataset:
                           "when the arrays were made: it changed, or the worker sees other files"
                           % (", ".join(json.loads(spec).get("paths") or [spec]), len(ds), sequences))
     return ds
+
+
+def close() -> int:
+    """Close the data sets read() opened in this process (its blocks open them once per
+    process, and keep them open for the blocks that follow); returns how many. On a cluster,
+    client.run(mlfeed.dask.close) closes them on every worker. A later block opens its data set
+    again."""
+    with _open_lock:
+        sets = list(_opened.values())
+        _opened.clear()
+    for ds in sets:
+        ds.close()
+    return len(sets)
 
 
 def _read_chunk(spec: str, sequences: int, start: int, stop: int,

@@ -56,6 +56,10 @@ def test_read_dense_on_the_workers(tmp_path, idx_pair, client):  # noqa: F811
     # Read on the workers, not here: each worker process opened the file itself.
     seen = opened_on_workers(client)
     assert len(seen) == 2 and all(any(str(one) in s for s in v) for v in seen.values()), seen
+    # close() releases them on every worker; the next block opens the file again.
+    assert sum(client.run(mlfeed.dask.close).values()) >= 2
+    assert all(v == [] for v in opened_on_workers(client).values())
+    np.testing.assert_array_equal(lab[:10].compute(), y[:10].astype(np.float32))
     # streams= selects; an unknown stream names those there are.
     assert list(mlfeed.dask.read(str(one), streams="labels")) == ["labels"]
     with pytest.raises(KeyError, match="'features', 'labels'"):
