@@ -37,7 +37,10 @@
 # hand-written randperm gather (b) and by DataLoader(TensorDataset, shuffle=True) (a), the
 # fastest of $EPOCH_ROUNDS (default 3) epochs of each, timed in turn; also the model alone (the
 # same steps over the data in file order, sliced: nothing gathered), the floor. Goals:
-# mlfeed's epoch <= 0.9x (b)'s and <= 0.5x (a)'s. $PARTS ("loop,train", the default, or one of
+# mlfeed's epoch <= 0.9x (b)'s and <= 0.5x (a)'s. Beside the wall-clock ratios it prints those
+# by CPU time (a busy machine makes a loop that never blocks wait longest for the cores), and
+# each part of a step alone (the model's step, each feeder's next minibatch; the fastest of
+# many short timings), which bound the ratio any feeder can reach. $PARTS ("loop,train", the default, or one of
 # them) picks what runs; $ROUNDS the rounds of the loop (default 7).
 # Needs ../shared/testdata/mnist (skips without it) and Debian's python3-torch. A shared, busy
 # machine spreads the figures by 20% or more; run it twice.
