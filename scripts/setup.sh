@@ -28,9 +28,9 @@ fi
 
 # The Python package (python/) and its tests: Debian's numpy, scipy, torch and pytest; mypy
 # (the package is checked with --strict); setuptools, wheel, pip and venv to build the wheel
-# and test it installed.
+# and test it installed; dask and distributed for mlfeed.dask (tested on a LocalCluster).
 need=()
-for p in python3-numpy python3-scipy python3-torch python3-pytest python3-setuptools python3-pip python3-venv python3-wheel mypy; do
+for p in python3-numpy python3-scipy python3-torch python3-pytest python3-setuptools python3-pip python3-venv python3-wheel mypy python3-dask python3-distributed; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -238,6 +238,8 @@ def test_docs_examples_run_as_written(k, tmp_path):
     code = doc_blocks()[k]
     if "torch" in code:
         pytest.importorskip("torch")
+    if "dask" in code:
+        pytest.importorskip("dask", reason="Dask is not installed (Debian: apt-get install python3-dask)")
     for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                  "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
         os.symlink(corpus("mnist", name), tmp_path / name)
