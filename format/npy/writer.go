@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"unicode/utf8"
 
@@ -93,6 +94,14 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		if _, err := w.Write(AppendHeader(nil, m.descr, append([]int{int(opts.Records)}, m.shape...))); err != nil {
 			return nil, err
 		}
+		size := int64(m.stream.Type.Size())
+		for _, d := range append([]int64{opts.Records}, intsToInt64(m.shape)...) {
+			if d > 0 && size > math.MaxInt64/d {
+				size = 0 // more than any disk holds: the writes will say so
+			}
+			size *= d
+		}
+		preallocate(w, size)
 	} else {
 		for _, m := range wr.members {
 			f, err := os.CreateTemp(opts.TempDir, "mlfeed-npy-*")
@@ -105,6 +114,14 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		}
 	}
 	return wr, nil
+}
+
+func intsToInt64(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
 }
 
 // WriteChunk appends the chunk's sequences as records. Every sequence must hold exactly one
