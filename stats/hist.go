@@ -214,6 +214,10 @@ type moments struct {
 	min, max                   float64
 	zeros, nan, posInf, negInf int64
 	cells                      *fine
+	// Float32 values are counted by the top 16 bits of their bits (raw32), which are their
+	// cell's key but for two cases that settle sorts out: tiny magnitudes (cell 0) and
+	// negative values on a cell's edge (the cell before), counted by key in edges32.
+	raw32, edges32 *fine
 }
 
 func newMoments() *moments {
@@ -316,22 +320,32 @@ func (m *moments) merge(n int64, mb, d2 float64) {
 	m.n = tot
 }
 
-// cell32 returns the fine cell of a finite float32 whose bits are b (cellOf, on float32 bits:
-// the magnitude key is the top 16 bits).
-func cell32(b uint32) int {
-	// Without branches: zeros, signs and values on cell edges mix unpredictably in real data.
-	mag := b & 0x7FFFFFFF
-	nz := (mag | -mag) >> 31                 // 1 unless the value is ±0
-	neg := b >> 31 & nz                      // 1 for a negative value (not -0)
-	m := int(mag >> 16)                      // the magnitude's key, before the cases below
-	m -= int(neg & ((mag&0xFFFF - 1) >> 31)) // a negative value on a cell's edge: magPrev
-	m &^= (m - 128) >> 63                    // below 128 (zero, the tiny, magPrev(128)): 0
-	return half + (m ^ -int(neg))            // half-1-m for negative values
+// keyCell returns the fine cell of a finite non-zero float32 whose bits have key (their top
+// 16 bits) and lie on the cell's edge (edge: negative with the low 16 bits zero): cellOf,
+// on float32 bits.
+func keyCell(key int, edge bool) int {
+	m := key & 0x7FFF // the magnitude's key
+	if key < 0x8000 {
+		if m < 128 { // zero and the tiny: cell 0
+			m = 0
+		}
+		return half + m
+	}
+	if edge {
+		m-- // magPrev
+	}
+	if m < 128 {
+		m = 0
+	}
+	return half - 1 - m
 }
 
 // addFloat32s adds float32 values, reading the cells from their bits.
 func (m *moments) addFloat32s(vals []float32, scratch []float64) {
-	cells := m.cells
+	if m.raw32 == nil {
+		m.raw32, m.edges32 = new(fine), new(fine)
+	}
+	raw, edges := m.raw32, m.edges32
 	for len(vals) > 0 {
 		k := min(len(vals), blockSize)
 		x := scratch[:k]
@@ -366,15 +380,45 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 				zeros++
 				continue
 			}
-			cells.add(cell32(b), 1)
+			raw.add(int(b>>16), 1)
+			if b&0x8000FFFF == 0x80000000 {
+				edges.add(int(b>>16&0x7FFF), 1) // negative, on a cell's edge
+			}
 		}
 		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
 		if zeros > 0 {
-			cells.add(half, zeros)
+			m.cells.add(half, zeros)
 		}
 		vals = vals[k:]
 		m.addFinite(x[:j])
 	}
+}
+
+// settle moves the counts of float32 keys to the cells (keyCell), a key at a time.
+func (m *moments) settle() {
+	if m.raw32 == nil {
+		return
+	}
+	for pg, p := range m.raw32.pages {
+		if p == nil {
+			continue
+		}
+		for j, c := range p {
+			if c == 0 {
+				continue
+			}
+			key := pg<<8 | j
+			e := int64(0)
+			if key >= 0x8000 {
+				e = m.edges32.at(key & 0x7FFF)
+			}
+			m.cells.add(keyCell(key, false), c-e)
+			if e > 0 {
+				m.cells.add(keyCell(key, true), e)
+			}
+		}
+	}
+	m.raw32, m.edges32 = nil, nil
 }
 
 // addFloat64s adds float64 values in blocks through scratch.
@@ -687,6 +731,7 @@ func (m *moments) numeric(bins int) *Numeric {
 	out.Min, out.Max = m.min, m.max
 	out.Mean = (m.sum + m.comp) / float64(m.n)
 	out.Std = math.Sqrt(m.m2 / float64(m.n))
+	m.settle()
 	out.Histogram = fineHistogram(m.cells, m.min, m.max, bins)
 	return out
 }
