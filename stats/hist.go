@@ -340,58 +340,138 @@ func keyCell(key int, edge bool) int {
 	return half - 1 - m
 }
 
-// addFloat32s adds float32 values, reading the cells from their bits.
+// addFloat32s adds float32 values, reading the cells from their bits, a block at a time.
 func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 	if m.raw32 == nil {
 		m.raw32, m.edges32 = new(fine), new(fine)
 	}
-	raw, edges := m.raw32, m.edges32
 	for len(vals) > 0 {
 		k := min(len(vals), blockSize)
-		x := scratch[:k]
-		j := 0
-		lo, hi := m.min, m.max
-		var zeros int64
-		for _, f := range vals[:k] {
-			b := math.Float32bits(f)
-			if b&0x7F800000 == 0x7F800000 {
-				switch {
-				case f != f:
-					m.nan++
-				case f > 0:
-					m.posInf++
-				default:
-					m.negInf++
-				}
-				continue
-			}
-			v := float64(f)
-			x[j] = v
-			j++
-			if v < lo {
-				lo = v
-			}
-			if v > hi {
-				hi = v
-			}
-			if b<<1 == 0 {
-				// Zeros come in runs (an image's background): counted here, and in their
-				// cell once a block, they do not wait on each other's increments.
-				zeros++
-				continue
-			}
-			raw.add(int(b>>16), 1)
-			if b&0x8000FFFF == 0x80000000 {
-				edges.add(int(b>>16&0x7FFF), 1) // negative, on a cell's edge
-			}
-		}
-		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
-		if zeros > 0 {
-			m.cells.add(half, zeros)
+		if !m.addFiniteFloat32s(vals[:k]) {
+			m.addMixedFloat32s(vals[:k], scratch)
 		}
 		vals = vals[k:]
-		m.addFinite(x[:j])
 	}
+}
+
+// addFiniteFloat32s adds a block of float32 values (at most blockSize) and returns true, or
+// returns false having added nothing when one of them is a NaN or an infinity. It does what
+// addMixedFloat32s and addFinite do, with the same arithmetic in the same order, without
+// copying the values: the block's sum first (in float64, where a block of finite float32
+// values cannot overflow, so a sum that is not finite means a value that is not), then the
+// range, zeros and cells, then the deviations from the block's mean.
+func (m *moments) addFiniteFloat32s(x []float32) bool {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+	}
+	for _, v := range x[i:] {
+		s0 += float64(v)
+	}
+	s := (s0 + s1) + (s2 + s3)
+	if s-s != 0 {
+		return false
+	}
+	raw, edges := m.raw32, m.edges32
+	lo, hi := x[0], x[0]
+	var zeros int64
+	for _, f := range x {
+		if f < lo { // of two zeros the first seen stays, as in addMixedFloat32s
+			lo = f
+		}
+		if f > hi {
+			hi = f
+		}
+		b := math.Float32bits(f)
+		if b<<1 == 0 {
+			// Zeros come in runs (an image's background): counted here, and in their cell
+			// once a block, they do not wait on each other's increments.
+			zeros++
+			continue
+		}
+		raw.add(int(b>>16), 1)
+		if b&0x8000FFFF == 0x80000000 {
+			edges.add(int(b>>16&0x7FFF), 1) // negative, on a cell's edge
+		}
+	}
+	if zeros > 0 {
+		m.cells.add(half, zeros)
+	}
+	m.zeros += zeros
+	if float64(lo) < m.min {
+		m.min = float64(lo)
+	}
+	if float64(hi) > m.max {
+		m.max = float64(hi)
+	}
+	m.addSum(s)
+	mb := s / float64(len(x))
+	var d0, d1, d2, d3 float64
+	i = 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		a, b, c, d := float64(v[0])-mb, float64(v[1])-mb, float64(v[2])-mb, float64(v[3])-mb
+		d0 += a * a
+		d1 += b * b
+		d2 += c * c
+		d3 += d * d
+	}
+	for _, v := range x[i:] {
+		d0 += (float64(v) - mb) * (float64(v) - mb)
+	}
+	m.merge(int64(len(x)), mb, (d0+d1)+(d2+d3))
+	return true
+}
+
+// addMixedFloat32s adds a block of float32 values (at most blockSize) some of which are NaN
+// or infinite: those are counted, and the finite ones go through scratch to addFinite.
+func (m *moments) addMixedFloat32s(vals []float32, scratch []float64) {
+	raw, edges := m.raw32, m.edges32
+	x := scratch[:len(vals)]
+	j := 0
+	lo, hi := m.min, m.max
+	var zeros int64
+	for _, f := range vals {
+		b := math.Float32bits(f)
+		if b&0x7F800000 == 0x7F800000 {
+			switch {
+			case f != f:
+				m.nan++
+			case f > 0:
+				m.posInf++
+			default:
+				m.negInf++
+			}
+			continue
+		}
+		v := float64(f)
+		x[j] = v
+		j++
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+		if b<<1 == 0 {
+			zeros++
+			continue
+		}
+		raw.add(int(b>>16), 1)
+		if b&0x8000FFFF == 0x80000000 {
+			edges.add(int(b>>16&0x7FFF), 1)
+		}
+	}
+	m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
+	if zeros > 0 {
+		m.cells.add(half, zeros)
+	}
+	m.addFinite(x[:j])
 }
 
 // settle moves the counts of float32 keys to the cells (keyCell), a key at a time.
