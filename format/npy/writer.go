@@ -24,8 +24,9 @@ type WriterOptions struct {
 	// Compress deflates the archive's members, as numpy.savez_compressed does.
 	Compress bool
 	// Records is the number of records that will be written, when known. A .npy writer of
-	// a numeric stream then writes straight through (its header states the count); Close
-	// fails if a different number arrived. Zero means unknown.
+	// a numeric stream then writes straight through (its header states the count), having
+	// reserved the data's disk blocks first when it writes to a file, as numpy.save does;
+	// Close fails if a different number arrived. Zero means unknown.
 	Records int64
 	// TempDir holds the temporary files that data waits in until the record count is known
 	// (every .npz member, and .npy files when Records is zero). Empty means os.TempDir().
@@ -94,14 +95,14 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		if _, err := w.Write(AppendHeader(nil, m.descr, append([]int{int(opts.Records)}, m.shape...))); err != nil {
 			return nil, err
 		}
-		size := int64(m.stream.Type.Size())
-		for _, d := range append([]int64{opts.Records}, intsToInt64(m.shape)...) {
-			if d > 0 && size > math.MaxInt64/d {
-				size = 0 // more than any disk holds: the writes will say so
-			}
-			size *= d
+		size, fits := opts.Records, true
+		for _, d := range append([]int{m.stream.Type.Size()}, m.shape...) {
+			fits = fits && (d == 0 || size <= math.MaxInt64/int64(d))
+			size *= int64(d)
 		}
-		preallocate(w, size)
+		if fits { // else more than any disk holds: the writes will say so
+			preallocate(w, size)
+		}
 	} else {
 		for _, m := range wr.members {
 			f, err := os.CreateTemp(opts.TempDir, "mlfeed-npy-*")
@@ -114,14 +115,6 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		}
 	}
 	return wr, nil
-}
-
-func intsToInt64(v []int) []int64 {
-	out := make([]int64, len(v))
-	for i, x := range v {
-		out[i] = int64(x)
-	}
-	return out
 }
 
 // WriteChunk appends the chunk's sequences as records. Every sequence must hold exactly one
