@@ -5,8 +5,9 @@ package mlfeed
 // sequence: the minibatch engine then packs minibatches straight from that memory,
 // byte-swapping big-endian values as it copies them, and decodes no chunk. A randomized sweep
 // then costs what a sweep in file order does (no decoded chunk goes out to memory and back),
-// and the first sweep needs no memory for decoded chunks. format/idx (plain or gzip files) and
-// format/cbf (mapped files of one-sample sequences) implement it, and the wrappers (Zip,
+// and the first sweep needs no memory for decoded chunks. format/idx (plain or gzip files),
+// format/cbf (mapped files of one-sample sequences) and format/tfrecord (Examples of one layout
+// held in memory) implement it, and the wrappers (Zip,
 // Select, sources of shards, renamed streams) pass it through; every Source keeps the
 // ReadChunk path, which the engine uses for any chunk RawSamples does not describe.
 //

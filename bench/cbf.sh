@@ -4,7 +4,8 @@
 #     (format/cbf/internal/cbfbench) against `cat FILE > /dev/null` on the same page-cached
 #     file, in five interleaved rounds; prints medians and mlfeed's throughput as a fraction
 #     of cat's (goal: at least 0.5): decoding only, decoding and summing every value, and the
-#     latter with one goroutine per core.
+#     latter with one goroutine per core; by wall time, and by CPU time (user + system, the
+#     fairer figure on a machine that other work shares).
 #  2. convert: a generated CTF file of about 200 MB (a dense and a sparse stream) to CBF with
 #     `mlfeed convert --compat ctf2bin` and with CNTK's ctf2bin.py, in three interleaved rounds;
 #     prints the median wall and CPU times of both, the ratios (ctf2bin.py / mlfeed) by wall
@@ -37,7 +38,8 @@ catfile() { cat "$1" > /dev/null; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "== read (${READ_MB} MB files, page-cached; seconds, medians; ratio = cat time / mlfeed time)"
-printf '%-7s %5s %8s %9s %9s %9s %9s %9s %9s\n' kind MB cat decode ratio dec+sum ratio par+sum ratio
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores: on a loaded machine the CPU times (user + system) are the fairer figures"
+printf '%-10s %5s %8s %9s %9s %9s %9s %9s %9s\n' kind MB cat decode ratio dec+sum ratio par+sum ratio
 for kind in dense sparse; do
   f=$T/$kind.cbf
   "$T/cbfbench" gen "$kind" "$f" "$READ_MB"
@@ -45,21 +47,24 @@ for kind in dense sparse; do
   mb=$(( $(stat -c %s "$f") / 1048576 ))
   # Five rounds, each timing cat and then mlfeed's three ways (each the median of 3 runs in
   # one process), so that all of them see the same machine load; medians over the rounds.
-  : > "$T/c"; : > "$T/d"; : > "$T/m"; : > "$T/p"
+  # Wall times in c d m p, CPU times in the same names with a C.
+  : > "$T/c"; : > "$T/d"; : > "$T/m"; : > "$T/p"; : > "$T/cC"; : > "$T/dC"; : > "$T/mC"; : > "$T/pC"
   for _ in 1 2 3 4 5; do
     timeit catfile "$f" >> "$T/c"
-    "$T/cbfbench" read -runs 3 -sum=false "$f" | cut -d' ' -f1 >> "$T/d"
-    "$T/cbfbench" read -runs 3 "$f" | cut -d' ' -f1 >> "$T/m"
-    "$T/cbfbench" read -runs 3 -parallel "$(nproc)" "$f" | cut -d' ' -f1 >> "$T/p"
+    ( TIMEFORMAT='%U %S'; { time cat "$f" > /dev/null; } 2>&1 ) | awk '{ print $1 + $2 }' >> "$T/cC"
+    "$T/cbfbench" read -runs 3 -sum=false "$f" | awk -v w="$T/d" -v c="$T/dC" '{ print $1 >> w; print $3 >> c }'
+    "$T/cbfbench" read -runs 3 "$f" | awk -v w="$T/m" -v c="$T/mC" '{ print $1 >> w; print $3 >> c }'
+    "$T/cbfbench" read -runs 3 -parallel "$(nproc)" "$f" | awk -v w="$T/p" -v c="$T/pC" '{ print $1 >> w; print $3 >> c }'
   done
-  c=$(median < "$T/c"); d=$(median < "$T/d"); m=$(median < "$T/m"); p=$(median < "$T/p")
-  awk -v k="$kind" -v mb="$mb" -v c="$c" -v d="$d" -v m="$m" -v p="$p" \
-    'BEGIN { printf "%-7s %5d %8.4f %9.4f %8.2fx %9.4f %8.2fx %9.4f %8.2fx\n", k, mb, c, d, c / d, m, c / m, p, c / p }'
+  for t in "" C; do
+    c=$(median < "$T/c$t"); d=$(median < "$T/d$t"); m=$(median < "$T/m$t"); p=$(median < "$T/p$t")
+    awk -v k="$kind$([ -n "$t" ] && echo ' CPU' || echo ' wall')" -v mb="$mb" -v c="$c" -v d="$d" -v m="$m" -v p="$p" \
+      'BEGIN { printf "%-10s %5d %8.4f %9.4f %8.2fx %9.4f %8.2fx %9.4f %8.2fx\n", k, mb, c, d, c / d, m, c / m, p, c / p }'
+  done
   rm -f "$f"
 done
 echo "decode: every chunk decoded in order on one goroutine; dec+sum: and every value summed;"
 echo "par+sum: the same with one goroutine per core ($(nproc)). Goal: ratio >= 0.5."
-
 echo
 echo "== convert (${CTF_MB} MB CTF -> CBF; three interleaved rounds, medians)"
 in=$T/in.ctf

@@ -27,6 +27,9 @@ func withWriteback(f *os.File) io.Writer {
 	return &writeback{f: f, fd: int(f.Fd())}
 }
 
+// Fd returns the file's descriptor, for writers that preallocate the file's blocks (npy).
+func (w *writeback) Fd() uintptr { return w.f.Fd() }
+
 func (w *writeback) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
 	w.off += int64(n)

@@ -214,6 +214,12 @@ type moments struct {
 	min, max                   float64
 	zeros, nan, posInf, negInf int64
 	cells                      *fine
+	// Float32 values are counted by the top 16 bits of their bits (raw32), which are their
+	// cell's key but for two cases that settle sorts out: tiny magnitudes (cell 0) and
+	// negative values on a cell's edge (the cell before), counted by key in edges32.
+	raw32, edges32 *fine
+	nonZero        []uint32 // addFiniteFloat32s' scratch: a block's non-zero values' bits
+	zeroRich       bool     // a quarter or more of the last finite float32 block was zeros
 }
 
 func newMoments() *moments {
@@ -316,65 +322,230 @@ func (m *moments) merge(n int64, mb, d2 float64) {
 	m.n = tot
 }
 
-// cell32 returns the fine cell of a finite float32 whose bits are b (cellOf, on float32 bits:
-// the magnitude key is the top 16 bits).
-func cell32(b uint32) int {
-	// Without branches: zeros, signs and values on cell edges mix unpredictably in real data.
-	mag := b & 0x7FFFFFFF
-	nz := (mag | -mag) >> 31                 // 1 unless the value is ±0
-	neg := b >> 31 & nz                      // 1 for a negative value (not -0)
-	m := int(mag >> 16)                      // the magnitude's key, before the cases below
-	m -= int(neg & ((mag&0xFFFF - 1) >> 31)) // a negative value on a cell's edge: magPrev
-	m &^= (m - 128) >> 63                    // below 128 (zero, the tiny, magPrev(128)): 0
-	return half + (m ^ -int(neg))            // half-1-m for negative values
+// keyCell returns the fine cell of a finite non-zero float32 whose bits have key (their top
+// 16 bits) and lie on the cell's edge (edge: negative with the low 16 bits zero): cellOf,
+// on float32 bits.
+func keyCell(key int, edge bool) int {
+	m := key & 0x7FFF // the magnitude's key
+	if key < 0x8000 {
+		if m < 128 { // zero and the tiny: cell 0
+			m = 0
+		}
+		return half + m
+	}
+	if edge {
+		m-- // magPrev
+	}
+	if m < 128 {
+		m = 0
+	}
+	return half - 1 - m
 }
 
-// addFloat32s adds float32 values, reading the cells from their bits.
+// addFloat32s adds float32 values, reading the cells from their bits, a block at a time.
 func (m *moments) addFloat32s(vals []float32, scratch []float64) {
-	cells := m.cells
+	if m.raw32 == nil {
+		m.raw32, m.edges32 = new(fine), new(fine)
+	}
 	for len(vals) > 0 {
 		k := min(len(vals), blockSize)
-		x := scratch[:k]
-		j := 0
-		lo, hi := m.min, m.max
-		var zeros int64
-		for _, f := range vals[:k] {
-			b := math.Float32bits(f)
-			if b&0x7F800000 == 0x7F800000 {
-				switch {
-				case f != f:
-					m.nan++
-				case f > 0:
-					m.posInf++
-				default:
-					m.negInf++
-				}
-				continue
-			}
-			v := float64(f)
-			x[j] = v
-			j++
-			if v < lo {
-				lo = v
-			}
-			if v > hi {
-				hi = v
-			}
-			if b<<1 == 0 {
-				// Zeros come in runs (an image's background): counted here, and in their
-				// cell once a block, they do not wait on each other's increments.
-				zeros++
-				continue
-			}
-			cells.add(cell32(b), 1)
-		}
-		m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
-		if zeros > 0 {
-			cells.add(half, zeros)
+		if !m.addFiniteFloat32s(vals[:k]) {
+			m.addMixedFloat32s(vals[:k], scratch)
 		}
 		vals = vals[k:]
-		m.addFinite(x[:j])
 	}
+}
+
+// addFiniteFloat32s adds a block of float32 values (at most blockSize) and returns true, or
+// returns false having added nothing when one of them is a NaN or an infinity. It does what
+// addMixedFloat32s and addFinite do, with the same arithmetic in the same order, without
+// copying the values: the block's sum first (in float64, where a block of finite float32
+// values cannot overflow, so a sum that is not finite means a value that is not), then the
+// range, zeros and cells, then the deviations from the block's mean.
+func (m *moments) addFiniteFloat32s(x []float32) bool {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+	}
+	for _, v := range x[i:] {
+		s0 += float64(v)
+	}
+	s := (s0 + s1) + (s2 + s3)
+	if s-s != 0 {
+		return false
+	}
+	// The range, zeros and cells. Zeros are counted in their cell once a block, so that
+	// their runs (an image's background) do not wait on each other's increments. Where the
+	// last block had many zeros, mixed with other values as in images, the non-zero values'
+	// bits are first gathered without a branch on zero, whose outcome is then unpredictable;
+	// otherwise a branch that is rarely taken costs less than the gathering.
+	var lo, hi float32
+	var zeros int64
+	if m.zeroRich {
+		if m.nonZero == nil {
+			m.nonZero = make([]uint32, blockSize)
+		}
+		lo, hi, zeros = binGathered(x, m.nonZero, m.raw32, m.edges32)
+	} else {
+		lo, hi, zeros = binEach(x, m.raw32, m.edges32)
+	}
+	m.zeroRich = 4*zeros >= int64(len(x))
+	if zeros > 0 {
+		m.cells.add(half, zeros)
+	}
+	m.zeros += zeros
+	if float64(lo) < m.min {
+		m.min = float64(lo)
+	}
+	if float64(hi) > m.max {
+		m.max = float64(hi)
+	}
+	m.addSum(s)
+	mb := s / float64(len(x))
+	var d0, d1, d2, d3 float64
+	i = 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		a, b, c, d := float64(v[0])-mb, float64(v[1])-mb, float64(v[2])-mb, float64(v[3])-mb
+		d0 += a * a
+		d1 += b * b
+		d2 += c * c
+		d3 += d * d
+	}
+	for _, v := range x[i:] {
+		d0 += (float64(v) - mb) * (float64(v) - mb)
+	}
+	m.merge(int64(len(x)), mb, (d0+d1)+(d2+d3))
+	return true
+}
+
+// binEach returns the range and the zeros of finite float32 values x and counts the others
+// by key (raw) and, for negative values on a cell's edge, in edges.
+func binEach(x []float32, raw, edges *fine) (lo, hi float32, zeros int64) {
+	lo, hi = x[0], x[0]
+	for _, f := range x {
+		if f < lo { // of two zeros the first seen stays, as in addMixedFloat32s
+			lo = f
+		}
+		if f > hi {
+			hi = f
+		}
+		b := math.Float32bits(f)
+		if b<<1 == 0 {
+			zeros++
+			continue
+		}
+		raw.add(int(b>>16), 1)
+		if b&0x8000FFFF == 0x80000000 {
+			edges.add(int(b>>16&0x7FFF), 1) // negative, on a cell's edge
+		}
+	}
+	return lo, hi, zeros
+}
+
+// binGathered does what binEach does, gathering the non-zero values' bits in nz (as long as
+// x) first, without a branch on zero.
+func binGathered(x []float32, nz []uint32, raw, edges *fine) (lo, hi float32, zeros int64) {
+	lo, hi = x[0], x[0]
+	nz = nz[:len(x)]
+	j := 0
+	for _, f := range x {
+		if f < lo {
+			lo = f
+		}
+		if f > hi {
+			hi = f
+		}
+		b := math.Float32bits(f)
+		nz[j] = b
+		z := b << 1
+		j += int((z | -z) >> 31) // 1 unless the value is ±0
+	}
+	for _, b := range nz[:j] {
+		raw.add(int(b>>16), 1)
+		if b&0x8000FFFF == 0x80000000 {
+			edges.add(int(b>>16&0x7FFF), 1)
+		}
+	}
+	return lo, hi, int64(len(x) - j)
+}
+
+// addMixedFloat32s adds a block of float32 values (at most blockSize) some of which are NaN
+// or infinite: those are counted, and the finite ones go through scratch to addFinite.
+func (m *moments) addMixedFloat32s(vals []float32, scratch []float64) {
+	raw, edges := m.raw32, m.edges32
+	x := scratch[:len(vals)]
+	j := 0
+	lo, hi := m.min, m.max
+	var zeros int64
+	for _, f := range vals {
+		b := math.Float32bits(f)
+		if b&0x7F800000 == 0x7F800000 {
+			switch {
+			case f != f:
+				m.nan++
+			case f > 0:
+				m.posInf++
+			default:
+				m.negInf++
+			}
+			continue
+		}
+		v := float64(f)
+		x[j] = v
+		j++
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+		if b<<1 == 0 {
+			zeros++
+			continue
+		}
+		raw.add(int(b>>16), 1)
+		if b&0x8000FFFF == 0x80000000 {
+			edges.add(int(b>>16&0x7FFF), 1)
+		}
+	}
+	m.min, m.max, m.zeros = lo, hi, m.zeros+zeros
+	if zeros > 0 {
+		m.cells.add(half, zeros)
+	}
+	m.addFinite(x[:j])
+}
+
+// settle moves the counts of float32 keys to the cells (keyCell), a key at a time.
+func (m *moments) settle() {
+	if m.raw32 == nil {
+		return
+	}
+	for pg, p := range m.raw32.pages {
+		if p == nil {
+			continue
+		}
+		for j, c := range p {
+			if c == 0 {
+				continue
+			}
+			key := pg<<8 | j
+			e := int64(0)
+			if key >= 0x8000 {
+				e = m.edges32.at(key & 0x7FFF)
+			}
+			m.cells.add(keyCell(key, false), c-e)
+			if e > 0 {
+				m.cells.add(keyCell(key, true), e)
+			}
+		}
+	}
+	m.raw32, m.edges32 = nil, nil
 }
 
 // addFloat64s adds float64 values in blocks through scratch.
@@ -687,6 +858,7 @@ func (m *moments) numeric(bins int) *Numeric {
 	out.Min, out.Max = m.min, m.max
 	out.Mean = (m.sum + m.comp) / float64(m.n)
 	out.Std = math.Sqrt(m.m2 / float64(m.n))
+	m.settle()
 	out.Histogram = fineHistogram(m.cells, m.min, m.max, bins)
 	return out
 }

@@ -333,15 +333,32 @@ func TestMediaType(t *testing.T) {
 	}
 }
 
+// TestCell32 checks the float32 path's cells (counted by key, settled by keyCell) against
+// cellOf's, value by value and in aggregate.
 func TestCell32(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, -2, 0.5, -0.5, 1e-40, -1e-40, math.MaxFloat32, -math.MaxFloat32}
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, -2, 0.5, -0.5, 1e-40, -1e-40, -math.SmallestNonzeroFloat32,
+		-float32(math.Ldexp(1, -126)), -float32(math.Ldexp(1, -125)), math.MaxFloat32, -math.MaxFloat32}
 	for range 100000 {
 		vals = append(vals, float32(r.NormFloat64()*math.Pow(10, float64(r.IntN(30)-15))), float32(r.IntN(1000)-500))
 	}
+	want := map[int]int64{}
 	for _, v := range vals {
-		if a, b := cell32(math.Float32bits(v)), cellOf(float64(v)); a != b {
-			t.Fatalf("%g: cell32 %d, cellOf %d", v, a, b)
+		want[cellOf(float64(v))]++
+		b := math.Float32bits(v)
+		if b<<1 == 0 {
+			continue // zeros are counted on their own
+		}
+		if a, c := keyCell(int(b>>16), b&0x8000FFFF == 0x80000000), cellOf(float64(v)); a != c {
+			t.Fatalf("%g: keyCell %d, cellOf %d", v, a, c)
+		}
+	}
+	m := newMoments()
+	m.addFloat32s(vals, make([]float64, blockSize))
+	m.settle()
+	for i := range fineCells {
+		if got := m.cells.at(i); got != want[i] {
+			t.Fatalf("cell %d: %d values, cellOf puts %d there", i, got, want[i])
 		}
 	}
 }

@@ -802,15 +802,19 @@ func (d *decoder) sparse(k, p, nseq int, out *mlfeed.StreamData) (int, error) {
 		} else {
 			vals = append(grow(vals, len(v), int(guess*es), int(maxNNZ*es)), v...)
 		}
-		if bad.at < 0 {
-			if j := badIndex(ix, uint32(st.Dim)); j >= 0 {
-				bad, bix = mark{mid + 4*j, q, j}, ix
-			}
-		}
+		j := -1
 		if nseq == 1 {
 			idx = ix
+			j = badIndex(ix, uint32(st.Dim))
 		} else {
-			idx = append(grow(idx, len(ix), int(guess*4), int(maxNNZ*4)), ix...)
+			// Copied and checked in one pass over the indices, which come from memory.
+			idx = grow(idx, len(ix), int(guess*4), int(maxNNZ*4))
+			n := len(idx)
+			idx = idx[:n+len(ix)]
+			j = copyIndices(idx[n:], ix, uint32(st.Dim))
+		}
+		if bad.at < 0 && j >= 0 {
+			bad, bix = mark{mid + 4*j, q, j}, ix
 		}
 		// Per-sample counts: each within what is left of nnz, together nnz.
 		s0 := len(ss)
@@ -871,6 +875,35 @@ func badIndex(ix []byte, dim uint32) int {
 	}
 	if acc&top != 0 {
 		i = 0 // some index is outside: find the first
+	}
+	for ; len(ix)-i >= 4; i += 4 {
+		if le.Uint32(ix[i:]) >= dim {
+			return i / 4
+		}
+	}
+	return -1
+}
+
+// copyIndices copies the little-endian int32s of ix to dst (as long) and returns badIndex(ix,
+// dim), checking them as they are copied.
+func copyIndices(dst, ix []byte, dim uint32) int {
+	const top = 0x8000_0000_8000_0000
+	d2 := uint64(dim) * 0x1_0000_0001
+	var acc uint64
+	i := 0
+	dst = dst[:len(ix)]
+	for ; len(ix)-i >= 32; i += 32 {
+		w, o := ix[i:i+32:i+32], dst[i:i+32:i+32]
+		w0, w1, w2, w3 := le.Uint64(w), le.Uint64(w[8:]), le.Uint64(w[16:]), le.Uint64(w[24:])
+		le.PutUint64(o, w0)
+		le.PutUint64(o[8:], w1)
+		le.PutUint64(o[16:], w2)
+		le.PutUint64(o[24:], w3)
+		acc |= w0 | w1 | w2 | w3 | ((w0 | top) - d2) | ((w1 | top) - d2) | ((w2 | top) - d2) | ((w3 | top) - d2)
+	}
+	copy(dst[i:], ix[i:])
+	if acc&top != 0 {
+		return badIndex(ix, dim)
 	}
 	for ; len(ix)-i >= 4; i += 4 {
 		if le.Uint32(ix[i:]) >= dim {

@@ -471,6 +471,10 @@ func TestBadIndex(t *testing.T) {
 		if got := badIndex(b, dim); got != want {
 			t.Fatalf("dim %d, indices % x: got %d, want %d", dim, b, got, want)
 		}
+		dst := make([]byte, len(b))
+		if got := copyIndices(dst, b, dim); got != want || !bytes.Equal(dst, b) {
+			t.Fatalf("copyIndices: dim %d, indices % x: got %d and % x, want %d", dim, b, got, dst, want)
+		}
 	}
 }
 

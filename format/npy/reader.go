@@ -107,7 +107,8 @@ type Reader struct {
 	perChunk int
 	identity []int64
 	mapped   bool
-	memory   int64 // the memory budget (ReaderOptions.Memory)
+	region   *mmap.Region // the mapped file, when mapped
+	memory   int64        // the memory budget (ReaderOptions.Memory)
 	closers  closer.Stack
 }
 
@@ -171,7 +172,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	rd.closers = append(rd.closers, f.Close)
 	if !o.NoMmap {
 		if reg, err := mmap.Map(f, size); err == nil {
-			rd.mapped = true
+			rd.mapped, rd.region = true, reg
 			rd.closers = append(rd.closers, reg.Close)
 			for _, a := range rd.arrays {
 				if a.stored {
@@ -453,6 +454,10 @@ func (rd *Reader) values(a *array, from, to int, old []byte) (mlfeed.Buffer, err
 			return mlfeed.Buffer{}, err
 		}
 		return rd.strings(a, raw, from)
+	}
+	if rd.region != nil && a.stored {
+		// One system call maps the pages in, instead of a fault per page as they are read.
+		rd.region.Populate(a.off+lo, a.off+hi)
 	}
 	if a.copyFree() {
 		if a.mem != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"unicode/utf8"
 
@@ -23,8 +24,9 @@ type WriterOptions struct {
 	// Compress deflates the archive's members, as numpy.savez_compressed does.
 	Compress bool
 	// Records is the number of records that will be written, when known. A .npy writer of
-	// a numeric stream then writes straight through (its header states the count); Close
-	// fails if a different number arrived. Zero means unknown.
+	// a numeric stream then writes straight through (its header states the count), having
+	// reserved the data's disk blocks first when it writes to a file, as numpy.save does;
+	// Close fails if a different number arrived. Zero means unknown.
 	Records int64
 	// TempDir holds the temporary files that data waits in until the record count is known
 	// (every .npz member, and .npy files when Records is zero). Empty means os.TempDir().
@@ -92,6 +94,14 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		m := wr.members[0]
 		if _, err := w.Write(AppendHeader(nil, m.descr, append([]int{int(opts.Records)}, m.shape...))); err != nil {
 			return nil, err
+		}
+		size, fits := opts.Records, true
+		for _, d := range append([]int{m.stream.Type.Size()}, m.shape...) {
+			fits = fits && (d == 0 || size <= math.MaxInt64/int64(d))
+			size *= int64(d)
+		}
+		if fits { // else more than any disk holds: the writes will say so
+			preallocate(w, size)
 		}
 	} else {
 		for _, m := range wr.members {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 
 // FuzzReader feeds arbitrary bytes to the reader (auto compression and records). Whatever it
 // accepts must decode without panicking, in chunks of a few records and into reused chunks
-// alike, agree with its own index (sequence lengths), and, read as Examples, write back and
+// alike, agree with its own index (sequence lengths), describe to the engine (RawSamples,
+// the file mapped) only what decodes so, and, read as Examples, write back and
 // read again to the same values; it must never allocate from a length field the input does
 // not back.
 func FuzzReader(f *testing.F) {
@@ -28,6 +30,8 @@ func FuzzReader(f *testing.F) {
 		f.Add(plain[:end])
 	}
 	f.Add(file(exampleBytes(entry("dense", 2, floats(1, 2)), entry("b", 1, []byte{0x0a, 1, 'x'})), exampleBytes(entry("dense", 2, floats(3, 4)), entry("v", 3, ints(-1, 2)))))
+	f.Add(file(exampleBytes(entry("x", 2, floats(1, 2, 3, 4, 5, 6, 7, 8)), entry("y", 3, ints(1))),
+		exampleBytes(entry("x", 2, floats(9, 10, 11, 12, 13, 14, 15, 16)), entry("y", 3, ints(2)))))
 	f.Fuzz(fuzzOne)
 }
 
@@ -44,6 +48,17 @@ func fuzzOne(t *testing.T, data []byte) {
 			return
 		}
 		defer r.Close()
+		// Mapped, the same bytes may be described to the engine (RawSamples): only as they
+		// decode.
+		dir := t.TempDir()
+		name := filepath.Join(dir, "fuzz.tfrecord")
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := Open(name, opts); err == nil {
+			checkRawSamples(t, m)
+			m.Close()
+		}
 		var prev *mlfeed.Chunk
 		var chunks []*mlfeed.Chunk
 		for i := range r.Chunks() {

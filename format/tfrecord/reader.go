@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -64,6 +65,8 @@ type Reader struct {
 	skipped  []string
 	cached   string
 	closers  []func() error
+	raw      []atomic.Pointer[rawChunk] // per chunk, where RawSamples finds its samples; nil: never
+	rawKept  atomic.Int64               // bytes RawSamples keeps decoded
 }
 
 // streamInfo is how a stream's values are laid out.
@@ -150,6 +153,7 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *
 		}
 	}
 	if cache != "" && rd.loadCache(cache, input, o) {
+		rd.rawReady()
 		return rd, nil
 	}
 	maxRec := o.MaxRecord
@@ -186,6 +190,7 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *
 	if cache != "" {
 		rd.writeCache(cache, o.Records)
 	}
+	rd.rawReady()
 	return rd, nil
 }
 

@@ -4,7 +4,8 @@
 //	cbfbench genctf OUT MB              write a CTF file of about MB megabytes (dense F, sparse S)
 //	cbfbench read [-runs N] [-parallel P] [-sum=false] [-nommap] FILE
 //	                                    decode every chunk and sum every value (or only decode);
-//	                                    print the median seconds of N runs and the sum. With
+//	                                    print the median seconds of N runs, the sum and the
+//	                                    mean CPU seconds (user and system) of a run. With
 //	                                    P > 1, P goroutines read chunks at once.
 package main
 
@@ -21,6 +22,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mlfeed/mlfeed"
@@ -186,6 +188,7 @@ func genCTF(out string, size int64) error {
 func read(name string, opts *cbf.ReaderOptions, runs, par int, sum bool) error {
 	var times []float64
 	var total float64
+	cpu0 := cpuTime()
 	for range runs {
 		t := time.Now()
 		rd, err := cbf.Open(name, opts)
@@ -226,9 +229,17 @@ func read(name string, opts *cbf.ReaderOptions, runs, par int, sum bool) error {
 			total += s
 		}
 	}
+	cpu := (cpuTime() - cpu0) / float64(runs)
 	slices.Sort(times)
-	fmt.Printf("%.6f %.6g\n", times[len(times)/2], total)
+	fmt.Printf("%.6f %.6g %.6f\n", times[len(times)/2], total, cpu)
 	return nil
+}
+
+// cpuTime returns the process's user and system CPU time in seconds.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // add sums v, with NaN counted as 0 so that sums stay comparable.
