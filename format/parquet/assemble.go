@@ -3,8 +3,8 @@ package parquet
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
