@@ -119,7 +119,7 @@ func listParts(n *node) (rep, elem *node, err error) {
 }
 
 // arrowOf returns the Arrow type a column of another writer's file reads as (the types
-// arrow-go's pqarrow gives, for the error messages of those mlfeed refuses), for node n; asElem
+// arrow-go's pqarrow would give, for the error messages of those mlfeed refuses), for node n; asElem
 // says that n is a repeated node standing for its own elements.
 func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 	if n.repeated() && !asElem {
