@@ -25,7 +25,10 @@ type leafData struct {
 	data    []byte
 	offsets []uint32
 	width   int
-	count   int // non-null values
+	count   int      // non-null values
+	owned   bool     // data is this leafData's own memory, not a page's
+	defs    [256]int // how many entries have each definition level
+	capHint int      // the bytes the chunk's values take, from the footer
 }
 
 // newLeaf returns an empty leafData for leaf column n.
@@ -48,9 +51,17 @@ func newLeaf(n *node) *leafData {
 	return ld
 }
 
-// readLeaf reads every page of column chunk cc of leaf column n.
-func readLeaf(cc pq.ColumnChunk, n *node) (*leafData, error) {
+// readLeaf reads every page of column chunk cc of leaf column n, which holds about values
+// values (from the footer).
+func readLeaf(cc pq.ColumnChunk, n *node, values int64) (*leafData, error) {
 	ld := newLeaf(n)
+	ld.capHint = int(values) * ld.width
+	if n.rep > 0 {
+		ld.rep = make([]byte, 0, values)
+	}
+	if n.def > 0 {
+		ld.def = make([]byte, 0, values)
+	}
 	pages := cc.Pages()
 	defer pages.Close()
 	first := true
@@ -90,15 +101,20 @@ func (ld *leafData) add(p pq.Page, n *node, first bool) error {
 			return fmt.Errorf("%w: %d definition levels for %d values", ErrFormat, len(d), k)
 		}
 		ld.def = append(ld.def, d...)
-		count = 0
 		m := byte(n.def)
+		var hist [256]int
 		for _, v := range d {
-			if v == m {
-				count++
-			} else if v > m {
+			hist[v]++
+		}
+		for v := int(m) + 1; v < len(hist); v++ {
+			if hist[v] > 0 {
 				return fmt.Errorf("%w: definition level %d above the column's %d", ErrFormat, v, m)
 			}
 		}
+		for v, c := range hist {
+			ld.defs[v] += c
+		}
+		count = hist[m]
 	}
 	ld.n += k
 	vals := p.Data()
@@ -120,10 +136,15 @@ func (ld *leafData) add(p pq.Page, n *node, first bool) error {
 		if len(data) < count*ld.width {
 			return fmt.Errorf("%w: %d bytes of values in a page of %d values", ErrFormat, len(data), count)
 		}
-		if first {
+		switch {
+		case first:
 			ld.data = data[:count*ld.width] // the page's own memory: no copy for one page
-		} else {
-			ld.data = append(ld.data[:len(ld.data):len(ld.data)], data[:count*ld.width]...)
+		case !ld.owned:
+			own := make([]byte, len(ld.data), max(ld.capHint, 2*len(ld.data))+count*ld.width)
+			copy(own, ld.data)
+			ld.data, ld.owned = append(own, data[:count*ld.width]...), true
+		default:
+			ld.data = append(ld.data, data[:count*ld.width]...)
 		}
 	default:
 		if len(offsets) < count+1 {
@@ -205,17 +226,23 @@ type assembler struct {
 }
 
 func (a *assembler) newSlot(ld *leafData, i, lvl, slotDef int) bool {
-	if ld.rep != nil && int(ld.rep[i]) > lvl {
-		return false
+	return (ld.rep == nil || int(ld.rep[i]) <= lvl) && (ld.def == nil || int(ld.def[i]) >= slotDef)
+}
+
+// mayBeNull reports whether a slot of node n at (lvl, slotDef) may be null: whether some
+// entry of its first leaf is defined down to slotDef but not down to n.
+func (a *assembler) mayBeNull(n *node, slotDef int) bool {
+	ld := a.leaves[n.first]
+	for d := slotDef; d < n.def; d++ {
+		if ld.defs[d] > 0 {
+			return true
+		}
 	}
-	if lvl == 0 {
-		return ld.rep == nil || ld.rep[i] == 0
-	}
-	return ld.def == nil || int(ld.def[i]) >= slotDef
+	return false
 }
 
 // validity returns the validity bitmap of the slots of node n at (lvl, slotDef) by its first
-// leaf, or nil when every slot is valid, and the number of slots.
+// leaf, or nil when every slot is valid, the number of slots and of nulls.
 func (a *assembler) validity(n *node, lvl, slotDef int) (*memory.Buffer, int, int) {
 	ld := a.leaves[n.first]
 	if ld.rep == nil && ld.def == nil {
@@ -258,7 +285,11 @@ func (a *assembler) build(dt arrow.DataType, n *node, lvl, slotDef int, asElem b
 		}
 		return a.list(t, n, rep, elem, lvl, slotDef)
 	case *arrow.StructType:
-		valid, slots, nulls := a.validity(n, lvl, slotDef)
+		var valid *memory.Buffer
+		slots, nulls := -1, 0
+		if a.mayBeNull(n, slotDef) {
+			valid, slots, nulls = a.validity(n, lvl, slotDef)
+		}
 		kids := make([]arrow.ArrayData, t.NumFields())
 		defer func() {
 			for _, k := range kids {
@@ -271,6 +302,9 @@ func (a *assembler) build(dt arrow.DataType, n *node, lvl, slotDef int, asElem b
 			k, err := a.build(f.Type, n.children[i], lvl, slotDef, false)
 			if err != nil {
 				return nil, err
+			}
+			if slots < 0 {
+				slots = k.Len() // every slot valid: as many as the first field's values
 			}
 			if k.Len() != slots {
 				return nil, fmt.Errorf("%w: struct %q: field %q has %d values, %q %d", ErrFormat, n.name(), f.Name, k.Len(), t.Field(0).Name, slots)
@@ -286,20 +320,29 @@ func (a *assembler) build(dt arrow.DataType, n *node, lvl, slotDef int, asElem b
 // elements elem.
 func (a *assembler) list(dt arrow.DataType, n, rep, elem *node, lvl, slotDef int) (arrow.ArrayData, error) {
 	ld := a.leaves[n.first]
-	valid, slots, nulls := a.validity(n, lvl, slotDef)
-	offsets := make([]int32, 0, slots+1)
+	var valid *memory.Buffer
+	nulls := 0
+	if a.mayBeNull(n, slotDef) {
+		valid, _, nulls = a.validity(n, lvl, slotDef)
+	}
+	if ld.n >= math.MaxInt32 {
+		return nil, fmt.Errorf("%w: more than 2^31 list elements in a row group", ErrFormat)
+	}
+	// Entry i opens a list at (lvl, slotDef) and adds an element at (rep.rep, rep.def); a
+	// list has repetition and definition levels.
+	offsets := make([]int32, 0, a.rows+1)
 	var count int32
-	for i := 0; i < ld.n; i++ {
-		if a.newSlot(ld, i, lvl, slotDef) {
+	sr, sd, er, ed := byte(lvl), byte(slotDef), byte(rep.rep), byte(rep.def)
+	for i, r := range ld.rep[:ld.n] {
+		d := ld.def[i]
+		if r <= sr && d >= sd {
 			offsets = append(offsets, count)
 		}
-		if a.newSlot(ld, i, rep.rep, rep.def) {
-			if count == math.MaxInt32 {
-				return nil, fmt.Errorf("%w: more than 2^31 list elements in a row group", ErrFormat)
-			}
+		if r <= er && d >= ed {
 			count++
 		}
 	}
+	slots := len(offsets)
 	offsets = append(offsets, count)
 	var et arrow.DataType
 	switch t := dt.(type) {
@@ -352,7 +395,11 @@ func (a *assembler) rowOf(ld *leafData, lvl, slotDef, s int) int {
 // every null one.
 func (a *assembler) leaf(dt arrow.DataType, n *node, lvl, slotDef int) (arrow.ArrayData, error) {
 	ld := a.leaves[n.col]
-	valid, slots, nulls := a.validity(n, lvl, slotDef)
+	var valid *memory.Buffer
+	slots, nulls := ld.count, 0
+	if a.mayBeNull(n, slotDef) {
+		valid, slots, nulls = a.validity(n, lvl, slotDef)
+	}
 	if slots-nulls != ld.count {
 		return nil, fmt.Errorf("%w: column %q: %d values for %d defined slots", ErrFormat, n.name(), ld.count, slots-nulls)
 	}

@@ -326,7 +326,7 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		if err := rd.checkPages(cm, n); err != nil {
 			return nil, mlfeed.OffsetError(rd.name, off, where, err)
 		}
-		ld, err := readLeaf(ccs[j], n)
+		ld, err := readLeaf(ccs[j], n, min(cm.NumValues, rd.memory))
 		if err != nil {
 			if errors.Is(err, mlfeed.ErrTooLarge) || errors.Is(err, ErrFormat) || errors.Is(err, ErrUnsupported) {
 				return nil, mlfeed.OffsetError(rd.name, off, where, fmt.Errorf("column %q: %w", n.name(), err))
