@@ -301,6 +301,9 @@ func (s *shredder) value(wn *wnode, arr arrow.Array, i, rep, def, replvl int) er
 			}
 			return nil
 		}
+		if kid := wn.kids[0]; kid.col >= 0 && !kid.optional {
+			return s.leafRun(kid, a.ListValues(), int(from), int(to), rep, replvl+1, def+1)
+		}
 		for k := from; k < to; k++ {
 			r := rep
 			if k > from {
@@ -312,6 +315,49 @@ func (s *shredder) value(wn *wnode, arr arrow.Array, i, rep, def, replvl int) er
 		}
 		return nil
 	}
+	return s.leafRun(wn, arr, i, i+1, rep, rep, def)
+}
+
+// leafRun shreds elements [from, to) of arr, values of leaf wn (not optional): the first at
+// repetition level rep, the others at next, all at definition level def.
+func (s *shredder) leafRun(wn *wnode, arr arrow.Array, from, to, rep, next, def int) error {
+	if arr.NullN() > 0 {
+		for i := from; i < to; i++ {
+			if arr.IsNull(i) {
+				return fmt.Errorf("%w: a null in a column that holds none", ErrFormat)
+			}
+		}
+	}
+	c := wn.col
+	out := slices.Grow(s.vals[c], to-from)
+	switch a := arr.(type) {
+	case *array.Float32: // the common case (images, features) without a call per value
+		for i, x := range a.Float32Values()[from:to] {
+			r := next
+			if i == 0 {
+				r = rep
+			}
+			out = append(out, pq.FloatValue(x).Level(r, def, c))
+		}
+	default:
+		for i := from; i < to; i++ {
+			v, err := scalar(arr, i)
+			if err != nil {
+				return err
+			}
+			r := next
+			if i == from {
+				r = rep
+			}
+			out = append(out, v.Level(r, def, c))
+		}
+	}
+	s.vals[c] = out
+	return nil
+}
+
+// scalar returns element i of a primitive array as a Parquet value.
+func scalar(arr arrow.Array, i int) (pq.Value, error) {
 	var v pq.Value
 	switch a := arr.(type) {
 	case *array.Boolean:
@@ -344,10 +390,9 @@ func (s *shredder) value(wn *wnode, arr arrow.Array, i, rep, def, replvl int) er
 	case *array.FixedSizeBinary:
 		v = pq.FixedLenByteArrayValue(a.Value(i))
 	default:
-		return fmt.Errorf("%w: Arrow array %s", ErrUnsupported, arr.DataType())
+		return v, fmt.Errorf("%w: Arrow array %s", ErrUnsupported, arr.DataType())
 	}
-	s.vals[wn.col] = append(s.vals[wn.col], v.Level(rep, def, wn.col))
-	return nil
+	return v, nil
 }
 
 // Close writes the footer. It does not close the underlying writer.
