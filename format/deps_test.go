@@ -8,20 +8,33 @@ import (
 	"testing"
 )
 
-// arrowGo is what arrow-go brings with it (its codecs, hashes, flatbuffers; grpc and
-// protobuf through parquet/pqarrow's use of arrow/flight for the stored Arrow schema).
+// arrowGo is what arrow-go's arrow, arrow/array and arrow/ipc bring with them (hashes, JSON,
+// flatbuffers, codecs).
 var arrowGo = []string{
-	"github.com/apache/arrow-go/", "github.com/andybalholm/brotli", "github.com/apache/thrift/",
-	"github.com/cespare/xxhash/", "github.com/goccy/go-json", "github.com/google/flatbuffers/",
+	"github.com/apache/arrow-go/", "github.com/goccy/go-json", "github.com/google/flatbuffers/",
 	"github.com/google/uuid", "github.com/klauspost/cpuid/", "github.com/pierrec/lz4/",
-	"github.com/zeebo/xxh3", "google.golang.org/",
+	"github.com/zeebo/xxh3",
 }
+
+// heavyArrow are the parts of arrow-go no format links: its compute kernels (6 MB), Flight
+// (grpc, protobuf) and its Parquet packages (pqarrow imports Flight; parquet/file imports
+// compute). format/parquet reads and writes through parquet-go instead.
+var heavyArrow = []string{
+	"github.com/apache/arrow-go/v18/arrow/compute", "github.com/apache/arrow-go/v18/arrow/flight",
+	"github.com/apache/arrow-go/v18/parquet", "google.golang.org/grpc",
+}
+
+// parquetGo is what github.com/parquet-go/parquet-go, format/parquet's codec, brings (its
+// geometry and protobuf support come with its root package; brotli imports net/http for an
+// HTTP handler).
+var parquetGo = []string{"github.com/parquet-go/", "github.com/twpayne/go-geom", "google.golang.org/protobuf/", "github.com/andybalholm/brotli"}
 
 // A program pays for what it imports: the data model, the registry and every format package
 // link nothing outside the standard library, golang.org/x, this module's own non-network
-// packages and the format's codec libraries (klauspost/compress; arrow-go, with what it
-// brings, for Arrow and Parquet; protobuf's wire format for TFRecord; xxhash for MDS). In particular no storage driver, no cloud SDK, and (but for
-// Parquet's arrow-go) no network code.
+// packages and the format's codec libraries (klauspost/compress; arrow-go's arrow and ipc for
+// Arrow and Parquet, never its compute kernels, Flight or grpc; parquet-go for Parquet;
+// protobuf's wire format for TFRecord; xxhash for MDS). In particular no storage driver, no cloud
+// SDK, and (but for the HTTP handler of brotli, which parquet-go imports) no network code.
 func TestFormatDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over every format package")
@@ -47,6 +60,10 @@ func TestFormatDependencies(t *testing.T) {
 		if arrow {
 			allowed = append(allowed, arrowGo...)
 		}
+		parquet := strings.Contains(pkg, "/format/parquet")
+		if parquet {
+			allowed = append(allowed, parquetGo...)
+		}
 		if strings.Contains(pkg, "/format/tfrecord") {
 			allowed = append(allowed, "google.golang.org/protobuf/") // protowire, its codec
 		}
@@ -57,7 +74,7 @@ func TestFormatDependencies(t *testing.T) {
 		for _, d := range strings.Fields(string(deps)) {
 			first, _, _ := strings.Cut(d, "/")
 			ok := !strings.Contains(first, ".") && d != "net/http" // the standard library, but for HTTP
-			if d == "net/http" && arrow {
+			if d == "net/http" && parquet {
 				ok = true
 			}
 			if rest, own := strings.CutPrefix(d, "github.com/mlfeed/mlfeed"); own {
@@ -65,6 +82,9 @@ func TestFormatDependencies(t *testing.T) {
 			}
 			for _, a := range allowed {
 				ok = ok || strings.HasPrefix(d, a)
+			}
+			for _, h := range heavyArrow {
+				ok = ok && !strings.HasPrefix(d, h)
 			}
 			if !ok {
 				t.Errorf("%s imports %s", pkg, d)

@@ -110,6 +110,16 @@ same. --json prints {"version", "commit", "time", "modified", "go", "platform", 
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	rootCmd.AddCommand(cmd)
-	rootCmd.Version = readBuildInfo().String()
-	rootCmd.SetVersionTemplate("{{.Version}}")
+	// --version is the root's own flag, not cobra's (Command.Version): cobra prints its own
+	// "NAME version V" line, and a custom version template links text/template, whose
+	// reflective method calls stop the linker from dropping unused methods (10 MB).
+	var showVersion bool
+	rootCmd.Flags().BoolVarP(&showVersion, "version", "v", false, "print the version, as mlfeed version does")
+	rootCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if !showVersion {
+			return cmd.Help()
+		}
+		_, err := fmt.Fprint(cmd.OutOrStdout(), readBuildInfo())
+		return err
+	}
 }

@@ -11,7 +11,7 @@ import (
 
 // TestCheckSchemaMessageMutated changes bytes of a real schema message (the first message of
 // an IPC stream) and decodes each change that CheckSchemaMessage lets through with arrow-go,
-// as pqarrow decodes a Parquet file's stored Arrow schema: arrow-go trusts the message's
+// as format/parquet decodes a Parquet file's stored Arrow schema: arrow-go trusts the message's
 // vector lengths, and one that passed unchecked had it allocate 32 GiB for a 1 KB file (Go's
 // fatal out of memory, which no recover catches). Work and memory stay bounded by the message.
 func TestCheckSchemaMessageMutated(t *testing.T) {

@@ -1,5 +1,6 @@
-// Package parquet reads and writes Apache Parquet files through github.com/apache/arrow-go's
-// pqarrow.
+// Package parquet reads and writes Apache Parquet files through
+// github.com/parquet-go/parquet-go's pages and column writers, mapping columns to Arrow arrays
+// (github.com/apache/arrow-go's arrow and ipc packages, not its compute kernels or Flight).
 //
 // A column is a stream and a row is a sequence, mapped as in Arrow (package
 // internal/arrowmap, documented in docs/parquet.md): dense scalars are primitive columns,
@@ -11,9 +12,9 @@
 // columns (decoded); nulls are refused with the column and row.
 //
 // Chunks follow row groups; the chunk table comes from the footer without decoding data.
-// Decoding is synchronous: pqarrow's parallel column reading is off and the reader starts no
-// goroutines. Written files are compressed with zstd unless WriterOptions.Compression says
-// otherwise (snappy, gzip, none).
+// Decoding is synchronous: a row group's columns are decoded one after another on the
+// caller's goroutine, and the reader starts no goroutines. Written files are compressed with
+// zstd unless WriterOptions.Compression says otherwise (snappy, gzip, none).
 package parquet
 
 import (

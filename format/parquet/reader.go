@@ -10,16 +10,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	pq "github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/mlfeed/mlfeed"
 	arrowfmt "github.com/mlfeed/mlfeed/format/arrow"
@@ -36,10 +33,10 @@ type ReaderOptions struct {
 	// length of the first row's list (read from the first row group), and a row of another
 	// length is an error.
 	VariableLists bool
-	// Memory is the memory budget in bytes (the scheduler's, the CLI's --memory): no single
-	// buffer arrow-go allocates for the file (a page, a column of a row group, the stored
-	// Arrow schema) may be larger, else reading fails with ErrTooLarge before allocating it.
-	// Zero means sched.DefaultMemory.
+	// Memory is the memory budget in bytes (the scheduler's, the CLI's --memory): a row group
+	// whose columns decode to more, or a page that decompresses to more, is refused with
+	// ErrTooLarge before it is read; the stored Arrow schema is decoded allocating no more
+	// than its own size. Zero means sched.DefaultMemory.
 	Memory int64
 }
 
@@ -47,17 +44,23 @@ type ReaderOptions struct {
 // SequenceLengths; its methods are safe for concurrent use.
 type Reader struct {
 	name    string
-	pf      *file.Reader
-	leaves  []int // every leaf column, for pqarrow
+	ra      io.ReaderAt
+	size    int64
+	pf      *pq.File
+	md      *format.FileMetaData
+	fields  []*node // the schema's top-level fields, one per Arrow column
+	leaves  []*node // every leaf column
+	types   []arrow.DataType
 	plan    *arrowmap.Plan
 	dec     arrowmap.Decoder
 	chunks  []mlfeed.ChunkInfo
 	first   []int64
-	readers sync.Pool // *pqarrow.FileReader over pf
-	mem     memory.Allocator
 	memory  int64 // the memory budget (ReaderOptions.Memory)
 	closers closer.Stack
 }
+
+// errSchemaMeta is wrapped by errors of the stored Arrow schema.
+var errSchemaMeta = fmt.Errorf("%w: %s", ErrFormat, arrowSchemaKey)
 
 // NewReader returns a reader of the Parquet file in r, which holds size bytes. The footer is
 // read and checked; no data is decoded, except the first row group's list columns that need
@@ -70,58 +73,78 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	if size < 12 {
 		return nil, mlfeed.OffsetError(name, 0, "magic", fmt.Errorf("%w: %d bytes is too short for Parquet", ErrTruncated, size))
 	}
-	var tail [4]byte
-	if _, err := r.ReadAt(tail[:], size-4); err != nil {
-		return nil, mlfeed.OffsetError(name, size-4, "magic", fmt.Errorf("%w: %v", ErrTruncated, err))
+	var tail [8]byte
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return nil, mlfeed.OffsetError(name, size-8, "magic", fmt.Errorf("%w: %v", ErrTruncated, err))
 	}
-	if string(tail[:]) != magic {
+	if string(tail[4:]) != magic {
 		return nil, mlfeed.OffsetError(name, size-4, "trailing magic", fmt.Errorf("%w: the file does not end with PAR1", ErrTruncated))
 	}
-	mem := arrowmap.Allocator(opts.Memory)
-	props := pq.NewReaderProperties(mem)
-	pf, err := openParquet(r, size, file.WithReadProps(props))
-	if err != nil {
-		if md := patchedFooter(r, size); md != nil {
-			pf, err = openParquet(r, size, file.WithReadProps(props), file.WithMetadata(md))
-		}
+	footerAt := size - 8 - int64(binary.LittleEndian.Uint32(tail[:4]))
+	if footerAt < 4 {
+		return nil, mlfeed.OffsetError(name, size-8, "footer", fmt.Errorf("%w: a footer of %d bytes in a file of %d", ErrTruncated, binary.LittleEndian.Uint32(tail[:4]), size))
 	}
-	if err != nil {
-		return nil, mlfeed.OffsetError(name, size-8, "footer", fmt.Errorf("%w: %v", ErrFormat, err))
-	}
-	rd = &Reader{name: name, pf: pf, mem: mem, memory: opts.Memory}
+	rd = &Reader{name: name, ra: r, size: size, memory: opts.Memory}
 	if rd.memory <= 0 {
 		rd.memory = sched.DefaultMemory
 	}
-	rd.closers = append(rd.closers, pf.Close)
-	fail := func(e error) (*Reader, error) {
-		rd.Close()
-		return nil, e
+	if int64(binary.LittleEndian.Uint32(tail[:4])) > rd.memory {
+		return nil, mlfeed.OffsetError(name, size-8, "footer", fmt.Errorf("%w: a footer of %d bytes, more than the memory budget of %d bytes (raise it with --memory)", mlfeed.ErrTooLarge, binary.LittleEndian.Uint32(tail[:4]), rd.memory))
 	}
-	for i := 0; i < pf.MetaData().NumColumns(); i++ {
-		rd.leaves = append(rd.leaves, i)
+	footerErr := func(field string, e error) (*Reader, error) {
+		return nil, mlfeed.OffsetError(name, footerAt, field, e)
 	}
-	if err := checkArrowSchema(pf.MetaData()); err != nil {
-		return fail(rd.schemaErr(size, err))
+	if rd.pf, err = openPQ(r, size); err != nil {
+		return footerErr("footer", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	fr, err := rd.fileReader()
+	rd.md = rd.pf.Metadata()
+	if rd.fields, rd.leaves, err = schemaTree(rd.md.Schema); err != nil {
+		return footerErr("schema", err)
+	}
+	stored, err := storedSchema(rd.pf)
 	if err != nil {
-		return fail(rd.schemaErr(size, err))
+		return footerErr(arrowSchemaKey+" metadata", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	schema, err := fr.Schema()
-	rd.readers.Put(fr)
-	if err != nil {
-		return fail(rd.schemaErr(size, err))
+	fields := make([]arrow.Field, len(rd.fields))
+	if stored != nil && stored.NumFields() != len(rd.fields) {
+		return footerErr(arrowSchemaKey+" metadata", fmt.Errorf("%w: %d fields for %d Parquet columns", errSchemaMeta, stored.NumFields(), len(rd.fields)))
 	}
-	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists); err != nil {
-		return fail(mlfeed.OffsetError(name, size-8, "schema", mapErr(err)))
+	for i, n := range rd.fields {
+		var dt arrow.DataType
+		if stored != nil {
+			f := stored.Field(i)
+			dt, err = resolve(f.Type, n, false)
+			fields[i] = arrow.Field{Name: f.Name, Type: dt, Nullable: f.Nullable, Metadata: f.Metadata}
+		} else {
+			dt, err = arrowOf(n, false)
+			fields[i] = arrow.Field{Name: n.name(), Type: dt, Nullable: true}
+		}
+		if err != nil {
+			if errors.Is(err, errSchemaMeta) {
+				return footerErr(arrowSchemaKey+" metadata", err)
+			}
+			return footerErr("schema", err)
+		}
+		rd.types = append(rd.types, dt)
+	}
+	var md *arrow.Metadata
+	if stored != nil {
+		m := stored.Metadata()
+		md = &m
+	}
+	if rd.plan, err = arrowmap.NewPlan(arrow.NewSchema(fields, md), opts.VariableLists); err != nil {
+		return footerErr("schema", mapErr(err))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan}
 	var row int64
-	md := pf.MetaData()
-	for i := 0; i < md.NumRowGroups(); i++ {
-		n := md.RowGroup(i).NumRows()
+	for i := range rd.md.RowGroups {
+		rg := &rd.md.RowGroups[i]
+		n := rg.NumRows
 		if n < 0 || n > 1<<31-1 {
-			return fail(mlfeed.OffsetError(name, md.RowGroup(i).FileOffset(), "row group", fmt.Errorf("%w: row group %d claims %d rows", ErrFormat, i, n)))
+			return footerErr("row group", fmt.Errorf("%w: row group %d claims %d rows", ErrFormat, i, n))
+		}
+		if len(rg.Columns) != len(rd.leaves) {
+			return footerErr("row group", fmt.Errorf("%w: row group %d has %d columns, the schema %d", ErrFormat, i, len(rg.Columns), len(rd.leaves)))
 		}
 		rd.chunks = append(rd.chunks, mlfeed.ChunkInfo{Sequences: int(n), Samples: n})
 		rd.first = append(rd.first, row)
@@ -129,7 +152,7 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	}
 	if len(rd.plan.NeedsDim()) > 0 {
 		if err := rd.learn(); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	if rd.plan.HasLists() {
@@ -138,56 +161,26 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	return rd, nil
 }
 
-// openParquet is file.NewParquetReader with its panics (a footer arrow-go cannot take) as errors.
-func openParquet(r io.ReaderAt, size int64, opts ...file.ReadOption) (pf *file.Reader, err error) {
+// openPQ opens the Parquet file in r with parquet-go, turning a panic on a malformed footer
+// into an error. Page indexes and bloom filters are not read.
+func openPQ(r io.ReaderAt, size int64) (pf *pq.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			pf, err = nil, fmt.Errorf("malformed footer (%v)", p)
 		}
 	}()
-	return file.NewParquetReader(io.NewSectionReader(r, 0, size), opts...)
-}
-
-// patchedFooter returns the file's footer without the logical types arrow-go does not know
-// (withoutUnknownLogicalTypes), or nil when it has none or cannot be read so.
-func patchedFooter(r io.ReaderAt, size int64) (md *metadata.FileMetaData) {
-	defer func() {
-		if recover() != nil {
-			md = nil
-		}
-	}()
-	var tail [8]byte
-	if _, err := r.ReadAt(tail[:], size-8); err != nil {
-		return nil
-	}
-	n := int64(binary.LittleEndian.Uint32(tail[:4]))
-	if n > size-12 {
-		return nil
-	}
-	footer := make([]byte, n)
-	if _, err := r.ReadAt(footer, size-8-n); err != nil {
-		return nil
-	}
-	patched := withoutUnknownLogicalTypes(footer)
-	if patched == nil {
-		return nil
-	}
-	md, err := metadata.NewFileMetaData(patched, nil)
-	if err != nil {
-		return nil
-	}
-	return md
+	return pq.OpenFile(r, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true), pq.ReadBufferSize(1<<16))
 }
 
 // sampleCounts sets the chunk table's sample counts from what mlfeed records in the file
 // metadata (samplesKey) for files whose columns hold lists of samples. Without it (another
 // writer's file), a chunk's sample count stays its sequence count until it is read.
 func (rd *Reader) sampleCounts(size int64) {
-	v := rd.pf.MetaData().KeyValueMetadata().FindValue(samplesKey)
-	if v == nil {
+	v, ok := rd.pf.Lookup(samplesKey)
+	if !ok {
 		return
 	}
-	parts := strings.Split(*v, ",")
+	parts := strings.Split(v, ",")
 	if len(parts) != len(rd.chunks) {
 		return
 	}
@@ -231,80 +224,38 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	return rd, nil
 }
 
-// fileReader returns a pqarrow reader over the file, one per concurrent caller.
-func (rd *Reader) fileReader() (*pqarrow.FileReader, error) {
-	if fr, ok := rd.readers.Get().(*pqarrow.FileReader); ok {
-		return fr, nil
-	}
-	fr, err := pqarrow.NewFileReader(rd.pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 1 << 30}, rd.mem)
-	if err != nil {
-		return nil, err // NewReader made one before: it classified this error then
-	}
-	return fr, nil
-}
-
-// schemaErr describes an error of turning the file's schema into Arrow's, placed at the
-// footer (of a file of size bytes): a corrupt ARROW:schema value (the schema converts without
-// it) or any other failure is invalid data (exit 1); only what arrow-go reports as not
-// implemented is unsupported (exit 2).
-func (rd *Reader) schemaErr(size int64, err error) error {
-	md := rd.pf.MetaData()
-	at := max(size-8-int64(md.Size()), 0)
-	field, sentinel := "schema", ErrFormat
-	if arrowLacks(err) {
-		sentinel = ErrUnsupported
-	}
-	if md.KeyValueMetadata().FindValue(arrowSchemaKey) != nil {
-		if _, plain := pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil); plain == nil {
-			field, sentinel = arrowSchemaKey+" metadata", ErrFormat
-		}
-	}
-	return mlfeed.OffsetError(rd.name, at, field, fmt.Errorf("%w: %v", sentinel, err))
-}
-
-// checkArrowSchema checks the Arrow schema stored in the footer, if any, then decodes it as
-// pqarrow will, but allocating no buffer larger than the decoded message: pqarrow decodes it
-// with the default allocator, trusting its lengths, and a corrupt one would have it allocate
-// gigabytes (a 1 KB file ran the process out of memory).
-func checkArrowSchema(md *metadata.FileMetaData) (err error) {
-	v := md.KeyValueMetadata().FindValue(arrowSchemaKey)
-	if v == nil {
-		return nil
+// storedSchema decodes the Arrow schema stored in the footer, or returns nil if there is none.
+// The message is checked before it is decoded, and decoded allocating no buffer larger than
+// itself: arrow-go trusts its lengths, and a corrupt one would have it allocate gigabytes (a 1
+// KB file ran the process out of memory).
+func storedSchema(pf *pq.File) (s *arrow.Schema, err error) {
+	v, ok := pf.Lookup(arrowSchemaKey)
+	if !ok {
+		return nil, nil
 	}
 	var decoded []byte
-	if len(*v)%4 == 0 {
-		decoded, err = base64.StdEncoding.DecodeString(*v)
+	if len(v)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(v)
 	}
 	if len(decoded) == 0 || err != nil {
-		if decoded, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
-			return err
+		if decoded, err = base64.RawStdEncoding.DecodeString(v); err != nil {
+			return nil, err
 		}
 	}
 	if err := arrowfmt.CheckSchemaMessage(decoded); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%v", p)
+			s, err = nil, fmt.Errorf("%v", p)
 		}
 	}()
 	r, err := ipc.NewReader(bytes.NewReader(decoded), ipc.WithAllocator(arrowmap.Allocator(int64(len(decoded)))))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.Release()
-	return nil
-}
-
-// arrowLacks reports whether err, from arrow-go, says that it lacks a feature the file uses
-// (arrow.ErrNotImplemented, or a message saying "not supported", "unimplemented" or
-// "unhandled"), rather than that the file is broken.
-func arrowLacks(err error) bool {
-	if errors.Is(err, arrow.ErrNotImplemented) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "not supported") || strings.Contains(msg, "unimplemented") || strings.Contains(msg, "unhandled")
+	defer r.Release()
+	return r.Schema(), nil
 }
 
 // arrowSchemaKey is the footer key under which Arrow writers store the Arrow schema.
@@ -323,38 +274,68 @@ func (rd *Reader) learn() error {
 		}
 		defer rec.Release()
 		if err := rd.plan.Learn(rec); err != nil {
-			return mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), "row group", mapErr(err))
+			return mlfeed.OffsetError(rd.name, rd.rowGroupAt(i), "row group", mapErr(err))
 		}
 		return nil
 	}
 	return mlfeed.OffsetError(rd.name, 0, "schema", fmt.Errorf("%w: no rows to learn the length of list column(s) from", ErrFormat))
 }
 
+// rowGroupAt returns the file offset of row group i: its first column chunk's first page.
+func (rd *Reader) rowGroupAt(i int) int64 {
+	rg := &rd.md.RowGroups[i]
+	if rg.FileOffset > 0 {
+		return rg.FileOffset
+	}
+	if len(rg.Columns) > 0 {
+		if start, _ := chunkRange(&rg.Columns[0].MetaData); start > 0 {
+			return start
+		}
+	}
+	return 4
+}
+
+// chunkRange returns the byte range of a column chunk's pages.
+func chunkRange(cm *format.ColumnMetaData) (start, end int64) {
+	start = cm.DataPageOffset
+	if d := cm.DictionaryPageOffset; d > 0 && d < start {
+		start = d
+	}
+	return start, start + cm.TotalCompressedSize
+}
+
 // record reads row group i as one record batch.
 func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) {
-	fr, err := rd.fileReader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.readers.Put(fr)
-	rg := rd.pf.MetaData().RowGroup(i)
-	off := rg.FileOffset()
+	off := rd.rowGroupAt(i)
+	where := fmt.Sprintf("row group %d", i)
+	rg := &rd.md.RowGroups[i]
 	if n := rd.decodedSize(rg); n > rd.memory {
-		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: the row group decodes to %d bytes or more, more than the memory budget of %d bytes (raise it with --memory, or write smaller row groups)", mlfeed.ErrTooLarge, n, rd.memory))
+		return nil, mlfeed.OffsetError(rd.name, off, where, fmt.Errorf("%w: the row group decodes to %d bytes or more, more than the memory budget of %d bytes (raise it with --memory, or write smaller row groups)", mlfeed.ErrTooLarge, n, rd.memory))
 	}
-	tbl, err := fr.ReadRowGroups(ctx, rd.leaves, []int{i})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	ccs := rd.pf.RowGroups()[i].ColumnChunks()
+	a := &assembler{leaves: make([]*leafData, len(rd.leaves)), rows: rd.chunks[i].Sequences}
+	for j, n := range rd.leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		sentinel := ErrFormat
-		if errors.Is(err, mlfeed.ErrTooLarge) {
-			sentinel = mlfeed.ErrTooLarge
+		if a.rows == 0 {
+			a.leaves[j] = newLeaf(n)
+			continue
 		}
-		return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", sentinel, err))
+		cm := &rg.Columns[j].MetaData
+		if err := rd.checkPages(cm, n); err != nil {
+			return nil, mlfeed.OffsetError(rd.name, off, where, err)
+		}
+		ld, err := readLeaf(ccs[j], n, min(cm.NumValues, rd.memory))
+		if err != nil {
+			if errors.Is(err, mlfeed.ErrTooLarge) || errors.Is(err, ErrFormat) || errors.Is(err, ErrUnsupported) {
+				return nil, mlfeed.OffsetError(rd.name, off, where, fmt.Errorf("column %q: %w", n.name(), err))
+			}
+			return nil, mlfeed.OffsetError(rd.name, off, where, fmt.Errorf("%w: column %q: %v", ErrFormat, n.name(), err))
+		}
+		a.leaves[j] = ld
 	}
-	defer tbl.Release()
-	cols := make([]arrow.Array, tbl.NumCols())
+	cols := make([]arrow.Array, len(rd.fields))
 	defer func() {
 		for _, c := range cols {
 			if c != nil {
@@ -362,57 +343,109 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 			}
 		}
 	}()
-	for k := range cols {
-		ch := tbl.Column(k).Data().Chunks()
-		switch len(ch) {
-		case 0:
-			cols[k] = array.MakeArrayOfNull(rd.mem, tbl.Column(k).DataType(), 0)
-		case 1:
-			ch[0].Retain()
-			cols[k] = ch[0]
-		default:
-			if cols[k], err = array.Concatenate(ch, rd.mem); err != nil {
-				return nil, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("row group %d", i), fmt.Errorf("%w: %v", ErrFormat, err))
-			}
+	for k, n := range rd.fields {
+		d, err := a.build(rd.types[k], n, 0, 0, false)
+		if err != nil {
+			return nil, mlfeed.OffsetError(rd.name, off, where, err)
+		}
+		cols[k] = array.MakeFromData(d)
+		d.Release()
+		if cols[k].Len() != a.rows {
+			return nil, mlfeed.OffsetError(rd.name, off, where, fmt.Errorf("%w: column %q has %d rows, the footer says %d", ErrFormat, n.name(), cols[k].Len(), a.rows))
 		}
 	}
-	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows()), nil
+	return array.NewRecordBatch(rd.plan.Arrow, cols, int64(a.rows)), nil
+}
+
+// checkPages walks the page headers of the chunk of leaf column n before parquet-go reads it:
+// every page lies within the chunk, and none decompresses to more than the memory budget
+// (parquet-go allocates what a header claims). A version-2 data page of nulls only whose
+// compressed body is empty (arrow-rs writes them; parquet-go cannot decompress an empty body)
+// is refused here as the nulls it holds.
+func (rd *Reader) checkPages(cm *format.ColumnMetaData, n *node) error {
+	start, end := chunkRange(cm)
+	if start < 4 || cm.TotalCompressedSize < 0 || end > rd.size-8 || end < start {
+		return fmt.Errorf("%w: column %q: column chunk at byte %d of %d bytes outside the file", ErrFormat, n.name(), start, cm.TotalCompressedSize)
+	}
+	row, rowKnown := int64(0), true
+	var proto thrift.CompactProtocol
+	buf := make([]byte, 0, 256)
+	for pos := start; pos < end; {
+		window := min(end-pos, 256)
+		var h format.PageHeader
+		for {
+			buf = buf[:window]
+			if _, err := rd.ra.ReadAt(buf, pos); err != nil {
+				return fmt.Errorf("%w: page header at byte %d: %v", ErrFormat, pos, err)
+			}
+			h = format.PageHeader{}
+			r := proto.NewReaderFromBytes(buf)
+			err := thrift.NewDecoder(r).Decode(&h)
+			if err == nil {
+				pos += int64(r.BytesRead())
+				break
+			}
+			if window == end-pos || window >= 1<<24 {
+				return fmt.Errorf("%w: page header at byte %d: %v", ErrFormat, pos, err)
+			}
+			window = min(end-pos, window*16)
+		}
+		if h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > end-pos {
+			return fmt.Errorf("%w: a page of %d bytes at byte %d, %d bytes left in the column chunk", ErrFormat, h.CompressedPageSize, pos, end-pos)
+		}
+		if int64(h.UncompressedPageSize) > rd.memory {
+			return fmt.Errorf("%w: a page that decompresses to %d bytes, more than the memory budget of %d bytes (raise it with --memory)", mlfeed.ErrTooLarge, h.UncompressedPageSize, rd.memory)
+		}
+		if h.UncompressedPageSize < 0 {
+			return fmt.Errorf("%w: a page of %d bytes decompressed", ErrFormat, h.UncompressedPageSize)
+		}
+		if v2 := h.DataPageHeaderV2; v2.Valid && h.Type == format.DataPageV2 {
+			body := int64(h.CompressedPageSize) - int64(v2.V.RepetitionLevelsByteLength) - int64(v2.V.DefinitionLevelsByteLength)
+			if body == 0 && v2.V.NumValues > 0 && v2.V.NumNulls == v2.V.NumValues && cm.Codec != format.Uncompressed {
+				if rowKnown {
+					return fmt.Errorf("%w: column %q, row %d: null value (mlfeed holds no nulls; fill or drop them first)", ErrUnsupported, n.name(), row)
+				}
+				return fmt.Errorf("%w: column %q: a page of null values (mlfeed holds no nulls; fill or drop them first)", ErrUnsupported, n.name())
+			}
+			row += int64(v2.V.NumRows)
+		} else if h.Type == format.DataPage {
+			rowKnown = false
+		}
+		pos += int64(h.CompressedPageSize)
+	}
+	return nil
 }
 
 // decodedSize returns a lower bound of the memory row group rg's columns take decoded, from
 // the footer: each column's value count times its width (its uncompressed size for text),
 // or the row group's uncompressed size if larger. Dictionary and run-length encodings make
 // the uncompressed pages much smaller than the values they describe.
-func (rd *Reader) decodedSize(rg *metadata.RowGroupMetaData) int64 {
+func (rd *Reader) decodedSize(rg *format.RowGroup) int64 {
 	var n int64
-	sc := rd.pf.MetaData().Schema
-	for j := 0; j < rg.NumColumns(); j++ {
-		cc, err := rg.ColumnChunk(j)
-		if err != nil {
-			continue
-		}
+	for j := range rg.Columns {
+		cm := &rg.Columns[j].MetaData
 		var w int64
-		switch cc.Type() {
-		case pq.Types.Boolean:
+		switch cm.Type {
+		case format.Boolean:
 			w = 1
-		case pq.Types.Int32, pq.Types.Float:
+		case format.Int32, format.Float:
 			w = 4
-		case pq.Types.Int64, pq.Types.Double:
+		case format.Int64, format.Double:
 			w = 8
-		case pq.Types.Int96:
+		case format.Int96:
 			w = 12
-		case pq.Types.FixedLenByteArray:
-			if j < sc.NumColumns() {
-				w = int64(max(sc.Column(j).TypeLength(), 1))
+		case format.FixedLenByteArray:
+			if j < len(rd.leaves) {
+				w = int64(max(rd.leaves[j].el.TypeLength.V, 1))
 			}
 		}
-		if w > 0 && cc.NumValues() > 0 {
-			n += min(cc.NumValues(), 1<<50) * w
+		if w > 0 && cm.NumValues > 0 {
+			n += min(cm.NumValues, 1<<50) * w
 		} else {
-			n += max(cc.TotalUncompressedSize(), 0)
+			n += max(cm.TotalUncompressedSize, 0)
 		}
 	}
-	return max(n, rg.TotalByteSize())
+	return max(n, rg.TotalByteSize)
 }
 
 // Schema returns the streams, one per column (a column of sequence ids is not a stream).
@@ -427,7 +460,7 @@ func (rd *Reader) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 }
 
 // ReadChunkReuse decodes row group i, reusing prev's memory for the offsets, booleans, text
-// and dictionary lookups it computes (values pqarrow decodes are handed out as they are).
+// and dictionary lookups it computes (values parquet-go decodes are handed out as they are).
 func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (c *mlfeed.Chunk, err error) {
 	if err := arrowmap.CheckChunk("parquet", rd.name, i, len(rd.chunks)); err != nil {
 		return nil, err
@@ -442,12 +475,12 @@ func (rd *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk)
 	}
 	defer rec.Release()
 	if rec.NumRows() != int64(rd.chunks[i].Sequences) {
-		return nil, mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), fmt.Sprintf("row group %d", i),
+		return nil, mlfeed.OffsetError(rd.name, rd.rowGroupAt(i), fmt.Sprintf("row group %d", i),
 			fmt.Errorf("%w: %d rows decoded, the footer says %d", ErrFormat, rec.NumRows(), rd.chunks[i].Sequences))
 	}
 	c, err = rd.dec.Decode(rec, rd.first[i], prev)
 	if err != nil {
-		return nil, mlfeed.OffsetError(rd.name, rd.pf.MetaData().RowGroup(i).FileOffset(), fmt.Sprintf("row group %d", i), mapErr(err))
+		return nil, mlfeed.OffsetError(rd.name, rd.rowGroupAt(i), fmt.Sprintf("row group %d", i), mapErr(err))
 	}
 	return c, nil
 }
@@ -461,12 +494,9 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 // Details reports the row groups, the compression of the first column and the writer, for
 // `mlfeed info`.
 func (rd *Reader) Details() map[string]any {
-	md := rd.pf.MetaData()
-	d := map[string]any{"row_groups": md.NumRowGroups(), "created_by": md.GetCreatedBy()}
-	if md.NumRowGroups() > 0 && md.NumColumns() > 0 {
-		if cc, err := md.RowGroup(0).ColumnChunk(0); err == nil {
-			d["compression"] = cc.Compression().String()
-		}
+	d := map[string]any{"row_groups": len(rd.md.RowGroups), "created_by": rd.md.CreatedBy}
+	if len(rd.md.RowGroups) > 0 && len(rd.md.RowGroups[0].Columns) > 0 {
+		d["compression"] = rd.md.RowGroups[0].Columns[0].MetaData.Codec.String()
 	}
 	return d
 }

@@ -53,7 +53,8 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", opts, err)
 		}
-		arrowtest.CheckRead(t, fmt.Sprintf("%+v", opts), rd, schema, chunks)
+		// A chunk of no rows writes no row group.
+		arrowtest.CheckRead(t, fmt.Sprintf("%+v", opts), rd, schema, []*mlfeed.Chunk{chunks[0], chunks[2]})
 		if d := rd.Details(); opts == nil && d["compression"] != "ZSTD" {
 			t.Errorf("details %v", d)
 		}
