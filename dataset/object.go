@@ -13,7 +13,29 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/shard"
 	"github.com/mlfeed/mlfeed/storage"
+	"github.com/mlfeed/mlfeed/storage/cache"
 )
+
+// cacheKey is the context key of the node cache for object-storage inputs.
+type cacheKey struct{}
+
+// withCache returns ctx with the node cache c (nil: none) for the objects opened under it.
+func withCache(ctx context.Context, c *cache.Cache) context.Context {
+	return context.WithValue(ctx, cacheKey{}, c)
+}
+
+// cacheOf returns the node cache for objects opened under ctx: the one a Spec's Cache gave,
+// else the one the environment names (cache.Env), or nil.
+func cacheOf(ctx context.Context) (*cache.Cache, error) {
+	if c, ok := ctx.Value(cacheKey{}).(*cache.Cache); ok {
+		return c, nil
+	}
+	c, err := cache.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
+	}
+	return c, nil
+}
 
 // openURL opens an object-storage argument (s3://, gs://, azblob://): one object, or a prefix
 // ending in "/" holding a data set of shards (its manifest when it has one, else every object
@@ -27,9 +49,10 @@ func openURL(ctx context.Context, name, formatName string, opts *format.Options)
 		return u
 	}
 	if !strings.HasSuffix(base, "/") {
-		return openObject(ctx, name, formatName, opts)
+		return openObject(ctx, name, formatName, opts, nil)
 	}
 	var urls []string
+	var wants []*cache.Want
 	mURL := withQuery(base + shard.ManifestName)
 	m, err := readManifest(ctx, mURL)
 	switch {
@@ -39,6 +62,7 @@ func openURL(ctx context.Context, name, formatName string, opts *format.Options)
 		}
 		for _, e := range m.Shards {
 			urls = append(urls, withQuery(base+path.Clean(e.Path)))
+			wants = append(wants, &cache.Want{Size: e.Bytes, SHA256: e.SHA256})
 		}
 	case errors.Is(err, os.ErrNotExist):
 		all, err := storage.List(ctx, name)
@@ -61,40 +85,95 @@ func openURL(ctx context.Context, name, formatName string, opts *format.Options)
 	default:
 		return nil, err
 	}
+	want := map[string]*cache.Want{}
+	for i, w := range wants {
+		want[urls[i]] = w
+	}
 	return shard.NewSource(urls, m, func(u string) (mlfeed.Source, error) {
-		return openObject(ctx, u, formatName, opts)
+		return openObject(ctx, u, formatName, opts, want[u])
 	})
 }
 
-// readManifest reads a data set's manifest from object storage.
+// readManifest reads a data set's manifest from object storage (through the node cache when
+// there is one).
 func readManifest(ctx context.Context, name string) (*shard.Manifest, error) {
-	obj, err := storage.Open(ctx, name)
+	r, size, closeFn, err := openBytes(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	defer obj.Close()
-	return shard.DecodeManifest(name, io.NewSectionReader(obj, 0, obj.Size()))
+	defer closeFn()
+	return shard.DecodeManifest(name, io.NewSectionReader(r, 0, size))
 }
 
-// openObject opens one object: through the format's OpenReader, reading only the byte ranges
+// openBytes opens the object name for reading: from the node cache when there is one and it
+// takes the object, else from object storage.
+func openBytes(ctx context.Context, name string) (io.ReaderAt, int64, func() error, error) {
+	c, err := cacheOf(ctx)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if c != nil {
+		f, err := c.Open(ctx, name, nil)
+		if err == nil {
+			return f, f.Size(), f.Close, nil
+		}
+		if !errors.Is(err, cache.ErrBypass) {
+			return nil, 0, nil, err
+		}
+	}
+	obj, err := storage.Open(ctx, name)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return obj, obj.Size(), func() error {
+		if c != nil {
+			c.AddBypassed(obj.Fetched())
+		}
+		return obj.Close()
+	}, nil
+}
+
+// openObject opens one object: from the node cache when there is one (want is the object's
+// manifest entry, or nil), else through the format's OpenReader, reading only the byte ranges
 // it needs, or else copied to a temporary file that is removed on Close.
-func openObject(ctx context.Context, name, formatName string, opts *format.Options) (mlfeed.Source, error) {
+func openObject(ctx context.Context, name, formatName string, opts *format.Options, want *cache.Want) (mlfeed.Source, error) {
+	c, err := cacheOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		f, err := c.Open(ctx, name, want)
+		if err == nil {
+			return openCached(f, formatName, opts)
+		}
+		if !errors.Is(err, cache.ErrBypass) {
+			return nil, err
+		}
+	}
 	obj, err := storage.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	ft, err := objectFormat(obj, formatName)
+	closeObj := obj.Close
+	if c != nil {
+		// Read past the cache: count what it fetches.
+		closeObj = func() error {
+			c.AddBypassed(obj.Fetched())
+			return obj.Close()
+		}
+	}
+	ft, err := objectFormat(obj, obj.Size(), name, formatName)
 	if err != nil {
-		obj.Close()
+		closeObj()
 		return nil, err
 	}
 	if ft.OpenReader != nil {
 		src, err := ft.OpenReader(obj, obj.Size(), name, opts)
 		if err != nil {
-			obj.Close()
+			closeObj()
 			return nil, err
 		}
-		return &remoteSource{Source: src, close: obj.Close, obj: obj}, nil
+		return &remoteSource{Source: src, close: closeObj, obj: obj}, nil
 	}
 	b, _, _ := strings.Cut(name, "?")
 	f, err := os.CreateTemp("", "mlfeed-object-*-"+path.Base(b))
@@ -104,7 +183,7 @@ func openObject(ctx context.Context, name, formatName string, opts *format.Optio
 	}
 	tmp := f.Name()
 	_, err = io.CopyBuffer(f, io.NewSectionReader(obj, 0, obj.Size()), make([]byte, 4<<20))
-	obj.Close()
+	closeObj()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -120,17 +199,34 @@ func openObject(ctx context.Context, name, formatName string, opts *format.Optio
 	return &remoteSource{Source: src, close: func() error { return os.Remove(tmp) }, tmp: tmp, name: name}, nil
 }
 
+// openCached opens an object's copy in the node cache as a local file; errors name the
+// object.
+func openCached(f *cache.File, formatName string, opts *format.Options) (mlfeed.Source, error) {
+	name := f.Name()
+	ft, err := objectFormat(f, f.Size(), name, formatName)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	src, err := ft.Open(f.Path(), opts)
+	if err != nil {
+		f.Close()
+		return nil, renameInError(err, f.Path(), name)
+	}
+	return &remoteSource{Source: src, close: f.Close, tmp: f.Path(), name: name, cached: f}, nil
+}
+
 // objectFormat returns the format named, or the one an object's first bytes or name show.
-func objectFormat(obj *storage.Object, formatName string) (*format.Format, error) {
+func objectFormat(r io.ReaderAt, size int64, name, formatName string) (*format.Format, error) {
 	if formatName != "" {
 		return lookup(formatName)
 	}
-	head := make([]byte, min(512, obj.Size()))
-	if _, err := obj.ReadAt(head, 0); err != nil && err != io.EOF {
+	head := make([]byte, min(512, size))
+	if _, err := r.ReadAt(head, 0); err != nil && err != io.EOF {
 		return nil, err
 	}
-	b, _, _ := strings.Cut(obj.Name(), "?")
-	return format.DetectHead(head, obj, obj.Size(), b)
+	b, _, _ := strings.Cut(name, "?")
+	return format.DetectHead(head, r, size, b)
 }
 
 // renameInError makes an error about the temporary copy tmp name the object instead.
@@ -148,7 +244,8 @@ type remoteSource struct {
 	mlfeed.Source
 	close     func() error
 	obj       *storage.Object // the object, when read by byte ranges
-	tmp, name string          // the temporary copy and the object, when read from a copy
+	tmp, name string          // the local copy and the object, when read from a copy
+	cached    *cache.File     // the copy in the node cache, when read from it
 }
 
 // use marks a read made for a caller whose context is ctx (storage.Object.Use): when every
@@ -198,6 +295,11 @@ func (r *remoteSource) Details() map[string]any {
 		d["object_bytes"] = r.obj.Size()
 		d["fetched_bytes"] = r.obj.Fetched()
 	}
+	if r.cached != nil {
+		d["object_bytes"] = r.cached.Size()
+		d["fetched_bytes"] = r.cached.Fetched()
+		d["cached"] = true
+	}
 	return d
 }
 
@@ -227,12 +329,12 @@ func objectFormatName(ctx context.Context, name string) string {
 		}
 		name = all[0]
 	}
-	obj, err := storage.Open(ctx, name)
+	r, size, closeFn, err := openBytes(ctx, name)
 	if err != nil {
 		return ""
 	}
-	defer obj.Close()
-	ft, err := objectFormat(obj, "")
+	defer closeFn()
+	ft, err := objectFormat(r, size, name, "")
 	if err != nil {
 		return ""
 	}
