@@ -197,7 +197,7 @@ func (s *Spec) withCache(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withCache(ctx, c), nil
+	return WithCache(ctx, c), nil
 }
 
 // FormatOptions returns the format options the files of Paths are opened with: the explicit

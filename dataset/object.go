@@ -19,8 +19,10 @@ import (
 // cacheKey is the context key of the node cache for object-storage inputs.
 type cacheKey struct{}
 
-// withCache returns ctx with the node cache c (nil: none) for the objects opened under it.
-func withCache(ctx context.Context, c *cache.Cache) context.Context {
+// WithCache returns ctx with the node cache c for the object-storage inputs opened under it
+// (by Spec.Open, or OpenFiles with ctx as format.Options.Context), in place of the one the
+// environment names (cache.Env); nil turns the cache off.
+func WithCache(ctx context.Context, c *cache.Cache) context.Context {
 	return context.WithValue(ctx, cacheKey{}, c)
 }
 
@@ -213,7 +215,65 @@ func openCached(f *cache.File, formatName string, opts *format.Options) (mlfeed.
 		f.Close()
 		return nil, renameInError(err, f.Path(), name)
 	}
-	return &remoteSource{Source: src, close: f.Close, tmp: f.Path(), name: name, cached: f}, nil
+	return &cachedSource{Source: src, f: f}, nil
+}
+
+// cachedSource is the source of an object read from its copy in the node cache: the
+// format's source over a local file, passed through whole (the engine's raw path included),
+// which releases the copy on Close.
+type cachedSource struct {
+	mlfeed.Source
+	f *cache.File
+}
+
+func (c *cachedSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
+	ch, err := c.Source.ReadChunk(ctx, i)
+	if err != nil {
+		err = renameInError(err, c.f.Path(), c.f.Name())
+	}
+	return ch, err
+}
+
+func (c *cachedSource) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
+	ch, err := c.Source.ReadChunkReuse(ctx, i, prev)
+	if err != nil {
+		err = renameInError(err, c.f.Path(), c.f.Name())
+	}
+	return ch, err
+}
+
+// RawSamples passes on where the format describes its samples (mlfeed.RawSampler).
+func (c *cachedSource) RawSamples(i, stream int) (b []byte, off, stride, swap int, ok bool) {
+	if rs, is := c.Source.(mlfeed.RawSampler); is {
+		return rs.RawSamples(i, stream)
+	}
+	return nil, 0, 0, 0, false
+}
+
+// NumChunks passes on the format's count (mlfeed.NumChunks).
+func (c *cachedSource) NumChunks() int { return mlfeed.NumChunks(c.Source) }
+
+// Details passes the format's details through, with the object's size, the bytes fetched
+// to open it (0 when it was in the cache) and "cached".
+func (c *cachedSource) Details() map[string]any {
+	d := map[string]any{}
+	if s, ok := c.Source.(mlfeed.Detailer); ok {
+		for k, v := range s.Details() {
+			d[k] = v
+		}
+	}
+	d["object_bytes"] = c.f.Size()
+	d["fetched_bytes"] = c.f.Fetched()
+	d["cached"] = true
+	return d
+}
+
+func (c *cachedSource) Close() error {
+	err := c.Source.Close()
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // objectFormat returns the format named, or the one an object's first bytes or name show.
@@ -244,8 +304,7 @@ type remoteSource struct {
 	mlfeed.Source
 	close     func() error
 	obj       *storage.Object // the object, when read by byte ranges
-	tmp, name string          // the local copy and the object, when read from a copy
-	cached    *cache.File     // the copy in the node cache, when read from it
+	tmp, name string          // the temporary copy and the object, when read from a copy
 }
 
 // use marks a read made for a caller whose context is ctx (storage.Object.Use): when every
@@ -294,11 +353,6 @@ func (r *remoteSource) Details() map[string]any {
 	if r.obj != nil {
 		d["object_bytes"] = r.obj.Size()
 		d["fetched_bytes"] = r.obj.Fetched()
-	}
-	if r.cached != nil {
-		d["object_bytes"] = r.cached.Size()
-		d["fetched_bytes"] = r.cached.Fetched()
-		d["cached"] = true
 	}
 	return d
 }

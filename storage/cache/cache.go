@@ -510,6 +510,12 @@ func (c *Cache) reserve(ctx context.Context, name string, e entry) (*os.File, er
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
+	// Readable by the node's other users, as the directory is.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("cache: %w", err)
+	}
 	if err := lockFD(f, exclusive); err != nil {
 		f.Close()
 		os.Remove(f.Name())
