@@ -17,8 +17,8 @@
 // removed: every process holds a shared lock on each cached object it has open.
 //
 // The directory's layout: data/ holds the objects, one file each; tmp/ the fills in
-// progress; locks/ one lock file per object; lock the cache's own lock. File modification
-// times record the last use. Locks are flock(2) locks, so the directory must be on a local
+// progress; locks/ one lock file per object; lock the cache's own lock; usage the bytes held
+// and reserved. File modification times record the last use. Locks are flock(2) locks, so the directory must be on a local
 // file system (not NFS), and the package works on Unix systems only.
 package cache
 
@@ -384,8 +384,21 @@ func sanitize(s string) string {
 }
 
 // fill fetches the object into the cache as the file data, with the object's lock held
-// exclusively. It returns the bytes fetched.
-func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (int64, error) {
+// exclusively. It returns the bytes fetched. Trouble with the local disk (full, read-only)
+// is an error wrapping ErrBypass: the object is read from object storage instead.
+func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (n int64, err error) {
+	// A temporary file of this object's is a fill whose process died: the object's lock,
+	// which a filler holds, is ours.
+	stale, _ := filepath.Glob(filepath.Join(c.dir, "tmp", e.key+".*"))
+	var freed int64
+	for _, p := range stale {
+		if fi, err := os.Stat(p); err == nil && os.Remove(p) == nil {
+			freed += fi.Size()
+		}
+	}
+	if freed > 0 {
+		c.release(freed)
+	}
 	tmp, err := c.reserve(ctx, name, e)
 	if err != nil {
 		return 0, err
@@ -394,18 +407,20 @@ func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (in
 	defer func() {
 		if !ok {
 			os.Remove(tmp.Name())
+			c.release(e.size)
 		}
 		tmp.Close() // also releases its lock
 	}()
-	a, n, err := storage.Download(ctx, name, tmp, e.size)
+	w := &diskWriter{f: tmp}
+	a, n, err := storage.Download(ctx, name, w, e.size)
 	c.fetched.Add(n)
-	if err != nil {
-		if errors.Is(err, mlfeed.ErrTooLarge) && e.want != nil {
-			return n, fmt.Errorf("%s: %w: larger than its %d bytes", name, ErrChecksum, e.size)
-		}
-		return n, err
-	}
 	switch {
+	case w.err != nil:
+		return n, c.diskError(name, w.err)
+	case err != nil && errors.Is(err, mlfeed.ErrTooLarge) && e.want != nil:
+		return n, fmt.Errorf("%s: %w: larger than its %d bytes", name, ErrChecksum, e.size)
+	case err != nil:
+		return n, err
 	case e.want != nil && a.Size != e.size:
 		return n, fmt.Errorf("%s: %w: %d bytes, the manifest says %d", name, ErrChecksum, a.Size, e.size)
 	case e.want == nil && (a.Size != e.size || a.ETag != e.etag && a.ETag != ""):
@@ -414,7 +429,7 @@ func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (in
 	if e.want != nil {
 		h := sha256.New()
 		if _, err := io.Copy(h, io.NewSectionReader(tmp, 0, e.size)); err != nil {
-			return n, fmt.Errorf("cache: %w", err)
+			return n, c.diskError(name, err)
 		}
 		if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(e.want.SHA256) {
 			return n, fmt.Errorf("%s: %w: its SHA-256 is %s, the manifest's %s", name, ErrChecksum, got, e.want.SHA256)
@@ -422,31 +437,138 @@ func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (in
 	}
 	// On disk before it has its name: a machine that stops leaves a whole object or none.
 	if err := tmp.Sync(); err != nil {
-		return n, fmt.Errorf("cache: %w", err)
+		return n, c.diskError(name, err)
 	}
 	if err := os.Rename(tmp.Name(), data); err != nil {
-		return n, fmt.Errorf("cache: %w", err)
+		return n, c.diskError(name, err)
 	}
 	ok = true
 	c.fills.Add(1)
 	return n, nil
 }
 
-// reserve makes room for the entry, removing the least recently used objects not open, and
-// creates its temporary file, at the entry's full size and locked while it is filled (a
-// process that dies leaves it unlocked, for the next to remove). Its error wraps ErrBypass
-// where there is no room.
+// diskWriter writes a fill's bytes to its temporary file, keeping the first error (of the
+// local disk, not of the network).
+type diskWriter struct {
+	f   *os.File
+	mu  sync.Mutex
+	err error
+}
+
+func (w *diskWriter) WriteAt(p []byte, off int64) (int, error) {
+	n, err := w.f.WriteAt(p, off)
+	if err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		w.mu.Unlock()
+	}
+	return n, err
+}
+
+// diskError is the error for trouble with the cache's disk while filling name: the object is
+// read past the cache.
+func (c *Cache) diskError(name string, err error) error {
+	c.bypassed.Add(1)
+	return fmt.Errorf("%s: %w: the cache's disk: %w", name, ErrBypass, err)
+}
+
+// The file DIR/usage holds the bytes the cache holds and has reserved for fills in progress,
+// as a decimal number, read and written under the cache's lock: a fill checks it, not the
+// directory, unless the object does not fit, when the directory is scanned (which corrects
+// the count, for fills a killed process left) and the least recently used objects removed.
+
+// readUsage returns the count in DIR/usage, or -1 where there is none to trust.
+func (c *Cache) readUsage() int64 {
+	b, err := os.ReadFile(filepath.Join(c.dir, "usage"))
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// writeUsage replaces DIR/usage (a rename, so that no reader sees half of it).
+func (c *Cache) writeUsage(n int64) error {
+	p := filepath.Join(c.dir, "usage")
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// release takes back the room reserved for a fill that failed.
+func (c *Cache) release(size int64) {
+	g, err := lockWait(context.Background(), filepath.Join(c.dir, "lock"))
+	if err != nil {
+		return
+	}
+	defer unlock(g)
+	if used := c.readUsage(); used >= 0 {
+		c.writeUsage(max(used-size, 0))
+	}
+}
+
+// reserve makes room for the entry, removing the least recently used objects not open if
+// need be, and creates its temporary file, at the entry's full size and locked while it is
+// filled (a process that dies leaves it unlocked, for the next scan to remove). Its error
+// wraps ErrBypass where there is no room.
 func (c *Cache) reserve(ctx context.Context, name string, e entry) (*os.File, error) {
 	g, err := lockWait(ctx, filepath.Join(c.dir, "lock"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: cache: %w", name, err)
+		return nil, c.diskError(name, err)
 	}
 	defer unlock(g)
+	used := c.readUsage()
+	if used < 0 || used+e.size > c.limit {
+		if used, err = c.scan(e.size); err != nil {
+			return nil, c.diskError(name, err)
+		}
+	}
+	if used+e.size > c.limit {
+		c.bypassed.Add(1)
+		return nil, fmt.Errorf("%s: %w: no room for %d bytes beside the %d bytes open in processes (limit %d)", name, ErrBypass, e.size, used, c.limit)
+	}
+	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), e.key+".*")
+	if err != nil {
+		return nil, c.diskError(name, err)
+	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, c.diskError(name, err)
+	}
+	// Readable by the node's other users, as the directory is.
+	if err := f.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := lockFD(f, exclusive); err != nil {
+		return fail(err)
+	}
+	if err := f.Truncate(e.size); err != nil {
+		return fail(err)
+	}
+	if err := c.writeUsage(used + e.size); err != nil {
+		return fail(err)
+	}
+	return f, nil
+}
+
+// scan counts what the cache holds from its directory, removing the temporary files of
+// fills whose process died, then removes the least recently used objects that no process has
+// open until size more bytes fit (or none is left to remove). It returns the bytes held. The
+// caller holds the cache's lock.
+func (c *Cache) scan(size int64) (int64, error) {
 	used := int64(0)
 	tmpDir := filepath.Join(c.dir, "tmp")
 	tmps, err := os.ReadDir(tmpDir)
 	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
+		return 0, err
 	}
 	for _, t := range tmps {
 		p := filepath.Join(tmpDir, t.Name())
@@ -475,7 +597,7 @@ func (c *Cache) reserve(ctx context.Context, name string, e entry) (*os.File, er
 	dataDir := filepath.Join(c.dir, "data")
 	ents, err := os.ReadDir(dataDir)
 	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
+		return 0, err
 	}
 	for _, d := range ents {
 		fi, err := d.Info()
@@ -487,7 +609,7 @@ func (c *Cache) reserve(ctx context.Context, name string, e entry) (*os.File, er
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].mtime.Before(objs[j].mtime) })
 	for _, o := range objs {
-		if used+e.size <= c.limit {
+		if used+size <= c.limit {
 			break
 		}
 		key := keyOf(o.name)
@@ -502,31 +624,7 @@ func (c *Cache) reserve(ctx context.Context, name string, e entry) (*os.File, er
 		os.Remove(lp) // while locked: processes that opened it see it gone and retry
 		unlock(l)
 	}
-	if used+e.size > c.limit {
-		c.bypassed.Add(1)
-		return nil, fmt.Errorf("%s: %w: no room for %d bytes beside the %d bytes open in processes (limit %d)", name, ErrBypass, e.size, used, c.limit)
-	}
-	f, err := os.CreateTemp(tmpDir, e.key+".*")
-	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	// Readable by the node's other users, as the directory is.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	if err := lockFD(f, exclusive); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	if err := f.Truncate(e.size); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	return f, nil
+	return used, nil
 }
 
 // keyOf returns the key of a data file's name (the key, "-", the object's base name).

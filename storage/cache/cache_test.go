@@ -81,7 +81,10 @@ func (b *dirBucket) NewRangeReader(ctx context.Context, key string, off, length 
 
 type stall struct{}
 
-func (stall) Read([]byte) (int, error) { select {} }
+func (stall) Read([]byte) (int, error) {
+	time.Sleep(time.Hour) // until killed (a sleep, not a deadlock the runtime would end)
+	return 0, io.EOF
+}
 
 type countReader struct {
 	r io.Reader
@@ -254,8 +257,8 @@ func TestLimit(t *testing.T) {
 			if got := readAll(t, c, u, nil); !bytes.Equal(got, data[i]) {
 				t.Fatalf("sweep %d: %s: wrong bytes", sweep, u)
 			}
-			if n := usage(t, c); n > limit {
-				t.Fatalf("the cache holds %d bytes, over its limit of %d", n, limit)
+			if n := usage(t, c); n > limit || n != c.readUsage() {
+				t.Fatalf("the cache holds %d bytes (counted %d), over its limit of %d", n, c.readUsage(), limit)
 			}
 		}
 	}
@@ -478,5 +481,61 @@ func TestKilledFillLeavesNothingTrusted(t *testing.T) {
 	}
 	if c.Stats().Fills != 1 {
 		t.Errorf("stats %+v: want one fill", c.Stats())
+	}
+	if u := c.readUsage(); u != int64(len(data[0])) {
+		t.Errorf("the cache counts %d bytes, holds %d", u, len(data[0]))
+	}
+}
+
+func TestUsageCountHeals(t *testing.T) {
+	const size = 1 << 20
+	urls, data := objects(t, 4, size)
+	dir := t.TempDir()
+	c, err := New(dir, 3*size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, c, urls[0], nil)
+	// A fill another process left when it died (no lock held on it), counted in usage.
+	stale := filepath.Join(dir, "tmp", "obj-0123456789012345678901234567890123456789.42")
+	if err := os.WriteFile(stale, make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.writeUsage(2 * size)
+	// The next fills do not fit by the count: the scan removes the stale file and recounts,
+	// and nothing is evicted that fits.
+	for i := 1; i < 3; i++ {
+		if got := readAll(t, c, urls[i], nil); !bytes.Equal(got, data[i]) {
+			t.Fatal("wrong bytes")
+		}
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale fill is still there: %v", err)
+	}
+	if u, n := c.readUsage(), usage(t, c); u != n || n != 3*size {
+		t.Errorf("usage counts %d, the cache holds %d, want %d", u, n, 3*size)
+	}
+	before := bucket.served.Load()
+	readAll(t, c, urls[0], nil)
+	if bucket.served.Load() != before {
+		t.Error("an object that fitted was evicted")
+	}
+}
+
+func TestDiskTroubleReadsPastTheCache(t *testing.T) {
+	urls, _ := objects(t, 1, 1000)
+	dir := t.TempDir()
+	c, err := New(dir, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cache whose tmp/ cannot hold files.
+	os.RemoveAll(filepath.Join(dir, "tmp"))
+	os.WriteFile(filepath.Join(dir, "tmp"), nil, 0o644)
+	if _, err := c.Open(context.Background(), urls[0], nil); !errors.Is(err, ErrBypass) {
+		t.Fatalf("got %v, want ErrBypass", err)
+	}
+	if u := c.readUsage(); u > 0 {
+		t.Errorf("a failed fill left %d bytes counted", u)
 	}
 }

@@ -24,7 +24,7 @@ func supported() error { return nil }
 // that removed its object) is not returned.
 func tryLock(path string, how int) (*os.File, error) {
 	for range 100 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, err
 		}
