@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -393,4 +395,112 @@ func objectFormatName(ctx context.Context, name string) string {
 		return ""
 	}
 	return ft.Name
+}
+
+// ObjectFiles calls fn with a local file holding each object that the object-storage
+// argument name names (an object, or a prefix's shards: its manifest's, else every object
+// directly under it), one at a time, for a caller that checks files by path (mlfeed
+// validate). The file is the object's copy in the node cache (ctx's, else the one
+// MLFEED_CACHE names), else a temporary copy removed when fn returns; a shard is checked
+// against its manifest entry's size and SHA-256 (an error wrapping cache.ErrChecksum). fn
+// gets the object's URL, the file's path, the manifest's format name ("" without one) and
+// the error of fetching it (then no path), and goes on to the next object unless it returns
+// an error. An error of ObjectFiles itself means the argument could not be resolved.
+func ObjectFiles(ctx context.Context, name string, fn func(url, path, formatName string, err error) error) error {
+	base, query, _ := strings.Cut(name, "?")
+	urls, wants, formatName := []string{name}, []*cache.Want{nil}, ""
+	if strings.HasSuffix(base, "/") {
+		withQuery := func(u string) string {
+			if query != "" {
+				return u + "?" + query
+			}
+			return u
+		}
+		urls, wants = nil, nil
+		m, err := readManifest(ctx, withQuery(base+shard.ManifestName))
+		switch {
+		case err == nil:
+			formatName = m.Format
+			for _, e := range m.Shards {
+				urls = append(urls, withQuery(base+path.Clean(e.Path)))
+				wants = append(wants, &cache.Want{Size: e.Bytes, SHA256: e.SHA256})
+			}
+		case errors.Is(err, os.ErrNotExist):
+			all, err := storage.List(ctx, name)
+			if err != nil {
+				return err
+			}
+			for _, u := range all {
+				b, _, _ := strings.Cut(u, "?")
+				if n := path.Base(b); !strings.HasPrefix(n, ".") && !strings.HasPrefix(n, "mlfeed.task-") {
+					urls = append(urls, u)
+					wants = append(wants, nil)
+				}
+			}
+		default:
+			return err
+		}
+	}
+	c, err := cacheOf(ctx)
+	if err != nil {
+		return err
+	}
+	for i, u := range urls {
+		p, release, err := objectFile(ctx, c, u, wants[i])
+		if err != nil {
+			if err := fn(u, "", formatName, err); err != nil {
+				return err
+			}
+			continue
+		}
+		err = fn(u, p, formatName, nil)
+		release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// objectFile returns a local file holding the object u: its copy in the node cache c, else a
+// temporary copy (checked against want's SHA-256, as the cache checks), and what releases it.
+func objectFile(ctx context.Context, c *cache.Cache, u string, want *cache.Want) (string, func(), error) {
+	if c != nil {
+		f, err := c.Open(ctx, u, want)
+		if err == nil {
+			return f.Path(), func() { f.Close() }, nil
+		}
+		if !errors.Is(err, cache.ErrBypass) {
+			return "", nil, err
+		}
+	}
+	b, _, _ := strings.Cut(u, "?")
+	f, err := os.CreateTemp("", "mlfeed-object-*-"+path.Base(b))
+	if err != nil {
+		return "", nil, err
+	}
+	tmp := f.Name()
+	release := func() { os.Remove(tmp) }
+	h := sha256.New()
+	a, n, err := storage.Download(ctx, u, f, 0)
+	if c != nil {
+		c.AddBypassed(n)
+	}
+	if err == nil && want != nil && want.SHA256 != "" {
+		if a.Size != want.Size {
+			err = fmt.Errorf("%s: %w: %d bytes, the manifest says %d", u, cache.ErrChecksum, a.Size, want.Size)
+		} else if _, err = io.Copy(h, io.NewSectionReader(f, 0, a.Size)); err == nil {
+			if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want.SHA256) {
+				err = fmt.Errorf("%s: %w: its SHA-256 is %s, the manifest's %s", u, cache.ErrChecksum, got, want.SHA256)
+			}
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		release()
+		return "", nil, err
+	}
+	return tmp, release, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // nothing (--cache-stats says so), also for cat, info and convert, and with MLFEED_CACHE in
 // place of the flag; a bad specification is exit 2.
 func TestNodeCacheCLI(t *testing.T) {
-	bucket, _ := testutil.S3Server(t)
+	bucket, s3dir := testutil.S3Server(t)
 	dir := t.TempDir()
 	if _, stderr, code := run(t, "demo", "-n", "600", "--dir", dir); code != 0 {
 		t.Fatal(stderr)
@@ -54,6 +55,22 @@ func TestNodeCacheCLI(t *testing.T) {
 		_, stderr, code := run(t, append([]string{args[0], "--cache", cache, "--cache-stats"}, args[1:]...)...)
 		if m := stats.FindStringSubmatch(stderr); code != 0 || m == nil || m[1] != "0" {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	// validate checks each shard of a prefix from its copy in the cache; a shard changed on
+	// the server after its manifest was written fails its check, and is named.
+	out, stderr, code := run(t, "validate", "--cache", cache, bucket+"/ds/")
+	if code != 0 || strings.Count(out, ": ok\n") != 3 || !strings.Contains(out, bucket+"/ds/part-00001.cbf: ok") {
+		t.Errorf("validate: exit %d: %s%s", code, out, stderr)
+	}
+	p := filepath.Join(s3dir, "ds", "part-00002.cbf")
+	b, _ := os.ReadFile(p)
+	b[len(b)/2] ^= 1
+	os.WriteFile(p, b, 0o644)
+	for _, c := range []string{filepath.Join(dir, "cache2"), "off"} {
+		out, stderr, code = run(t, "validate", "--cache", c, bucket+"/ds/")
+		if code != 1 || !strings.Contains(out, bucket+"/ds/part-00002.cbf: not checked") || !strings.Contains(stderr, "SHA-256") {
+			t.Errorf("validate --cache %s of a changed shard: exit %d: %s%s", c, code, out, stderr)
 		}
 	}
 	t.Setenv("MLFEED_CACHE", cache)
