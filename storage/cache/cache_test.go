@@ -539,3 +539,21 @@ func TestDiskTroubleReadsPastTheCache(t *testing.T) {
 		t.Errorf("a failed fill left %d bytes counted", u)
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"/var/cache/mlfeed:50GB", "c:1", "/a:b", ":5G", "x:0", "d:1PiB", "d:2PiB", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		dir, limit, err := Parse(spec)
+		if err != nil {
+			return
+		}
+		if dir == "" || limit <= 0 || limit > 1<<50 {
+			t.Fatalf("Parse(%q) = %q, %d", spec, dir, limit)
+		}
+		if !strings.HasPrefix(spec, dir) {
+			t.Fatalf("Parse(%q): directory %q is not the specification's start", spec, dir)
+		}
+	})
+}
