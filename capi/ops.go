@@ -46,6 +46,8 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 		out, err = opSource(ctx, args)
 	case "merge":
 		out, err = opMerge(args)
+	case "cache_stats":
+		out, err = opCacheStats(args)
 	case "formats":
 		out = format.Names()
 	default:
@@ -81,6 +83,7 @@ type openArgs struct {
 	Config  string            `json:"config"`  // CNTK configuration FILE[:SECTION]
 	Defines map[string]string `json:"defines"` // $NAME$ values for Config
 	Dataset uint64            `json:"dataset"` // an open data set's handle, instead of Paths
+	Cache   string            `json:"cache"`   // the node cache DIR[:SIZE] for object storage, as --cache
 	// Deserializers are files each read with its own streams and options, joined as CNTK's
 	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
 	Deserializers []deserializerArgs `json:"deserializers"`
@@ -112,7 +115,7 @@ func parseInputs(decls []string) ([]mlfeed.Stream, error) {
 
 // spec returns the data set the arguments describe (without Dataset).
 func (a *openArgs) spec() (*dataset.Spec, error) {
-	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines}
+	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines, Cache: a.Cache}
 	var err error
 	if s.Inputs, err = parseInputs(a.Inputs); err != nil {
 		return nil, err
@@ -146,6 +149,9 @@ func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src ml
 	if a.Dataset != 0 {
 		if len(a.Paths) > 0 || a.Config != "" || len(a.Deserializers) > 0 || len(a.Mix) > 0 {
 			return nil, nil, false, fmt.Errorf("%w: a data set takes the place of paths, a config, deserializers and a mixture", format.ErrUsage)
+		}
+		if a.Cache != "" {
+			return nil, nil, false, fmt.Errorf("%w: the cache applies to paths, not to an open data set (give it to open)", format.ErrUsage)
 		}
 		ds, err := value[*openDataset](uintptr(a.Dataset))
 		if err != nil {
@@ -352,6 +358,27 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 		return nil, err
 	}
 	return a.Output, nil
+}
+
+// opCacheStats returns what this process fetched through the node cache named (DIR[:SIZE];
+// empty: the one MLFEED_CACHE names), as --cache-stats prints it; null for none.
+func opCacheStats(args []byte) (any, error) {
+	var a struct {
+		Cache string `json:"cache"`
+	}
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	c, err := (&dataset.Spec{Cache: a.Cache}).NodeCache()
+	if err != nil || c == nil {
+		return nil, err
+	}
+	s := c.Stats()
+	return map[string]any{
+		"dir": c.Dir(), "limit": c.Limit(),
+		"fetched_bytes": s.Fetched, "fills": s.Fills, "hits": s.Hits, "hit_bytes": s.HitBytes,
+		"bypassed": s.Bypassed, "bypassed_bytes": s.BypassedBytes,
+	}, nil
 }
 
 // opMerge joins the partial manifests of a conversion's tasks (mlfeed merge).

@@ -23,6 +23,7 @@ import (
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/minibatch"
+	"github.com/mlfeed/mlfeed/storage/cache"
 )
 
 // Spec describes a data set to open. The zero value opens nothing; Paths or Config (or
@@ -67,6 +68,12 @@ type Spec struct {
 	// returns their *minibatch.Mixed, which the minibatch engine draws by the weights.
 	// Paths, Config and Deserializers must then be empty.
 	Mix *Mix
+	// Cache is the node cache for object-storage inputs, DIR[:SIZE] (package storage/cache):
+	// objects are fetched once into DIR, shared by the node's processes, and read from there
+	// while they stay (least recently used go first when the SIZE limit, default 10 GiB, is
+	// reached). Empty: the one the environment variable MLFEED_CACHE names, if any; "off":
+	// none.
+	Cache string
 
 	rc *cntkconfig.Reader // the configuration's reader section, once parsed
 }
@@ -129,6 +136,10 @@ func (s *Spec) Open(ctx context.Context) (mlfeed.Source, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ctx, err := s.withCache(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if s.Mix != nil {
 		return s.openMix(ctx)
 	}
@@ -169,6 +180,32 @@ func (s *Spec) Open(ctx context.Context) (mlfeed.Source, error) {
 		return nil, err
 	}
 	return openPaths(ctx, s.Paths, rc.FormatFor(s.Paths, s.Format), o)
+}
+
+// NodeCache returns the node cache the Spec reads objects through (Cache, else the one
+// MLFEED_CACHE names), or nil for none. Its Stats count what the process fetched. An error
+// for a specification that does not parse wraps format.ErrUsage.
+func (s *Spec) NodeCache() (*cache.Cache, error) {
+	if s.Cache == "" {
+		return cacheOf(context.Background())
+	}
+	c, err := cache.FromSpec(s.Cache)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
+	}
+	return c, nil
+}
+
+// withCache returns ctx with the Spec's node cache.
+func (s *Spec) withCache(ctx context.Context) (context.Context, error) {
+	if s.Cache == "" {
+		return ctx, nil
+	}
+	c, err := s.NodeCache()
+	if err != nil {
+		return nil, err
+	}
+	return WithCache(ctx, c), nil
 }
 
 // FormatOptions returns the format options the files of Paths are opened with: the explicit
@@ -355,5 +392,9 @@ func (s *Spec) FormatName() string {
 	if f := rc.FormatFor(names, ""); f != "" {
 		return f
 	}
-	return FormatOf(names)
+	ctx, err := s.withCache(context.Background())
+	if err != nil {
+		return ""
+	}
+	return formatOf(ctx, names)
 }

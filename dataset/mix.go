@@ -73,7 +73,9 @@ func (s *Spec) openMix(ctx context.Context) (mlfeed.Source, error) {
 		// Every other setting of the Spec (the element type, the log, those added later)
 		// applies to each data set.
 		sub := *s
+		// The node cache, if any, rides in ctx: one for every data set.
 		sub.Mix, sub.Config, sub.Defines, sub.Deserializers, sub.rc = nil, "", nil, nil, nil
+		sub.Cache = ""
 		sub.Paths, sub.Params = in.Paths, merge(s.Params, in.Params)
 		if in.Format != "" {
 			sub.Format = in.Format

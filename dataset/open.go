@@ -178,10 +178,13 @@ func (r renamedSource) RawSamples(i, stream int) (b []byte, off, stride, swap in
 // FormatOf names the format of the inputs for reports: the detected format of each input (a
 // sharded input's from its manifest or first shard, an object's from its first bytes), joined
 // with "+" when they differ, "" for an input it cannot tell.
-func FormatOf(names []string) string {
+func FormatOf(names []string) string { return formatOf(context.Background(), names) }
+
+// formatOf is FormatOf with objects read under ctx (with its node cache).
+func formatOf(ctx context.Context, names []string) string {
 	var fs []string
 	for _, n := range names {
-		if f := formatOfOne(n); f != "" {
+		if f := formatOfOne(ctx, n); f != "" {
 			fs = append(fs, f)
 		}
 	}
@@ -195,9 +198,9 @@ func FormatOf(names []string) string {
 	return strings.Join(fs, "+")
 }
 
-func formatOfOne(name string) string {
+func formatOfOne(ctx context.Context, name string) string {
 	if storage.IsURL(name) {
-		return objectFormatName(context.Background(), name)
+		return objectFormatName(ctx, name)
 	}
 	if ft := dirFormat(name, ""); ft != nil {
 		return ft.Name

@@ -13,6 +13,7 @@ import (
 	"github.com/mlfeed/mlfeed/cntkconfig"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/storage/cache"
 )
 
 // inputFlags are the flags every command that reads data takes.
@@ -30,9 +31,13 @@ type inputFlags struct {
 	sequential bool
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
-	// ctx is the command's context (with its scheduler), passed to the formats as
-	// format.Options.Context for the work they do while opening.
+	// ctx is the command's context (with its scheduler and node cache), passed to the
+	// formats as format.Options.Context for the work they do while opening.
 	ctx context.Context
+	// cache is the node cache for object storage, DIR[:SIZE] (--cache); cacheStats prints
+	// what went through it (--cache-stats).
+	cache      string
+	cacheStats bool
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
@@ -41,6 +46,8 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	fl.StringVar(&f.cache, "cache", "", "keep objects read from object storage in the node cache `DIR[:SIZE]` (default size 10GiB; default: $MLFEED_CACHE; off: none)")
+	fl.BoolVar(&f.cacheStats, "cache-stats", false, "print the bytes fetched into the node cache and the objects found in it, on standard error")
 	f.sched.register(cmd)
 	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
 	// only the other arguments.
@@ -50,7 +57,23 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, a []string) error {
 		f.ctx = c.Context()
-		return run(c, f.takeDefines(a))
+		nc, err := cache.FromSpec(f.cache)
+		if err != nil {
+			return usageErr("--cache: %v", err)
+		}
+		if f.cache == "" {
+			if nc, err = cache.FromEnv(); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+		if f.cache != "" {
+			f.ctx = dataset.WithCache(f.ctx, nc)
+		}
+		err = run(c, f.takeDefines(a))
+		if f.cacheStats && nc != nil {
+			fmt.Fprintln(c.ErrOrStderr(), nc.Stats())
+		}
+		return err
 	}
 }
 
@@ -81,7 +104,7 @@ func (f *inputFlags) takeDefines(args []string) []string {
 func (f *inputFlags) spec(names []string) (*dataset.Spec, error) {
 	s := &dataset.Spec{
 		Paths: names, Format: f.format, Config: f.config, Defines: f.defines,
-		Type: f.elemType, Sequential: f.sequential, Log: os.Stderr,
+		Type: f.elemType, Sequential: f.sequential, Log: os.Stderr, Cache: f.cache,
 	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 func init() {
@@ -24,9 +27,12 @@ byte offset for binary data), on standard error. Every file is checked, also aft
 fails; standard output gets one line per file ("FILE: ok", "FILE: invalid, N problem(s)" or
 "FILE: not checked" when it cannot be read or its format is unknown or unsupported) and, for
 several files, a summary. Warnings (a CTF value float32 cannot hold as written) are printed
-too but do not make a file invalid. The exit status is 0 when every file is valid, 1 otherwise, and 2
+too but do not make a file invalid. A FILE may be an object-storage URL or prefix (s3://,
+gs://, azblob://): each object is checked from a local copy (its copy in the node cache with
+--cache), and a shard of a data set with a manifest against its size and SHA-256 too. The exit status is 0 when every file is valid, 1 otherwise, and 2
 for wrong flags.`,
 		Example: `  mlfeed validate t10k-images-idx3-ubyte.gz
+  mlfeed validate --cache /local/cache s3://corpus/train/
   mlfeed validate --input features:dense:5 --input labels:dense:3 data.ctf`,
 		Args: atLeastArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,16 +48,20 @@ for wrong flags.`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			files, bad := shardFiles(args, spec.Format, opts, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
-			for _, name := range files {
-				n, err := validateFile(cmd.Context(), name, spec.FormatFor([]string{name}), opts, maxReport, func(e error) {
-					fmt.Fprintln(stderr, e)
+			var files []string
+			bad := 0
+			// check validates the file at path, reported as name (an object's URL for its
+			// local copy).
+			check := func(name, path, formatName string) error {
+				files = append(files, name)
+				n, err := validateFile(in.ctx, path, formatName, opts, maxReport, func(e error) {
+					fmt.Fprintln(stderr, strings.ReplaceAll(e.Error(), path, name))
 				})
 				switch {
 				case err != nil && errors.Is(err, format.ErrUsage):
 					return err // wrong flags: the same for every file
 				case err != nil:
-					fmt.Fprintln(stderr, err)
+					fmt.Fprintln(stderr, strings.ReplaceAll(err.Error(), path, name))
 					fmt.Fprintf(stdout, "%s: not checked\n", name)
 					bad++
 				case n == 0:
@@ -59,6 +69,43 @@ for wrong flags.`,
 				default:
 					fmt.Fprintf(stdout, "%s: invalid, %d problem(s)\n", name, n)
 					bad++
+				}
+				return nil
+			}
+			for _, arg := range args {
+				if storage.IsURL(arg) {
+					// Each object through a local copy: the node cache's (--cache), else a
+					// temporary one.
+					err := dataset.ObjectFiles(in.ctx, arg, func(url, path, formatName string, err error) error {
+						if err != nil {
+							files = append(files, url)
+							fmt.Fprintln(stderr, err)
+							fmt.Fprintf(stdout, "%s: not checked\n", url)
+							bad++
+							return nil
+						}
+						if spec.Format != "" {
+							formatName = spec.Format
+						}
+						return check(url, path, formatName)
+					})
+					if err != nil && errors.Is(err, format.ErrUsage) {
+						return err
+					}
+					if err != nil {
+						fmt.Fprintln(stderr, err)
+						fmt.Fprintf(stdout, "%s: not checked\n", arg)
+						files = append(files, arg)
+						bad++
+					}
+					continue
+				}
+				local, failed := shardFiles([]string{arg}, spec.Format, opts, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+				bad += failed
+				for _, name := range local {
+					if err := check(name, name, spec.FormatFor([]string{name})); err != nil {
+						return err
+					}
 				}
 			}
 			if len(files) > 1 {

@@ -79,7 +79,8 @@ def _call(op: str, args: Dict[str, Any]) -> Any:
 
 def open(paths: Optional[PathsArg] = None, format: Optional[str] = None,
          inputs: Optional[Inputs] = None, options: Optional[Params] = None,
-         config: Optional[PathArg] = None, defines: Optional[Params] = None) -> "Dataset":
+         config: Optional[PathArg] = None, defines: Optional[Params] = None,
+         cache: Optional[PathArg] = None) -> "Dataset":
     """Open a data set: one file, several that hold one record set each (IDX images and
     labels), a directory of shards, or the data files of a CNTK config's reader section.
 
@@ -90,19 +91,24 @@ def open(paths: Optional[PathsArg] = None, format: Optional[str] = None,
     options: format-specific reader options {key: value} (the CLI's --opt).
     config: a CNTK configuration "FILE[:SECTION]" whose reader section declares the files,
         streams and options; defines: {NAME: value} for its $NAME$ variables.
+    cache: the node cache for s3://, gs:// and azblob:// inputs, "DIR[:SIZE]" (the CLI's
+        --cache; SIZE as "50GB", default 10 GiB): objects are fetched once into DIR, shared by
+        the node's processes (DataLoader workers, ranks); default: $MLFEED_CACHE; "off": none.
+        cache_stats() tells what this process fetched.
 
     Returns a Dataset, which is a context manager.
     """
     return Dataset(paths, format=format, inputs=inputs, options=options, config=config,
-                   defines=defines)
+                   defines=defines, cache=cache)
 
 
 def info(paths: Optional[PathsArg] = None, chunks: bool = False, format: Optional[str] = None,
          inputs: Optional[Inputs] = None, options: Optional[Params] = None,
-         config: Optional[PathArg] = None, defines: Optional[Params] = None) -> Dict[str, Any]:
+         config: Optional[PathArg] = None, defines: Optional[Params] = None,
+         cache: Optional[PathArg] = None) -> Dict[str, Any]:
     """The description `mlfeed info --json` prints: {"format", "streams", "sequences",
     "samples", "chunks", ...}; chunks=True adds the chunk table. Takes open()'s arguments."""
-    args = _lib.open_args(paths, format, inputs, options, config, defines)
+    args = _lib.open_args(paths, format, inputs, options, config, defines, cache)
     args["chunks"] = _lib.bool_arg(chunks, "chunks")
     out: Dict[str, Any] = _call("info", args)
     return out
@@ -111,7 +117,8 @@ def info(paths: Optional[PathsArg] = None, chunks: bool = False, format: Optiona
 def stats(paths: Optional[PathsArg] = None, limit: int = 0, sample: int = 0, seed: int = 0,
           bins: int = 20, top: int = 10, format: Optional[str] = None,
           inputs: Optional[Inputs] = None, options: Optional[Params] = None,
-          config: Optional[PathArg] = None, defines: Optional[Params] = None) -> Dict[str, Any]:
+          config: Optional[PathArg] = None, defines: Optional[Params] = None,
+          cache: Optional[PathArg] = None) -> Dict[str, Any]:
     """The statistics `mlfeed stats --json` prints, from one streaming pass over the data set:
     {"sequences", "samples", "total_sequences", "sequence_lengths", "streams": [...]}, each
     stream with its counts and, by kind, "numeric" (min, max, mean, std, NaN/Inf/zero counts,
@@ -120,9 +127,9 @@ def stats(paths: Optional[PathsArg] = None, limit: int = 0, sample: int = 0, see
     limit: read only the first `limit` sequences (0: all); sample: read `sample` sequences
     drawn at random (0: all), the same ones for the same seed; bins: histogram bins (at most,
     1 to 10000); top: most frequent values and indices reported (1 to 1000). Takes open()'s
-    arguments (paths, format, inputs, options, config, defines).
+    arguments (paths, format, inputs, options, config, defines, cache).
     """
-    args = _lib.open_args(paths, format, inputs, options, config, defines)
+    args = _lib.open_args(paths, format, inputs, options, config, defines, cache)
     args.update(limit=_lib.int_arg(limit, "limit", 0, 2**63 - 1),
                 sample=_lib.int_arg(sample, "sample", 0, 2**63 - 1),
                 seed=_lib.int_arg(seed, "seed", 0, 2**64 - 1),
@@ -133,6 +140,19 @@ def stats(paths: Optional[PathsArg] = None, limit: int = 0, sample: int = 0, see
 
 
 __all__ += ["stats"]
+
+
+def cache_stats(cache: Optional[PathArg] = None) -> Optional[Dict[str, Any]]:
+    """What this process fetched through the node cache "DIR[:SIZE]" (default: the one
+    $MLFEED_CACHE names), as `--cache-stats` prints it: {"dir", "limit", "fetched_bytes",
+    "fills", "hits", "hit_bytes", "bypassed", "bypassed_bytes"}; None when there is no cache.
+    A second sweep of a data set that fits the cache adds 0 to fetched_bytes."""
+    args = {} if cache is None else {"cache": _lib.cache_arg(cache)}
+    out: Optional[Dict[str, Any]] = _lib.call("cache_stats", args)
+    return out
+
+
+__all__ += ["cache_stats"]
 
 
 def formats() -> List[str]:
@@ -164,7 +184,7 @@ def convert(inputs: PathsArg, output: PathArg, to: Optional[str] = None,
             format: Optional[str] = None, options: Optional[Params] = None,
             config: Optional[PathArg] = None, defines: Optional[Params] = None,
             shards: Optional[int] = None, shard_size: Optional[Union[int, str]] = None,
-            task: Optional[Tuple[int, int]] = None) -> str:
+            task: Optional[Tuple[int, int]] = None, cache: Optional[PathArg] = None) -> str:
     """Convert a data set to another format, as `mlfeed convert` does: lossless or an error,
     streamed chunk by chunk, the output written atomically.
 
@@ -173,7 +193,8 @@ def convert(inputs: PathsArg, output: PathArg, to: Optional[str] = None,
     type ("float32", ...); densify: store sparse streams densely; streams: keep only these
     streams, in this order; compress, compat, chunk_size, write_options: the writer's options
     (--compress, --compat, --chunk-size, --write-opt). input, format, options, config,
-    defines: how to read the inputs (open()'s inputs, format, options, config, defines).
+    defines, cache: how to read the inputs (open()'s inputs, format, options, config, defines,
+    cache).
 
     shards, shard_size, task: write output as a directory of shards and a manifest, as
     `mlfeed convert --shards N / --shard-size SIZE / --task I/N` do (to= names the format);
@@ -182,7 +203,7 @@ def convert(inputs: PathsArg, output: PathArg, to: Optional[str] = None,
     CLI's exit status 2. Returns output.
     """
     args = _lib.open_args(inputs, format=format, inputs=input, options=options, config=config,
-                          defines=defines)
+                          defines=defines, cache=cache)
     tk: Any = task
     if tk is not None:
         if isinstance(tk, (str, bytes)) or not isinstance(tk, Sequence) or len(tk) != 2:
@@ -253,8 +274,9 @@ class Dataset:
 
     def __init__(self, paths: Optional[PathsArg] = None, format: Optional[str] = None,
                  inputs: Optional[Inputs] = None, options: Optional[Params] = None,
-                 config: Optional[PathArg] = None, defines: Optional[Params] = None) -> None:
-        res = _call("open", _lib.open_args(paths, format, inputs, options, config, defines))
+                 config: Optional[PathArg] = None, defines: Optional[Params] = None,
+                 cache: Optional[PathArg] = None) -> None:
+        res = _call("open", _lib.open_args(paths, format, inputs, options, config, defines, cache))
         self._h: int = res["handle"]
         self._cond = threading.Condition()
         self._busy = 0       # calls in flight that use the handle
@@ -719,7 +741,8 @@ class MinibatchSource:
         budget for decoded chunks read ahead, in bytes or as "512M", "2G" (--threads,
         --packers, --memory). cntk_distribution: divide among workers by chunk, as CNTK does.
     epoch_size: minibatches end at multiples of this many samples (end_of_epoch).
-    inputs, options, config, defines, format: how to read the files (see mlfeed.open).
+    inputs, options, config, defines, format, cache: how to read the files (see mlfeed.open;
+        cache= shares what object storage served among the node's processes).
     copy: give each minibatch memory of its own instead of reusing the previous one's.
 
     Every argument is checked here: TypeError for an unknown keyword or a wrong type,
@@ -751,6 +774,7 @@ class MinibatchSource:
                  packers: Optional[int] = None, memory: Optional[Union[int, str]] = None,
                  mix: Optional[Mix] = None, stop: Optional[str] = None,
                  schedule: Optional[Sequence[Tuple[int, Sequence[float]]]] = None,
+                 cache: Optional[PathArg] = None,
                  _deserializers: Optional[List[Dict[str, Any]]] = None) -> None:
         if _is_mix(paths_or_dataset):
             if mix is not None:
@@ -770,15 +794,16 @@ class MinibatchSource:
         self._copy = _lib.bool_arg(copy, "copy")
         self._dataset: Optional[Dataset] = None
         if isinstance(paths_or_dataset, Dataset):
-            if inputs is not None or options is not None or format is not None:
-                raise UsageError("inputs, options and format apply to paths, not to an open "
-                                 "Dataset (give them to mlfeed.open)")
+            if inputs is not None or options is not None or format is not None or cache is not None:
+                raise UsageError("inputs, options, format and cache apply to paths, not to an "
+                                 "open Dataset (give them to mlfeed.open)")
             args = _lib.open_args(None, None, None, None, config, defines)
             ds = paths_or_dataset
             args["dataset"] = ds._add_user()
         else:
             ds = None
-            args = _lib.open_args(paths_or_dataset, format, inputs, options, config, defines)
+            args = _lib.open_args(paths_or_dataset, format, inputs, options, config, defines,
+                                  cache)
             if _deserializers:
                 args["deserializers"] = _deserializers
             if mixture is not None:
@@ -1070,6 +1095,6 @@ def _check_source_arguments(paths_or_dataset: object, kwargs: Mapping[str, Any])
         raise UsageError("stop= and schedule= apply to a mixture (mix=)")
     elif not isinstance(paths_or_dataset, Dataset):
         _lib.open_args(paths_or_dataset, a["format"], a["inputs"], a["options"], a["config"],
-                       a["defines"])
+                       a["defines"], a["cache"])
     _lib.bool_arg(a["copy"], "copy")
     _settings(**{k: a[k] for k in _inspect.signature(_settings).parameters})

@@ -300,10 +300,12 @@ def params_arg(d: object, name: str) -> Optional[dict[str, str]]:
 
 
 def open_args(paths: object = None, format: object = None, inputs: object = None,
-              options: object = None, config: object = None, defines: object = None) -> dict[str, Any]:
+              options: object = None, config: object = None, defines: object = None,
+              cache: object = None) -> dict[str, Any]:
     """The JSON arguments every operation that reads takes, checked (TypeError for a wrong
     type)."""
     return clean({
+        "cache": cache_arg(cache),
         "paths": paths_arg(paths),
         "format": str_arg(format, "format"),
         "inputs": inputs_arg(inputs),
@@ -311,6 +313,18 @@ def open_args(paths: object = None, format: object = None, inputs: object = None
         "config": None if config is None else path_arg(config, "config"),
         "defines": params_arg(defines, "defines"),
     })
+
+
+def cache_arg(cache: object) -> Optional[str]:
+    """The node cache "DIR[:SIZE]" (str or a path), or TypeError; "" is a UsageError."""
+    if cache is None:
+        return None
+    if not isinstance(cache, (str, os.PathLike)):
+        raise TypeError("cache must be a str \"DIR[:SIZE]\" or a path, not %s" % _kind(cache))
+    c = os.fsdecode(cache)
+    if c == "":
+        raise UsageError("cache=\"\": give a directory, \"DIR[:SIZE]\", or \"off\"")
+    return c
 
 
 def _param(v: object) -> str:

@@ -133,7 +133,7 @@ class MinibatchDataset(torch.utils.data.IterableDataset):  # type: ignore[type-a
         return self._schema
 
     def _read_schema(self) -> mlfeed.Schema:
-        args = {k: self._kwargs[k] for k in ("format", "inputs", "options", "config", "defines")
+        args = {k: self._kwargs[k] for k in ("format", "inputs", "options", "config", "defines", "cache")
                 if self._kwargs.get(k) is not None}
         paths: Any = self._paths
         mix = self._kwargs.get("mix")

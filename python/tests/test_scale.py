@@ -101,3 +101,61 @@ print("ok")
                                                                s3.get("PYTHONPATH")])))
     r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_node_cache(tmp_path, idx_pair, s3):  # noqa: F811
+    paths, x, y = idx_pair
+    one = tmp_path / "one.cbf"
+    mlfeed.convert(paths, one, type="float32")
+    cache = tmp_path / "cache"
+    script = f"""
+import os, numpy as np, mlfeed, torch
+from mlfeed.torch import MinibatchDataset
+mlfeed.convert({str(one)!r}, "s3://mlfeed-py/shards/", to="cbf", shards=4)
+cache = {str(cache)!r} + ":1GB"
+def sweep(**kw):
+    src = mlfeed.MinibatchSource("s3://mlfeed-py/shards/", minibatch_size=100, randomize=False,
+                                 max_sweeps=1, cache=cache, **kw)
+    out = np.concatenate([mb["labels"].reshape(-1).copy() for mb in src])
+    src.close()
+    return out
+a = sweep()
+s1 = mlfeed.cache_stats(cache)
+assert s1["fetched_bytes"] > 0 and s1["fills"] == 5, s1
+b = sweep()
+s2 = mlfeed.cache_stats(cache)
+assert s2["fetched_bytes"] == s1["fetched_bytes"] and s2["hits"] == s1["hits"] + 5, (s1, s2)
+np.testing.assert_array_equal(a, b)
+with mlfeed.open("s3://mlfeed-py/shards/", cache=cache) as ds:
+    assert len(ds) == 1000
+print(a.astype(np.int64).tolist() == {y.astype(int).tolist()!r})
+# DataLoader workers share a fresh cache: each shard is in it once.
+fresh = {str(tmp_path / "fresh")!r}
+ds = MinibatchDataset("s3://mlfeed-py/shards/", minibatch_size=50, randomize=False, max_sweeps=1,
+                      cache=fresh)
+labels = [mb["labels"].reshape(-1) for mb in torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2,
+                                                                    multiprocessing_context="spawn")]
+assert sorted(torch.cat(labels).tolist()) == sorted({y.astype(float).tolist()!r})
+print(sorted(n.split("-")[-1] for n in os.listdir(os.path.join(fresh, "data"))))
+for bad, exc in ((5, TypeError), ("", mlfeed.UsageError), ("/tmp/x:0", mlfeed.UsageError)):
+    try:
+        mlfeed.MinibatchSource("s3://mlfeed-py/shards/", cache=bad)
+    except exc:
+        pass
+    else:
+        raise AssertionError(repr(bad))
+with mlfeed.open("s3://mlfeed-py/shards/") as d:
+    try:
+        mlfeed.MinibatchSource(d, cache=cache)
+    except mlfeed.UsageError:
+        pass
+    else:
+        raise AssertionError("cache with an open Dataset")
+print("ok")
+"""
+    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
+                                                               s3.get("PYTHONPATH")])))
+    r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == [
+        "True", "['00000.cbf', '00001.cbf', '00002.cbf', '00003.cbf', 'mlfeed.json']", "ok"], r.stdout
