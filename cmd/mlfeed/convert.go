@@ -10,6 +10,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/bytesize"
 )
 
 // maxChunkSize bounds convert --chunk-size (a chunk is held in memory while it is written).
@@ -53,7 +54,7 @@ A progress bar is shown on a terminal.`,
 			default:
 				return usageErr("--compress %q: want gzip, deflate or none", compress)
 			}
-			chunkSize, err := parseSize(chunkSizeFlag)
+			chunkSize, err := bytesize.Parse(chunkSizeFlag)
 			if err != nil {
 				return usageErr("--chunk-size %q: %v", chunkSizeFlag, err)
 			}

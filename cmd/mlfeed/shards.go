@@ -16,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/bytesize"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -74,7 +75,7 @@ func (f *shardFlags) options(o *convert.Options) (*convert.ShardOptions, error) 
 		return nil, usageErr("--shards %d: want a positive number", f.shards)
 	}
 	if f.shardSize != "" {
-		n, err := parseSize(f.shardSize)
+		n, err := bytesize.Parse(f.shardSize)
 		if err == nil && n == 0 {
 			err = errors.New("want a size above 0")
 		}

@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/bytesize"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
@@ -46,7 +45,7 @@ func (f *schedFlags) scheduler() (*sched.Scheduler, error) {
 	if f.threads < 0 || f.threads > 1<<16 {
 		return nil, usageErr("--threads %d: want a number of threads from 1 to 65536 (without --threads: all cores)", f.threads)
 	}
-	mem, err := parseSize(f.memory)
+	mem, err := bytesize.Parse(f.memory)
 	if err == nil && mem == 0 && f.memory != "" {
 		err = errors.New("want a size above 0")
 	}
@@ -54,44 +53,6 @@ func (f *schedFlags) scheduler() (*sched.Scheduler, error) {
 		return nil, usageErr("--memory %q: %v", f.memory, err)
 	}
 	return sched.New(f.threads, mem), nil
-}
-
-// maxSize bounds every size a flag takes (1 PiB).
-const maxSize = 1 << 50
-
-// parseSize parses a size in bytes, as every size flag takes it (--memory, --chunk-size,
-// --shard-size): a whole number with an optional unit, read as GNU coreutils (dd, sort)
-// read them, case aside: K, M, G, T, P and KiB, MiB, GiB, TiB, PiB are powers of 1024, KB,
-// MB, GB, TB, PB powers of 1000, B or nothing bytes. At most 1 PiB. Empty means 0.
-func parseSize(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	num, mult := strings.ToUpper(strings.TrimSpace(s)), int64(1)
-units:
-	for i, u := range "KMGTP" {
-		for _, suffix := range []string{string(u) + "IB", string(u) + "B", string(u)} {
-			if strings.HasSuffix(num, suffix) {
-				base := int64(1024)
-				if suffix == string(u)+"B" {
-					base = 1000
-				}
-				num = strings.TrimSuffix(num, suffix)
-				for range i + 1 {
-					mult *= base
-				}
-				break units
-			}
-		}
-	}
-	if mult == 1 {
-		num = strings.TrimSuffix(num, "B")
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > maxSize/mult {
-		return 0, errors.New("want a size such as 65536, 64MiB, 64M or 1GB, at most 1 PiB")
-	}
-	return n * mult, nil
 }
 
 // readAhead reads every chunk of src in order on the scheduler ctx carries (--threads,

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/bytesize"
 	"github.com/mlfeed/mlfeed/storage"
 )
 
@@ -122,7 +123,7 @@ func New(dir string, limit int64) (*Cache, error) {
 func Parse(spec string) (dir string, limit int64, err error) {
 	dir, limit = spec, DefaultLimit
 	if i := strings.LastIndexByte(spec, ':'); i >= 0 {
-		if n, ok := parseSize(spec[i+1:]); ok {
+		if n, err := bytesize.Parse(spec[i+1:]); err == nil && spec[i+1:] != "" {
 			dir, limit = spec[:i], n
 			if n == 0 {
 				return "", 0, fmt.Errorf("cache %q: size limit 0: want a size above 0", spec)
@@ -133,38 +134,6 @@ func Parse(spec string) (dir string, limit int64, err error) {
 		return "", 0, fmt.Errorf("cache %q: no directory: want DIR[:SIZE]", spec)
 	}
 	return dir, limit, nil
-}
-
-// parseSize parses a size such as 50GB, 512MiB, 4G or 1000000.
-func parseSize(s string) (int64, bool) {
-	num, mult := strings.ToUpper(strings.TrimSpace(s)), int64(1)
-	if num == "" {
-		return 0, false
-	}
-units:
-	for i, u := range "KMGTP" {
-		for _, suffix := range []string{string(u) + "IB", string(u) + "B", string(u)} {
-			if strings.HasSuffix(num, suffix) {
-				base := int64(1024)
-				if suffix == string(u)+"B" {
-					base = 1000
-				}
-				num = strings.TrimSuffix(num, suffix)
-				for range i + 1 {
-					mult *= base
-				}
-				break units
-			}
-		}
-	}
-	if mult == 1 {
-		num = strings.TrimSuffix(num, "B")
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > (1<<50)/mult {
-		return 0, false
-	}
-	return n * mult, true
 }
 
 // FromSpec returns the cache a specification names (DIR[:SIZE], see Parse), or nil for ""
