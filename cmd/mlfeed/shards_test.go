@@ -243,6 +243,10 @@ func TestValidateManifest(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Fatalf("validate: exit %d, want 1 saying %q: %s", code, want, stderr)
 		}
+		// The summary counts what failed: the data set, not "1 of 0 file(s)".
+		if !strings.Contains(stderr, "1 of 1 argument(s)") || strings.Contains(stderr, "of 0 file(s)") {
+			t.Fatalf("validate's summary: %s", stderr)
+		}
 	}
 	t.Run("chunk table", func(t *testing.T) {
 		dir, m := fresh(t)

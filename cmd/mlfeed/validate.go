@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +43,8 @@ for wrong flags.`,
 				return err
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			files, bad := shardFiles(args, spec.Format, opts, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+			files, sets := shardFiles(args, spec.Format, opts, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
+			bad := 0
 			for _, name := range files {
 				n, err := validateFile(cmd.Context(), name, spec.FormatFor([]string{name}), opts, maxReport, func(e error) {
 					fmt.Fprintln(stderr, e)
@@ -62,17 +64,32 @@ for wrong flags.`,
 				}
 			}
 			if len(files) > 1 {
-				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), max(0, len(files)-bad), bad)
+				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), len(files)-bad, bad)
 			}
-			if bad > 0 {
-				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(files))
-			}
-			return nil
+			return validateErr(bad, len(files), sets, len(args))
+
 		},
 	}
 	in.register(cmd)
 	cmd.Flags().IntVar(&maxReport, "max", 100, "report at most `N` problems per file")
 	rootCmd.AddCommand(cmd)
+}
+
+// validateErr is validate's error for bad of files files and badSets of args arguments (data
+// sets whose manifest differs from their shards, or that name no file to check) that failed,
+// or nil.
+func validateErr(bad, files, badSets, args int) error {
+	var parts []string
+	if badSets > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d argument(s)", badSets, args))
+	}
+	if bad > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d file(s)", bad, files))
+	}
+	if parts == nil {
+		return nil
+	}
+	return fmt.Errorf("%s failed validation", strings.Join(parts, " and "))
 }
 
 // validateFile checks one file (see inspect.Validate).
