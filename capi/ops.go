@@ -261,7 +261,17 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 		return nil, fmt.Errorf("%w: no files to validate", format.ErrUsage)
 	}
 	problems := []problem{}
-	for _, name := range names {
+	// A sharded data set's manifest is checked against its shards first, as the CLI does; an
+	// argument that names nothing to check is a problem of its own.
+	var files []string
+	for _, arg := range names {
+		paths, _, err := dataset.ValidateArg(arg, spec.Format, opts, func(e error) { problems = append(problems, problemOf(arg, e)) })
+		if err != nil {
+			problems = append(problems, problemOf(arg, err))
+		}
+		files = append(files, paths...)
+	}
+	for _, name := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

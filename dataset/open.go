@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -116,6 +118,32 @@ func CheckShards(arg, formatName string, opts *format.Options, report func(error
 	}
 	defer src.Close()
 	return src.Check(report), nil
+}
+
+// ValidateArg prepares validate's check of one argument: a sharded data set with a manifest
+// is checked against its shards (their sizes and SHA-256, shard.Verify, then, when those
+// match, as a reader would, CheckShards), each problem going to report. It returns the files
+// to validate one by one (the shards, or arg itself) and the number of problems found; an
+// error means that arg names nothing to check (a directory holding no shards, a manifest
+// that does not decode).
+func ValidateArg(arg, formatName string, opts *format.Options, report func(error)) (files []string, problems int, err error) {
+	paths, m, sharded, err := shard.Resolve(arg)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sharded && m != nil {
+		dir := arg
+		if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(arg)
+		}
+		if problems = shard.Verify(dir, m, report); problems == 0 {
+			if problems, err = CheckShards(arg, formatName, opts, report); err != nil {
+				report(err)
+				problems = 1
+			}
+		}
+	}
+	return paths, problems, nil
 }
 
 // uniqueNames renames streams whose names repeat an earlier source's.
