@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -130,6 +131,11 @@ func DecodeManifest(name string, r io.Reader) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrManifest, err)
 	}
+	// One JSON value: data after it (a second manifest appended) is not silently ignored.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, mlfeed.OffsetError(name, end, "manifest", fmt.Errorf("%w: data after the manifest's JSON value", ErrManifest))
+	}
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -169,11 +175,17 @@ func (m *Manifest) check() error {
 			if c[0] < 0 || c[1] < 0 {
 				return fmt.Errorf("%w: shard %q: negative count in chunk table", ErrManifest, e.Path)
 			}
+			if c[0] > math.MaxInt64-s || c[1] > math.MaxInt64-n {
+				return fmt.Errorf("%w: shard %q: chunk table sums past 2^63", ErrManifest, e.Path)
+			}
 			s += c[0]
 			n += c[1]
 		}
 		if s != e.Sequences || n != e.Samples {
 			return fmt.Errorf("%w: shard %q: chunk table sums to %d sequences and %d samples, entry says %d and %d", ErrManifest, e.Path, s, n, e.Sequences, e.Samples)
+		}
+		if s > math.MaxInt64-seqs || n > math.MaxInt64-samples {
+			return fmt.Errorf("%w: shards sum past 2^63", ErrManifest)
 		}
 		seqs += s
 		samples += n
