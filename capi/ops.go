@@ -80,7 +80,10 @@ type openArgs struct {
 	Options map[string]string `json:"options"` // format-specific reader options, as --opt
 	Config  string            `json:"config"`  // CNTK configuration FILE[:SECTION]
 	Defines map[string]string `json:"defines"` // $NAME$ values for Config
-	Dataset uint64            `json:"dataset"` // an open data set's handle, instead of Paths
+	// OutsideShards lets a manifest's shards link outside the data set's directory, as
+	// --outside-shards.
+	OutsideShards bool   `json:"outside_shards"`
+	Dataset       uint64 `json:"dataset"` // an open data set's handle, instead of Paths
 	// Deserializers are files each read with its own streams and options, joined as CNTK's
 	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
 	Deserializers []deserializerArgs `json:"deserializers"`
@@ -109,7 +112,7 @@ func parseInputs(decls []string) ([]mlfeed.Stream, error) {
 
 // spec returns the data set the arguments describe (without Dataset).
 func (a *openArgs) spec() (*dataset.Spec, error) {
-	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines}
+	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines, OutsideShards: a.OutsideShards}
 	var err error
 	if s.Inputs, err = parseInputs(a.Inputs); err != nil {
 		return nil, err

@@ -47,6 +47,15 @@ func openPaths(ctx context.Context, names []string, formatName string, opts *for
 	return z, nil
 }
 
+// resolveOptions returns the options shard.ResolveWith takes for format options opts (nil:
+// the defaults).
+func resolveOptions(opts *format.Options) *shard.ResolveOptions {
+	if opts == nil {
+		return nil
+	}
+	return &shard.ResolveOptions{AllowOutside: opts.OutsideShards}
+}
+
 // lookup returns the format a user names (format.Resolve).
 func lookup(name string) (*format.Format, error) { return format.Resolve(name) }
 
@@ -56,7 +65,7 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 	if storage.IsURL(name) {
 		return openURL(ctx, name, formatName, opts)
 	}
-	paths, m, sharded, err := shard.Resolve(name)
+	paths, m, sharded, err := shard.ResolveWith(name, resolveOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +103,7 @@ func opener(formatName string, opts *format.Options) shard.Opener {
 // report; it returns their number. An error means it could not check (arg is no data set).
 // Another input (a file, a directory without a manifest) is not checked here: 0, nil.
 func CheckShards(arg, formatName string, opts *format.Options, report func(error)) (int, error) {
-	paths, m, sharded, err := shard.Resolve(arg)
+	paths, m, sharded, err := shard.ResolveWith(arg, resolveOptions(opts))
 	if err != nil {
 		return 0, err
 	}
@@ -127,7 +136,7 @@ func CheckShards(arg, formatName string, opts *format.Options, report func(error
 // error means that arg names nothing to check (a directory holding no shards, a manifest
 // that does not decode).
 func ValidateArg(arg, formatName string, opts *format.Options, report func(error)) (files []string, problems int, err error) {
-	paths, m, sharded, err := shard.Resolve(arg)
+	paths, m, sharded, err := shard.ResolveWith(arg, resolveOptions(opts))
 	if err != nil {
 		return nil, 0, err
 	}

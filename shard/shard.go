@@ -219,12 +219,31 @@ func (m *Manifest) Marshal() ([]byte, error) {
 //
 // isSharded reports whether arg named a directory, glob or manifest rather than one file.
 func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error) {
+	return ResolveWith(arg, nil)
+}
+
+// ResolveOptions are ResolveWith's options; nil and the zero value are Resolve's.
+type ResolveOptions struct {
+	// AllowOutside lets a manifest's shards resolve, through symbolic links, to regular
+	// files outside the data set's directory: a data set whose directory holds links to files
+	// kept elsewhere. The manifest's own paths must still be relative and inside the
+	// directory (no "..", no absolute path), and every shard a regular file (a FIFO, device or
+	// directory is refused without being opened). The files of a directory without a manifest
+	// are its regular files, links or not followed, either way.
+	AllowOutside bool
+}
+
+// ResolveWith is Resolve with options.
+func ResolveWith(arg string, o *ResolveOptions) (paths []string, m *Manifest, isSharded bool, err error) {
+	if o == nil {
+		o = &ResolveOptions{}
+	}
 	fi, statErr := os.Stat(arg)
 	switch {
 	case statErr == nil && fi.IsDir():
 		mp := filepath.Join(arg, ManifestName)
 		if _, err := os.Stat(mp); err == nil {
-			return resolveManifest(mp)
+			return resolveManifest(mp, o)
 		}
 		ents, err := os.ReadDir(arg)
 		if err != nil {
@@ -245,7 +264,7 @@ func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error
 		}
 		return paths, nil, true, nil
 	case statErr == nil && isManifestName(arg):
-		return resolveManifest(arg)
+		return resolveManifest(arg, o)
 	case statErr != nil && strings.ContainsAny(arg, "*?["):
 		paths, err := filepath.Glob(arg)
 		if err != nil {
@@ -268,7 +287,7 @@ func isTaskManifest(name string) bool {
 	return strings.HasPrefix(name, "mlfeed.task-") && strings.HasSuffix(name, ".json")
 }
 
-func resolveManifest(name string) ([]string, *Manifest, bool, error) {
+func resolveManifest(name string, o *ResolveOptions) ([]string, *Manifest, bool, error) {
 	m, err := ReadManifest(name)
 	if err != nil {
 		return nil, nil, true, err
@@ -280,7 +299,11 @@ func resolveManifest(name string) ([]string, *Manifest, bool, error) {
 	paths := make([]string, len(m.Shards))
 	for i, e := range m.Shards {
 		paths[i] = filepath.Join(dir, filepath.FromSlash(e.Path))
-		if err := Inside(dir, paths[i]); err != nil {
+		check := Inside
+		if o.AllowOutside {
+			check = regularFile
+		}
+		if err := check(dir, paths[i]); err != nil {
 			return nil, nil, true, err
 		}
 	}
@@ -309,10 +332,19 @@ func Inside(root, path string) error {
 	}
 	rel, err := filepath.Rel(realRoot, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return fmt.Errorf("%s: %w: %w: it resolves to %s, outside %s", path, ErrManifest, ErrOutside, real, root)
+		return fmt.Errorf("%s: %w: %w: it resolves to %s, outside %s (allowed with --outside-shards)", path, ErrManifest, ErrOutside, real, root)
 	}
-	fi, err := os.Stat(real)
+	return regularFile(root, path)
+}
+
+// regularFile checks that the shard path is a regular file once symbolic links are followed,
+// without opening it (root is unused: Inside's signature).
+func regularFile(root, path string) error {
+	fi, err := os.Stat(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		return err
 	}
 	if !fi.Mode().IsRegular() {

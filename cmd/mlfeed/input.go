@@ -28,6 +28,9 @@ type inputFlags struct {
 	// sequential says the command reads every chunk once, in order (convert), passed to the
 	// formats as format.Options.Sequential.
 	sequential bool
+	// outside lets a manifest's shards link to files outside the data set's directory
+	// (--outside-shards).
+	outside bool
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
 	// ctx is the command's context (with its scheduler), passed to the formats as
@@ -41,6 +44,7 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "CNTK config `FILE` whose reader section declares streams and options")
 	fl.StringArrayVarP(&f.params, "opt", "O", nil, "format-specific reader option `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
+	fl.BoolVar(&f.outside, "outside-shards", false, "let a manifest's shards be symbolic links to files outside the data set's directory")
 	f.sched.register(cmd)
 	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
 	// only the other arguments.
@@ -81,7 +85,7 @@ func (f *inputFlags) takeDefines(args []string) []string {
 func (f *inputFlags) spec(names []string) (*dataset.Spec, error) {
 	s := &dataset.Spec{
 		Paths: names, Format: f.format, Config: f.config, Defines: f.defines,
-		Type: f.elemType, Sequential: f.sequential, Log: os.Stderr,
+		Type: f.elemType, Sequential: f.sequential, Log: os.Stderr, OutsideShards: f.outside,
 	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)

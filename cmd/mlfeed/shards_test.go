@@ -283,6 +283,20 @@ func TestValidateManifest(t *testing.T) {
 		if _, stderr, code := run(t, "cat", "-n", "1", dir); code != 1 || !strings.Contains(stderr, "outside") {
 			t.Fatalf("cat of a data set with a shard linked outside: exit %d: %s", code, stderr)
 		}
+		// --outside-shards allows it, explicitly.
+		if out, stderr, code := run(t, "validate", "--outside-shards", dir); code != 0 || strings.Count(out, ": ok") != 2 {
+			t.Fatalf("validate --outside-shards: exit %d: %s %s", code, out, stderr)
+		}
+		if _, stderr, code := run(t, "cat", "--outside-shards", "-n", "1", dir); code != 0 {
+			t.Fatalf("cat --outside-shards: exit %d: %s", code, stderr)
+		}
+		// but not a manifest path out of the directory, nor a FIFO
+		os.Remove(filepath.Join(dir, "part-00000.idx"))
+		if err := syscall.Mkfifo(filepath.Join(dir, "part-00000.idx"), 0o644); err == nil {
+			if _, stderr, code := run(t, "validate", "--outside-shards", dir); code != 1 || !strings.Contains(stderr, "FIFO") {
+				t.Fatalf("validate --outside-shards of a FIFO: exit %d: %s", code, stderr)
+			}
+		}
 	})
 	t.Run("FIFO", func(t *testing.T) {
 		dir, _ := fresh(t)
