@@ -70,6 +70,11 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 		return nil, err
 	}
 	if m != nil && formatName == "" {
+		// A format the manifest names and this build does not know is a fault of the data
+		// set (exit 1), not of the caller's usage as an unknown --format is.
+		if _, err := lookup(m.Format); err != nil {
+			return nil, fmt.Errorf("%s: %w: the manifest's format: %v", name, shard.ErrManifest, err)
+		}
 		formatName = m.Format
 	}
 	open := opener(formatName, opts)

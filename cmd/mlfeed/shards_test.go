@@ -262,6 +262,10 @@ func TestValidateManifest(t *testing.T) {
 		m["format"] = "../../x"
 		write(t, dir, m)
 		check(t, dir, "unknown format")
+		// a reader says so too, as invalid data (exit 1), not wrong usage
+		if _, stderr, code := run(t, "cat", "-n", "1", dir); code != 1 || !strings.Contains(stderr, "the manifest's format") {
+			t.Fatalf("cat of a data set whose manifest names an unknown format: exit %d: %s", code, stderr)
+		}
 	})
 	t.Run("no shards", func(t *testing.T) {
 		dir, m := fresh(t)
