@@ -228,7 +228,9 @@ func formatOfOne(name string) string {
 	if storage.IsURL(name) {
 		return objectFormatName(context.Background(), name)
 	}
-	paths, m, _, err := shard.Resolve(name)
+	// The name only: a manifest's format is read from it, whatever its shards link to (opening
+	// them checks that).
+	paths, m, _, err := shard.ResolveWith(name, &shard.ResolveOptions{AllowOutside: true})
 	switch {
 	case err != nil:
 	case m != nil:

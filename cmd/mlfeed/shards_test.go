@@ -294,6 +294,9 @@ func TestValidateManifest(t *testing.T) {
 		if _, stderr, code := run(t, "cat", "--outside-shards", "-n", "1", dir); code != 0 {
 			t.Fatalf("cat --outside-shards: exit %d: %s", code, stderr)
 		}
+		if out, stderr, code := run(t, "info", "--outside-shards", dir); code != 0 || !strings.Contains(out, "format:    idx") {
+			t.Fatalf("info --outside-shards: exit %d: %s %s", code, out, stderr)
+		}
 		// but not a manifest path out of the directory, nor a FIFO
 		os.Remove(filepath.Join(dir, "part-00000.idx"))
 		if err := syscall.Mkfifo(filepath.Join(dir, "part-00000.idx"), 0o644); err == nil {
