@@ -58,7 +58,7 @@ func FuzzReadPath(f *testing.F) {
 }
 
 // fuzzHang is the time one input may take, on a loaded machine, before it counts as a hang.
-const fuzzHang = 30 * time.Second
+const fuzzHang = 60 * time.Second
 
 // fuzzFormat returns the format called name, or, for a name that is none, one picked by a
 // sum of data's first bytes (so that the fuzzer's mutations of the name still reach them all).
