@@ -132,11 +132,27 @@ const fuzzBudget = 16 << 20
 
 // fuzzABI drives the read path on file path of format name.
 func fuzzABI(t *testing.T, path, name string, mode uint8) {
+	// With mode's high bit, validate (mlfeed.validate) first: a file it passes must read.
+	valid := false
+	if mode&0x80 != 0 {
+		var problems []problem
+		if abiCall(t, path, "validate", map[string]any{"paths": []string{path}, "format": name, "max": 10}, &problems) {
+			for _, p := range problems {
+				if p.Kind == kindInternal || p.Kind == kindData && !strings.Contains(p.File+p.Message, path) {
+					t.Fatalf("validate: %+v", p)
+				}
+			}
+			valid = len(problems) == 0
+		}
+	}
 	var opened struct {
 		Handle uint64       `json:"handle"`
 		Info   inspect.Info `json:"info"`
 	}
 	if !abiCall(t, path, "open", map[string]any{"paths": []string{path}, "format": name}, &opened) {
+		if valid {
+			t.Fatal("validate passed a file that does not open")
+		}
 		return
 	}
 	defer freeHandle(opened.Handle)
@@ -157,6 +173,9 @@ func fuzzABI(t *testing.T, path, name string, mode uint8) {
 		hi := min(total, lo+step)
 		bufs, ok := abiRead(t, path, opened.Handle, lo, hi)
 		if !ok {
+			if valid {
+				t.Fatalf("validate passed a file whose sequences [%d, %d) do not read", lo, hi)
+			}
 			return // an error (checked): the data set cannot be read further
 		}
 		if bufs == nil { // over the budget
