@@ -90,7 +90,8 @@ Issue 28's campaign: every fuzz target fuzzed 30 minutes in all, the readers of 
 binary formats and the C ABI's read path 60, in slices over several sessions on a machine
 shared with other work (2 cores, at `nice -n 19`: executions per minute vary with the load).
 `scripts/fuzz.sh` runs the next slices and keeps this file: it rewrites the totals and
-appends a row per slice. Minutes are Go's fuzzing time (`elapsed`); executions and new corpus
+appends a row per slice (its date is the slice's end, its commit the code fuzzed, with `+` when
+the tree differed from it). Minutes are Go's fuzzing time (`elapsed`); executions and new corpus
 entries are Go's counts (new entries live in the fuzzing machine's Go cache); a finding is a
 failing input that Go kept under the package's `testdata/fuzz` (named in the row), fixed with
 it kept there as the regression test. A target is `done` when it has its minutes.
@@ -127,8 +128,11 @@ minutes_of() {
 
 # slice fuzzes target $2 of package $1 for $3 minutes and appends its row to the log.
 slice() {
-  local pkg=$1 fn=$2 min=$3 log rc=0 note findings execs newc mins
+  local pkg=$1 fn=$2 min=$3 log rc=0 note findings execs newc mins commit
   log="$LOGDIR/$(echo "$pkg" | tr / _)_${fn}_$(date -u +%Y%m%dT%H%M%S).log"
+  # The code fuzzed: the commit the slice starts from, "+" when the tree differs from it.
+  commit=$(git rev-parse --short HEAD)
+  git diff --quiet HEAD -- . ":(exclude)$LOG" 2>/dev/null || commit+=+
   go test -run '^$' -fuzz "^$fn\$" -fuzztime "${min}m" -fuzzminimizetime "$MINIMIZE" -parallel 1 "./$pkg" >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | sed 's/[^0-9]//g')
   newc=$(grep -o 'new interesting: [0-9]*' "$log" | tail -1 | sed 's/[^0-9]//g')
@@ -149,7 +153,7 @@ slice() {
     [ -f "$LOG" ] || render
     # The slices section is last: a row appended is a row in it.
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(date -u '+%Y-%m-%d %H:%M')" \
-      "$(git rev-parse --short HEAD)" "$pkg" "$fn" "${mins:-0}" "${execs:-0}" "${newc:-0}" \
+      "$commit" "$pkg" "$fn" "${mins:-0}" "${execs:-0}" "${newc:-0}" \
       "${findings:-none}" "$note" >>"$LOG"
     render
   ) 9>"$LOGDIR/.lock"
