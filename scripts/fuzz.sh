@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fuzz campaign, run in slices over many sessions, recorded in testdata/fuzz-campaign.md.
 #
-# Every fuzz target of the module is to be fuzzed MINUTES minutes in all (default 30); the
-# readers of untrusted binary formats and the C ABI's read path BINARY_MINUTES (default 60).
+# Every fuzz target of the module is to be fuzzed 30 minutes in all, the readers of untrusted
+# binary formats and the C ABI's read path 60 (issue 28's campaign; the log's totals count
+# toward these).
 # Each run of this script fuzzes the targets that have not reached their minutes yet, for at
 # most SLICE minutes each (default 15: what a session that ends without warning loses), the C
 # ABI and the binary readers first, JOBS at a time (default 1; each runs one fuzzing worker),
@@ -27,8 +28,8 @@
 # gets a group of its own and its nice value no longer yields to other sessions' work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MINUTES=${MINUTES:-30}
-BINARY_MINUTES=${BINARY_MINUTES:-60}
+MINUTES=30
+BINARY_MINUTES=60
 SLICE=${SLICE:-15}
 JOBS=${JOBS:-1}
 LOGDIR=${LOGDIR:-fuzz-logs}
