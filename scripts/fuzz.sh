@@ -172,12 +172,12 @@ while read -r pkg fn goal; do
   left=$(awk -v g="$goal" -v d="$(done_minutes "$pkg" "$fn")" 'BEGIN {l = g - d; print (l > 0) ? int(l + 0.999) : 0}')
   [ "$left" -gt 0 ] || continue
   min=$((left < SLICE ? left : SLICE))
-  if [ -n "$until_s" ]; then
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  if [ -n "$until_s" ]; then # the time left once a slot is free
     room=$(((until_s - $(date +%s)) / 60 - 2)) # two minutes to build
     [ "$room" -ge 1 ] || break
     min=$((min < room ? min : room))
   fi
-  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
   slice "$pkg" "$fn" "$min" &
 done
 wait
