@@ -367,3 +367,58 @@ func TestFillMappedTruncated(t *testing.T) {
 		t.Fatalf("fill after truncation: %v", err)
 	}
 }
+
+// TestValidateSharded: Python's validate of a sharded data set checks the manifest against
+// its shards as the CLI's does (a chunk table the shard does not have, a size the shard does
+// not have), not only each shard on its own.
+func TestValidateSharded(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.ctf")
+	if err := os.WriteFile(in, []byte("|x 1 2\n|x 3 4\n|x 5 6\n|x 7 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := func(v any) []byte { b, _ := json.Marshal(v); return b }
+	ds := filepath.Join(dir, "ds")
+	if _, err := run(context.Background(), "convert", args(map[string]any{"paths": []string{in}, "inputs": []string{"x:dense:2"}, "output": ds, "to": "cbf", "shards": 2})); err != nil {
+		t.Fatal(err)
+	}
+	validate := func() []problem {
+		t.Helper()
+		out, err := run(context.Background(), "validate", args(map[string]any{"paths": []string{ds}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct{ Value []problem }
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Value
+	}
+	if p := validate(); len(p) != 0 {
+		t.Fatalf("a valid data set: %+v", p)
+	}
+	mp := filepath.Join(ds, "mlfeed.json")
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	e := m["shards"].([]any)[0].(map[string]any)
+	e["chunks"], e["chunk_table"] = 2, [][2]int{{1, 1}, {1, 1}}
+	if err := os.WriteFile(mp, args(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := validate()
+	if len(p) == 0 || p[0].Kind != kindData || !strings.Contains(p[0].Message, "the manifest says") {
+		t.Fatalf("a chunk table the shard does not have: %+v", p)
+	}
+	if err := os.WriteFile(filepath.Join(ds, "part-00001.cbf"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := validate(); len(p) == 0 || !strings.Contains(p[0].Message, "bytes, the manifest says") {
+		t.Fatalf("a shard of another size: %+v", p)
+	}
+}

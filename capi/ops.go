@@ -82,8 +82,11 @@ type openArgs struct {
 	Options map[string]string `json:"options"` // format-specific reader options, as --opt
 	Config  string            `json:"config"`  // CNTK configuration FILE[:SECTION]
 	Defines map[string]string `json:"defines"` // $NAME$ values for Config
-	Dataset uint64            `json:"dataset"` // an open data set's handle, instead of Paths
-	Cache   string            `json:"cache"`   // the node cache DIR[:SIZE] for object storage, as --cache
+	// OutsideShards lets a manifest's shards link outside the data set's directory, as
+	// --outside-shards.
+	OutsideShards bool   `json:"outside_shards"`
+	Dataset       uint64 `json:"dataset"` // an open data set's handle, instead of Paths
+	Cache         string `json:"cache"`   // the node cache DIR[:SIZE] for object storage, as --cache
 	// Deserializers are files each read with its own streams and options, joined as CNTK's
 	// composite reader joins its deserializers (CNTK's Python MinibatchSource).
 	Deserializers []deserializerArgs `json:"deserializers"`
@@ -115,7 +118,7 @@ func parseInputs(decls []string) ([]mlfeed.Stream, error) {
 
 // spec returns the data set the arguments describe (without Dataset).
 func (a *openArgs) spec() (*dataset.Spec, error) {
-	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines, Cache: a.Cache}
+	s := &dataset.Spec{Paths: a.Paths, Format: a.Format, Params: a.Options, Config: a.Config, Defines: a.Defines, Cache: a.Cache, OutsideShards: a.OutsideShards}
 	var err error
 	if s.Inputs, err = parseInputs(a.Inputs); err != nil {
 		return nil, err
@@ -275,7 +278,17 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 		return nil, fmt.Errorf("%w: no files to validate", format.ErrUsage)
 	}
 	problems := []problem{}
-	for _, name := range names {
+	// A sharded data set's manifest is checked against its shards first, as the CLI does; an
+	// argument that names nothing to check is a problem of its own.
+	var files []string
+	for _, arg := range names {
+		paths, _, err := dataset.ValidateArg(arg, spec.Format, opts, func(e error) { problems = append(problems, problemOf(arg, e)) })
+		if err != nil {
+			problems = append(problems, problemOf(arg, err))
+		}
+		files = append(files, paths...)
+	}
+	for _, name := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -309,13 +309,14 @@ func Copy(ctx context.Context, sink mlfeed.Sink, src mlfeed.Source, opts *Option
 	// A sink keeps nothing of a chunk after WriteChunk: the next ones may decode into it.
 	ra := s.ReadAhead(ctx, src, order, &sched.ReadAheadOptions{Recycle: true, Ahead: readAheadPerThread * s.Threads()})
 	defer ra.Close()
-	var done int64
+	var done, base int64 // base: the sequences of the chunks before
 	for ra.Next() {
 		i := ra.Index()
 		c, err := Transform(&in, &outSchema, ra.Chunk())
 		if err != nil {
-			return fmt.Errorf("chunk %d: %w", i, err)
+			return fmt.Errorf("chunk %d: %w", i, inDataSet(err, base))
 		}
+		base += int64(c.Sequences)
 		if err := sink.WriteChunk(c); err != nil {
 			return err
 		}
@@ -348,7 +349,11 @@ func Transform(in, out *mlfeed.Schema, c *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 		a, b := &in.Streams[i], &out.Streams[i]
 		d := &res.Streams[i]
 		if a.Storage == mlfeed.Sparse && b.Storage == mlfeed.Dense {
-			*d = densify(a, d)
+			dense, err := densify(a, d)
+			if err != nil {
+				return nil, err
+			}
+			*d = dense
 		}
 		if d.Values.Type != b.Type {
 			v, err := mlfeed.ConvertBuffer(d.Values, b.Type)
@@ -361,15 +366,56 @@ func Transform(in, out *mlfeed.Schema, c *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	return &res, nil
 }
 
-func densify(st *mlfeed.Stream, d *mlfeed.StreamData) mlfeed.StreamData {
+// inDataSet turns the chunk's sequence number of a RepeatedIndexError into the data set's,
+// for a chunk that starts at sequence base.
+func inDataSet(err error, base int64) error {
+	var re *RepeatedIndexError
+	if errors.As(err, &re) {
+		re.Sequence += base
+	}
+	return err
+}
+
+// RepeatedIndexError is Transform's error for a sparse sample that holds an index more than
+// once, which a dense sample cannot store (it has one value per index): densifying would keep
+// one value and drop the others. It wraps mlfeed.ErrFormat. Sequence counts from 0 within the
+// chunk Transform was given; Copy and Shards make it the data set's.
+type RepeatedIndexError struct {
+	Stream   string
+	Sequence int64
+	Sample   int64 // within the sequence, from 0
+	Index    int32
+}
+
+func (e *RepeatedIndexError) Error() string {
+	return fmt.Sprintf("%v: stream %q: sequence %d (from 0), sample %d, holds index %d more than once: --densify cannot keep every value (a dense sample has one per index)",
+		mlfeed.ErrFormat, e.Stream, e.Sequence, e.Sample, e.Index)
+}
+
+func (e *RepeatedIndexError) Unwrap() error { return mlfeed.ErrFormat }
+
+// densify stores d, sparse samples of stream st, densely; a sample that repeats an index is a
+// RepeatedIndexError.
+func densify(st *mlfeed.Stream, d *mlfeed.StreamData) (mlfeed.StreamData, error) {
 	n := d.Samples()
 	out := mlfeed.StreamData{SeqStart: d.SeqStart, Values: mlfeed.NewBuffer(st.Type, int(n)*st.Dim)}
 	sz := st.Type.Size()
+	// seen[i] == s+1 when sample s has set index i: one pass, no clearing between samples.
+	seen := make([]int64, st.Dim)
+	q := 0
 	for s := int64(0); s < n; s++ {
+		for d.SeqStart[q+1] <= s {
+			q++
+		}
 		for k := d.SampleStart[s]; k < d.SampleStart[s+1]; k++ {
-			dst := (int(s)*st.Dim + int(d.Indices[k])) * sz
+			i := d.Indices[k]
+			if seen[i] == s+1 {
+				return mlfeed.StreamData{}, &RepeatedIndexError{Stream: st.Name, Sequence: int64(q), Sample: s - d.SeqStart[q], Index: i}
+			}
+			seen[i] = s + 1
+			dst := (int(s)*st.Dim + int(i)) * sz
 			copy(out.Values.Bytes[dst:dst+sz], d.Values.Bytes[int(k)*sz:int(k+1)*sz])
 		}
 	}
-	return out
+	return out, nil
 }

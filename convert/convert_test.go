@@ -111,6 +111,50 @@ func TestDensify(t *testing.T) {
 	}
 }
 
+// TestDensifyRepeatedIndex: a sparse sample that holds an index twice (CBF and other binary
+// formats can store one) cannot be densified without dropping a value: the conversion is
+// refused, naming the stream, the sequence in the data set, the sample and the index, with
+// mlfeed.ErrFormat. It was densified keeping the last value.
+func TestDensifyRepeatedIndex(t *testing.T) {
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "s", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 4}}}
+	chunk := func(idx ...int32) *mlfeed.Chunk {
+		vals := mlfeed.NewBuffer(mlfeed.Float32, len(idx))
+		// sequence 0: one sample of idx[0]; sequence 1: two samples, of idx[1] and idx[2:]
+		return &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{{
+			SeqStart: []int64{0, 1, 3}, SampleStart: []int64{0, 1, 2, int64(len(idx))}, Indices: idx, Values: vals,
+		}}}
+	}
+	out, err := convert.TargetSchema(sc, &convert.Options{Densify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same index in two samples is fine; twice in one sample is not.
+	if _, err := convert.Transform(&sc, &out, chunk(1, 1, 0, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = convert.Transform(&sc, &out, chunk(1, 1, 0, 3, 0))
+	var re *convert.RepeatedIndexError
+	if !errors.As(err, &re) || !errors.Is(err, mlfeed.ErrFormat) || *re != (convert.RepeatedIndexError{Stream: "s", Sequence: 1, Sample: 1, Index: 0}) {
+		t.Fatalf("a repeated index: %v", err)
+	}
+	// Copy names the sequence of the data set: here the second chunk's second sequence.
+	src, err := mlfeed.NewMemorySource(sc, chunk(0, 1, 2, 3), chunk(2, 3, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink mlfeed.Sink = discard{}
+	err = convert.Copy(ctx, sink, src, &convert.Options{Densify: true})
+	if !errors.As(err, &re) || re.Sequence != 3 || re.Index != 1 || !strings.Contains(err.Error(), `stream "s": sequence 3`) {
+		t.Fatalf("Copy: %v", err)
+	}
+}
+
+// discard is a sink that keeps nothing.
+type discard struct{}
+
+func (discard) WriteChunk(*mlfeed.Chunk) error { return nil }
+func (discard) Close() error                   { return nil }
+
 // A format that cannot hold a sample's shape stores it flat, and the log says so: once per
 // such stream, naming it, its shape and the dim it is stored as. A format that keeps shapes
 // logs nothing.

@@ -278,7 +278,7 @@ func (w *shardWriter) write(ctx context.Context, j int, from, to, limit int64) (
 			c = c.Slice(int(a), int(b))
 		}
 		if c, err = Transform(&w.in, &w.out, c); err != nil {
-			return shard.Entry{}, 0, fmt.Errorf("%s: chunk %d: %w", path, ci, err)
+			return shard.Entry{}, 0, fmt.Errorf("%s: chunk %d: %w", path, ci, inDataSet(err, w.starts[ci]+a))
 		}
 		if limit > 0 { // take what fills the shard, judged by the chunk's bytes per sequence
 			per := max(1, chunkBytes(c)/int64(c.Sequences))

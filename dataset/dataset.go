@@ -58,6 +58,9 @@ type Spec struct {
 	Type mlfeed.ElemType
 	// Sequential says the caller reads every chunk once, in order (format.Options.Sequential).
 	Sequential bool
+	// OutsideShards lets a manifest's shards resolve, through symbolic links, to files outside
+	// the data set's directory (format.Options.OutsideShards, shard.ResolveOptions).
+	OutsideShards bool
 	// Log receives the formats' warnings and information; nil discards them.
 	Log io.Writer
 	// Randomization holds explicit minibatch settings that override the configuration's
@@ -242,7 +245,8 @@ func (s *Spec) FormatFor(names []string) string {
 
 // options returns the format options every file is opened with, before a configuration's.
 func (s *Spec) options(ctx context.Context) *format.Options {
-	o := &format.Options{Inputs: s.Inputs, Params: s.Params, Log: s.Log, Context: ctx, Type: s.Type, Sequential: s.Sequential}
+	o := &format.Options{Inputs: s.Inputs, Params: s.Params, Log: s.Log, Context: ctx, Type: s.Type, Sequential: s.Sequential,
+		OutsideShards: s.OutsideShards}
 	if s.Config != "" {
 		o.Config, _ = cntkconfig.SplitSection(s.Config)
 	}

@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -45,6 +47,15 @@ func openPaths(ctx context.Context, names []string, formatName string, opts *for
 	return z, nil
 }
 
+// resolveOptions returns the options shard.ResolveWith takes for format options opts (nil:
+// the defaults).
+func resolveOptions(opts *format.Options) *shard.ResolveOptions {
+	if opts == nil {
+		return nil
+	}
+	return &shard.ResolveOptions{AllowOutside: opts.OutsideShards}
+}
+
 // lookup returns the format a user names (format.Resolve).
 func lookup(name string) (*format.Format, error) { return format.Resolve(name) }
 
@@ -57,11 +68,16 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 	if ft := dirFormat(name, formatName); ft != nil {
 		return ft.Open(name, opts)
 	}
-	paths, m, sharded, err := shard.Resolve(name)
+	paths, m, sharded, err := shard.ResolveWith(name, resolveOptions(opts))
 	if err != nil {
 		return nil, err
 	}
 	if m != nil && formatName == "" {
+		// A format the manifest names and this build does not know is a fault of the data
+		// set (exit 1), not of the caller's usage as an unknown --format is.
+		if _, err := lookup(m.Format); err != nil {
+			return nil, fmt.Errorf("%s: %w: the manifest's format: %v", name, shard.ErrManifest, err)
+		}
 		formatName = m.Format
 	}
 	open := opener(formatName, opts)
@@ -105,7 +121,7 @@ func opener(formatName string, opts *format.Options) shard.Opener {
 // report; it returns their number. An error means it could not check (arg is no data set).
 // Another input (a file, a directory without a manifest) is not checked here: 0, nil.
 func CheckShards(arg, formatName string, opts *format.Options, report func(error)) (int, error) {
-	paths, m, sharded, err := shard.Resolve(arg)
+	paths, m, sharded, err := shard.ResolveWith(arg, resolveOptions(opts))
 	if err != nil {
 		return 0, err
 	}
@@ -129,6 +145,36 @@ func CheckShards(arg, formatName string, opts *format.Options, report func(error
 	}
 	defer src.Close()
 	return src.Check(report), nil
+}
+
+// ValidateArg prepares validate's check of one argument: a sharded data set with a manifest
+// is checked against its shards (their sizes and SHA-256, shard.Verify, then, when those
+// match, as a reader would, CheckShards), each problem going to report. It returns the files
+// to validate one by one (the shards, or arg itself) and the number of problems found; an
+// error means that arg names nothing to check (a directory holding no shards, a manifest
+// that does not decode). A directory that is one data set of its own format (MDS) is
+// validated whole, as arg.
+func ValidateArg(arg, formatName string, opts *format.Options, report func(error)) (files []string, problems int, err error) {
+	if dirFormat(arg, formatName) != nil {
+		return []string{arg}, 0, nil
+	}
+	paths, m, sharded, err := shard.ResolveWith(arg, resolveOptions(opts))
+	if err != nil {
+		return nil, 0, err
+	}
+	if sharded && m != nil {
+		dir := arg
+		if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(arg)
+		}
+		if problems = shard.Verify(dir, m, report); problems == 0 {
+			if problems, err = CheckShards(arg, formatName, opts, report); err != nil {
+				report(err)
+				problems = 1
+			}
+		}
+	}
+	return paths, problems, nil
 }
 
 // uniqueNames renames streams whose names repeat an earlier source's.
@@ -205,7 +251,9 @@ func formatOfOne(ctx context.Context, name string) string {
 	if ft := dirFormat(name, ""); ft != nil {
 		return ft.Name
 	}
-	paths, m, _, err := shard.Resolve(name)
+	// The name only: a manifest's format is read from it, whatever its shards link to (opening
+	// them checks that).
+	paths, m, _, err := shard.ResolveWith(name, &shard.ResolveOptions{AllowOutside: true})
 	switch {
 	case err != nil:
 	case m != nil:

@@ -76,6 +76,10 @@ type Options struct {
 	// short. A chunk size set in Params still applies. CTF cuts chunks of
 	// ctf.SequentialChunkSize bytes of text; others ignore it.
 	Sequential bool
+	// OutsideShards lets the shards a data set's manifest names resolve, through symbolic
+	// links, to regular files outside the data set's directory (the CLI's --outside-shards;
+	// see shard.ResolveOptions). By default such a shard is an error naming it.
+	OutsideShards bool
 }
 
 // WriteOptions are the writer options every format receives.

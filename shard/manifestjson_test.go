@@ -3,6 +3,8 @@ package shard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"math"
 	"reflect"
 	"regexp"
 	"strings"
@@ -108,6 +110,40 @@ func TestManifestBadSchema(t *testing.T) {
 	s.Streams[0].Metadata[0].Data.Values.Strings[0] = "\xff"
 	if _, err := testManifest(s).Marshal(); err == nil {
 		t.Error("metadata with invalid UTF-8 written")
+	}
+}
+
+// TestManifestHostile: a manifest followed by more JSON (a second manifest appended) and one
+// whose chunk table sums wrap around int64 to the totals it claims are refused, as
+// testdata/fuzz/FuzzManifest/seed-manifest-trailing and seed-manifest-sum-overflow (written
+// by scripts/fuzz-seeds.py) decoded before.
+func TestManifestHostile(t *testing.T) {
+	b, err := testManifest(manifestSchema()).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = DecodeManifest("m.json", bytes.NewReader(append(b, `{"shards": []}`...)))
+	var pe *mlfeed.PosError
+	if !errors.As(err, &pe) || pe.Offset != int64(len(b))-1 || !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "data after") {
+		t.Errorf("trailing data: %v", err)
+	}
+	m := &Manifest{Version: Version, Format: "cbf", Schema: mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: mlfeed.Float32, Dim: 3}}},
+		Shards: []Entry{{Path: "a.cbf", Chunks: 3, ChunkTable: [][2]int64{{math.MaxInt64, 1}, {math.MaxInt64, 1}, {2, 0}}, Samples: 2}}}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeManifest("m.json", bytes.NewReader(b)); !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "past 2^63") {
+		t.Errorf("a chunk table whose sums wrap to the entry's: %v", err)
+	}
+	m.Shards = []Entry{{Path: "a.cbf", Chunks: 1, ChunkTable: [][2]int64{{math.MaxInt64, 1}}, Sequences: math.MaxInt64, Samples: 1},
+		{Path: "b.cbf", Chunks: 1, ChunkTable: [][2]int64{{math.MaxInt64, 1}}, Sequences: math.MaxInt64, Samples: 1},
+		{Path: "c.cbf", Chunks: 1, ChunkTable: [][2]int64{{2, 0}}, Sequences: 2}}
+	m.Samples = 2
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeManifest("m.json", bytes.NewReader(b)); !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "past 2^63") {
+		t.Errorf("shards whose sums wrap to the manifest's: %v", err)
 	}
 }
 

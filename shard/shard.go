@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,6 +132,11 @@ func DecodeManifest(name string, r io.Reader) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrManifest, err)
 	}
+	// One JSON value: data after it (a second manifest appended) is not silently ignored.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, mlfeed.OffsetError(name, end, "manifest", fmt.Errorf("%w: data after the manifest's JSON value", ErrManifest))
+	}
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -170,11 +176,17 @@ func (m *Manifest) check() error {
 			if c[0] < 0 || c[1] < 0 {
 				return fmt.Errorf("%w: shard %q: negative count in chunk table", ErrManifest, e.Path)
 			}
+			if c[0] > math.MaxInt64-s || c[1] > math.MaxInt64-n {
+				return fmt.Errorf("%w: shard %q: chunk table sums past 2^63", ErrManifest, e.Path)
+			}
 			s += c[0]
 			n += c[1]
 		}
 		if s != e.Sequences || n != e.Samples {
 			return fmt.Errorf("%w: shard %q: chunk table sums to %d sequences and %d samples, entry says %d and %d", ErrManifest, e.Path, s, n, e.Sequences, e.Samples)
+		}
+		if s > math.MaxInt64-seqs || n > math.MaxInt64-samples {
+			return fmt.Errorf("%w: shards sum past 2^63", ErrManifest)
 		}
 		seqs += s
 		samples += n
@@ -208,12 +220,31 @@ func (m *Manifest) Marshal() ([]byte, error) {
 //
 // isSharded reports whether arg named a directory, glob or manifest rather than one file.
 func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error) {
+	return ResolveWith(arg, nil)
+}
+
+// ResolveOptions are ResolveWith's options; nil and the zero value are Resolve's.
+type ResolveOptions struct {
+	// AllowOutside lets a manifest's shards resolve, through symbolic links, to regular
+	// files outside the data set's directory: a data set whose directory holds links to files
+	// kept elsewhere. The manifest's own paths must still be relative and inside the
+	// directory (no "..", no absolute path), and every shard a regular file (a FIFO, device or
+	// directory is refused without being opened). The files of a directory without a manifest
+	// are its regular files, links or not followed, either way.
+	AllowOutside bool
+}
+
+// ResolveWith is Resolve with options.
+func ResolveWith(arg string, o *ResolveOptions) (paths []string, m *Manifest, isSharded bool, err error) {
+	if o == nil {
+		o = &ResolveOptions{}
+	}
 	fi, statErr := os.Stat(arg)
 	switch {
 	case statErr == nil && fi.IsDir():
 		mp := filepath.Join(arg, ManifestName)
 		if _, err := os.Stat(mp); err == nil {
-			return resolveManifest(mp)
+			return resolveManifest(mp, o)
 		}
 		ents, err := os.ReadDir(arg)
 		if err != nil {
@@ -234,7 +265,7 @@ func Resolve(arg string) (paths []string, m *Manifest, isSharded bool, err error
 		}
 		return paths, nil, true, nil
 	case statErr == nil && isManifestName(arg):
-		return resolveManifest(arg)
+		return resolveManifest(arg, o)
 	case statErr != nil && strings.ContainsAny(arg, "*?["):
 		paths, err := filepath.Glob(arg)
 		if err != nil {
@@ -272,7 +303,7 @@ func isTaskManifest(name string) bool {
 	return strings.HasPrefix(name, "mlfeed.task-") && strings.HasSuffix(name, ".json")
 }
 
-func resolveManifest(name string) ([]string, *Manifest, bool, error) {
+func resolveManifest(name string, o *ResolveOptions) ([]string, *Manifest, bool, error) {
 	m, err := ReadManifest(name)
 	if err != nil {
 		return nil, nil, true, err
@@ -284,7 +315,11 @@ func resolveManifest(name string) ([]string, *Manifest, bool, error) {
 	paths := make([]string, len(m.Shards))
 	for i, e := range m.Shards {
 		paths[i] = filepath.Join(dir, filepath.FromSlash(e.Path))
-		if err := Inside(dir, paths[i]); err != nil {
+		check := Inside
+		if o.AllowOutside {
+			check = regularFile
+		}
+		if err := check(dir, paths[i]); err != nil {
 			return nil, nil, true, err
 		}
 	}
@@ -313,10 +348,19 @@ func Inside(root, path string) error {
 	}
 	rel, err := filepath.Rel(realRoot, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return fmt.Errorf("%s: %w: %w: it resolves to %s, outside %s", path, ErrManifest, ErrOutside, real, root)
+		return fmt.Errorf("%s: %w: %w: it resolves to %s, outside %s (allowed with --outside-shards)", path, ErrManifest, ErrOutside, real, root)
 	}
-	fi, err := os.Stat(real)
+	return regularFile(root, path)
+}
+
+// regularFile checks that the shard path is a regular file once symbolic links are followed,
+// without opening it (root is unused: Inside's signature).
+func regularFile(root, path string) error {
+	fi, err := os.Stat(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		return err
 	}
 	if !fi.Mode().IsRegular() {

@@ -29,6 +29,9 @@ type inputFlags struct {
 	// sequential says the command reads every chunk once, in order (convert), passed to the
 	// formats as format.Options.Sequential.
 	sequential bool
+	// outside lets a manifest's shards link to files outside the data set's directory
+	// (--outside-shards).
+	outside bool
 	// defines are the NAME=VALUE arguments given with --config (CNTK's command-line defines).
 	defines map[string]string
 	// ctx is the command's context (with its scheduler and node cache), passed to the
@@ -48,6 +51,7 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.format, "format", "", "input `FORMAT` ("+strings.Join(format.Names(), ", ")+"); default: detect")
 	fl.StringVar(&f.cache, "cache", "", "keep objects read from object storage in the node cache `DIR[:SIZE]` (default size 10GiB; default: $MLFEED_CACHE; off: none)")
 	fl.BoolVar(&f.cacheStats, "cache-stats", false, "print the bytes fetched into the node cache and the objects found in it, on standard error")
+	fl.BoolVar(&f.outside, "outside-shards", false, "let a manifest's shards be symbolic links to files outside the data set's directory")
 	f.sched.register(cmd)
 	// With --config, NAME=VALUE arguments set the configuration's variables; the command sees
 	// only the other arguments.
@@ -105,6 +109,7 @@ func (f *inputFlags) spec(names []string) (*dataset.Spec, error) {
 	s := &dataset.Spec{
 		Paths: names, Format: f.format, Config: f.config, Defines: f.defines,
 		Type: f.elemType, Sequential: f.sequential, Log: os.Stderr, Cache: f.cache,
+		OutsideShards: f.outside,
 	}
 	for _, in := range f.inputs {
 		st, err := format.ParseInput(in)

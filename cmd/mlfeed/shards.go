@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -134,35 +133,16 @@ func convertShards(ctx context.Context, cmd *cobra.Command, src mlfeed.Source, d
 // does an argument that resolves to no shards (with a "not checked" line on stdout).
 func shardFiles(args []string, formatName string, opts *format.Options, report func(error), stdout io.Writer) (files []string, failed int) {
 	for _, arg := range args {
-		if format.DetectDir(arg) != nil {
-			files = append(files, arg) // one data set of its own format (MDS)
-			continue
-		}
-		paths, m, sharded, err := shard.Resolve(arg)
+		paths, n, err := dataset.ValidateArg(arg, formatName, opts, report)
 		if err != nil {
 			report(err)
 			fmt.Fprintf(stdout, "%s: not checked\n", arg)
 			failed++
 			continue
 		}
-		if sharded && m != nil {
-			dir := arg
-			if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-				dir = filepath.Dir(arg)
-			}
-			n := shard.Verify(dir, m, report)
-			if n == 0 {
-				// As a reader would: the format, each shard's streams, types and chunk table.
-				n, err = dataset.CheckShards(arg, formatName, opts, report)
-				if err != nil {
-					report(err)
-					n = 1
-				}
-			}
-			if n > 0 {
-				fmt.Fprintf(stdout, "%s: %d shard(s) differ from the manifest\n", arg, n)
-				failed++
-			}
+		if n > 0 {
+			fmt.Fprintf(stdout, "%s: %d shard(s) differ from the manifest\n", arg, n)
+			failed++
 		}
 		files = append(files, paths...)
 	}

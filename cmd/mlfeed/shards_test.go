@@ -243,6 +243,10 @@ func TestValidateManifest(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Fatalf("validate: exit %d, want 1 saying %q: %s", code, want, stderr)
 		}
+		// The summary counts what failed: the data set, not "1 of 0 file(s)".
+		if !strings.Contains(stderr, "1 of 1 argument(s)") || strings.Contains(stderr, "of 0 file(s)") {
+			t.Fatalf("validate's summary: %s", stderr)
+		}
 	}
 	t.Run("chunk table", func(t *testing.T) {
 		dir, m := fresh(t)
@@ -258,6 +262,10 @@ func TestValidateManifest(t *testing.T) {
 		m["format"] = "../../x"
 		write(t, dir, m)
 		check(t, dir, "unknown format")
+		// a reader says so too, as invalid data (exit 1), not wrong usage
+		if _, stderr, code := run(t, "cat", "-n", "1", dir); code != 1 || !strings.Contains(stderr, "the manifest's format") {
+			t.Fatalf("cat of a data set whose manifest names an unknown format: exit %d: %s", code, stderr)
+		}
 	})
 	t.Run("no shards", func(t *testing.T) {
 		dir, m := fresh(t)
@@ -278,6 +286,23 @@ func TestValidateManifest(t *testing.T) {
 		check(t, dir, "outside")
 		if _, stderr, code := run(t, "cat", "-n", "1", dir); code != 1 || !strings.Contains(stderr, "outside") {
 			t.Fatalf("cat of a data set with a shard linked outside: exit %d: %s", code, stderr)
+		}
+		// --outside-shards allows it, explicitly.
+		if out, stderr, code := run(t, "validate", "--outside-shards", dir); code != 0 || strings.Count(out, ": ok") != 2 {
+			t.Fatalf("validate --outside-shards: exit %d: %s %s", code, out, stderr)
+		}
+		if _, stderr, code := run(t, "cat", "--outside-shards", "-n", "1", dir); code != 0 {
+			t.Fatalf("cat --outside-shards: exit %d: %s", code, stderr)
+		}
+		if out, stderr, code := run(t, "info", "--outside-shards", dir); code != 0 || !strings.Contains(out, "format:    idx") {
+			t.Fatalf("info --outside-shards: exit %d: %s %s", code, out, stderr)
+		}
+		// but not a manifest path out of the directory, nor a FIFO
+		os.Remove(filepath.Join(dir, "part-00000.idx"))
+		if err := syscall.Mkfifo(filepath.Join(dir, "part-00000.idx"), 0o644); err == nil {
+			if _, stderr, code := run(t, "validate", "--outside-shards", dir); code != 1 || !strings.Contains(stderr, "FIFO") {
+				t.Fatalf("validate --outside-shards of a FIFO: exit %d: %s", code, stderr)
+			}
 		}
 	})
 	t.Run("FIFO", func(t *testing.T) {

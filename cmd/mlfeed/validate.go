@@ -49,7 +49,7 @@ for wrong flags.`,
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			var files []string
-			bad := 0
+			bad, sets := 0, 0 // failed files; failed arguments (data sets, objects not listed)
 			// check validates the file at path, reported as name (an object's URL for its
 			// local copy).
 			check := func(name, path, formatName string) error {
@@ -95,13 +95,12 @@ for wrong flags.`,
 					if err != nil {
 						fmt.Fprintln(stderr, err)
 						fmt.Fprintf(stdout, "%s: not checked\n", arg)
-						files = append(files, arg)
-						bad++
+						sets++
 					}
 					continue
 				}
 				local, failed := shardFiles([]string{arg}, spec.Format, opts, func(e error) { fmt.Fprintln(stderr, e) }, stdout)
-				bad += failed
+				sets += failed
 				for _, name := range local {
 					if err := check(name, name, spec.FormatFor([]string{name})); err != nil {
 						return err
@@ -109,17 +108,31 @@ for wrong flags.`,
 				}
 			}
 			if len(files) > 1 {
-				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), max(0, len(files)-bad), bad)
+				fmt.Fprintf(stdout, "%d file(s): %d ok, %d failed\n", len(files), len(files)-bad, bad)
 			}
-			if bad > 0 {
-				return fmt.Errorf("%d of %d file(s) failed validation", bad, len(files))
-			}
-			return nil
+			return validateErr(bad, len(files), sets, len(args))
 		},
 	}
 	in.register(cmd)
 	cmd.Flags().IntVar(&maxReport, "max", 100, "report at most `N` problems per file")
 	rootCmd.AddCommand(cmd)
+}
+
+// validateErr is validate's error for bad of files files and badSets of args arguments (data
+// sets whose manifest differs from their shards, or that name no file to check) that failed,
+// or nil.
+func validateErr(bad, files, badSets, args int) error {
+	var parts []string
+	if badSets > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d argument(s)", badSets, args))
+	}
+	if bad > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d file(s)", bad, files))
+	}
+	if parts == nil {
+		return nil
+	}
+	return fmt.Errorf("%s failed validation", strings.Join(parts, " and "))
 }
 
 // validateFile checks one file (see inspect.Validate).

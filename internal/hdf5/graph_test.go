@@ -288,3 +288,28 @@ func TestWalkSharedStorage(t *testing.T) {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }
+
+// TestWalkDiamond walks diamond.h5 (scripts/fuzz-seeds.py): groups l0 ... l39, each linking
+// the next twice (a and b), so that 2^39 paths lead to the dataset at the bottom. Each group
+// is entered once, by its first path; every other link to it is a seen entry.
+func TestWalkDiamond(t *testing.T) {
+	got, f := walkList(t, "testdata/diamond.h5")
+	const levels = 40
+	// the root's 40 links l0 ... l39 and top; per level below the root's first visit, links a
+	// and b; the dataset v
+	if len(got) > 4*levels+2 {
+		t.Fatalf("%d entries for %d groups: %q", len(got), levels, got)
+	}
+	var datasets int
+	for _, e := range got {
+		if strings.HasSuffix(e, "/v dataset") {
+			datasets++
+		}
+	}
+	if datasets != 1 {
+		t.Errorf("the dataset at the bottom walked %d times, want once: %q", datasets, got)
+	}
+	if w := f.work.Load(); w > uint64(f.Size()) {
+		t.Errorf("%d steps for a %d-byte file", w, f.Size())
+	}
+}

@@ -80,7 +80,8 @@ def _call(op: str, args: Dict[str, Any]) -> Any:
 def open(paths: Optional[PathsArg] = None, format: Optional[str] = None,
          inputs: Optional[Inputs] = None, options: Optional[Params] = None,
          config: Optional[PathArg] = None, defines: Optional[Params] = None,
-         cache: Optional[PathArg] = None) -> "Dataset":
+         cache: Optional[PathArg] = None,
+         outside_shards: bool = False) -> "Dataset":
     """Open a data set: one file, several that hold one record set each (IDX images and
     labels), a directory of shards, or the data files of a CNTK config's reader section.
 
@@ -95,20 +96,25 @@ def open(paths: Optional[PathsArg] = None, format: Optional[str] = None,
         --cache; SIZE as "50GB", default 10 GiB): objects are fetched once into DIR, shared by
         the node's processes (DataLoader workers, ranks); default: $MLFEED_CACHE; "off": none.
         cache_stats() tells what this process fetched.
+    outside_shards: let a manifest's shards be symbolic links to files outside the data set's
+        directory (the CLI's --outside-shards; refused by default).
 
     Returns a Dataset, which is a context manager.
     """
     return Dataset(paths, format=format, inputs=inputs, options=options, config=config,
-                   defines=defines, cache=cache)
+                   defines=defines, cache=cache,
+                   outside_shards=outside_shards)
 
 
 def info(paths: Optional[PathsArg] = None, chunks: bool = False, format: Optional[str] = None,
          inputs: Optional[Inputs] = None, options: Optional[Params] = None,
          config: Optional[PathArg] = None, defines: Optional[Params] = None,
-         cache: Optional[PathArg] = None) -> Dict[str, Any]:
+         cache: Optional[PathArg] = None,
+         outside_shards: bool = False) -> Dict[str, Any]:
     """The description `mlfeed info --json` prints: {"format", "streams", "sequences",
     "samples", "chunks", ...}; chunks=True adds the chunk table. Takes open()'s arguments."""
-    args = _lib.open_args(paths, format, inputs, options, config, defines, cache)
+    args = _lib.open_args(paths, format, inputs, options, config, defines, cache,
+                          outside_shards)
     args["chunks"] = _lib.bool_arg(chunks, "chunks")
     out: Dict[str, Any] = _call("info", args)
     return out
@@ -118,7 +124,8 @@ def stats(paths: Optional[PathsArg] = None, limit: int = 0, sample: int = 0, see
           bins: int = 20, top: int = 10, format: Optional[str] = None,
           inputs: Optional[Inputs] = None, options: Optional[Params] = None,
           config: Optional[PathArg] = None, defines: Optional[Params] = None,
-          cache: Optional[PathArg] = None) -> Dict[str, Any]:
+          cache: Optional[PathArg] = None,
+          outside_shards: bool = False) -> Dict[str, Any]:
     """The statistics `mlfeed stats --json` prints, from one streaming pass over the data set:
     {"sequences", "samples", "total_sequences", "sequence_lengths", "streams": [...]}, each
     stream with its counts and, by kind, "numeric" (min, max, mean, std, NaN/Inf/zero counts,
@@ -129,7 +136,8 @@ def stats(paths: Optional[PathsArg] = None, limit: int = 0, sample: int = 0, see
     1 to 10000); top: most frequent values and indices reported (1 to 1000). Takes open()'s
     arguments (paths, format, inputs, options, config, defines, cache).
     """
-    args = _lib.open_args(paths, format, inputs, options, config, defines, cache)
+    args = _lib.open_args(paths, format, inputs, options, config, defines, cache,
+                          outside_shards)
     args.update(limit=_lib.int_arg(limit, "limit", 0, 2**63 - 1),
                 sample=_lib.int_arg(sample, "sample", 0, 2**63 - 1),
                 seed=_lib.int_arg(seed, "seed", 0, 2**64 - 1),
@@ -184,7 +192,8 @@ def convert(inputs: PathsArg, output: PathArg, to: Optional[str] = None,
             format: Optional[str] = None, options: Optional[Params] = None,
             config: Optional[PathArg] = None, defines: Optional[Params] = None,
             shards: Optional[int] = None, shard_size: Optional[Union[int, str]] = None,
-            task: Optional[Tuple[int, int]] = None, cache: Optional[PathArg] = None) -> str:
+            task: Optional[Tuple[int, int]] = None, cache: Optional[PathArg] = None,
+            outside_shards: bool = False) -> str:
     """Convert a data set to another format, as `mlfeed convert` does: lossless or an error,
     streamed chunk by chunk, the output written atomically.
 
@@ -203,7 +212,8 @@ def convert(inputs: PathsArg, output: PathArg, to: Optional[str] = None,
     CLI's exit status 2. Returns output.
     """
     args = _lib.open_args(inputs, format=format, inputs=input, options=options, config=config,
-                          defines=defines, cache=cache)
+                          defines=defines, cache=cache,
+                          outside_shards=outside_shards)
     tk: Any = task
     if tk is not None:
         if isinstance(tk, (str, bytes)) or not isinstance(tk, Sequence) or len(tk) != 2:
@@ -250,11 +260,12 @@ def merge(directory: PathArg) -> Dict[str, Any]:
 def validate(paths: Optional[PathsArg] = None, max_problems: int = 100,
              format: Optional[str] = None, inputs: Optional[Inputs] = None,
              options: Optional[Params] = None, config: Optional[PathArg] = None,
-             defines: Optional[Params] = None) -> List[Error]:
+             defines: Optional[Params] = None, outside_shards: bool = False) -> List[Error]:
     """Check files strictly, as `mlfeed validate` does. Returns the list of problems found (at
     most max_problems per file), each a FormatError naming the file and the place; an empty
     list means every file is valid. Takes open()'s arguments; raises for wrong usage."""
-    args = _lib.open_args(paths, format, inputs, options, config, defines)
+    args = _lib.open_args(paths, format, inputs, options, config, defines,
+                          outside_shards=outside_shards)
     args["max"] = _lib.int_arg(max_problems, "max_problems", 1, _INT)
     out: List[Error] = []
     for p in _call("validate", args):
@@ -275,8 +286,9 @@ class Dataset:
     def __init__(self, paths: Optional[PathsArg] = None, format: Optional[str] = None,
                  inputs: Optional[Inputs] = None, options: Optional[Params] = None,
                  config: Optional[PathArg] = None, defines: Optional[Params] = None,
-                 cache: Optional[PathArg] = None) -> None:
-        res = _call("open", _lib.open_args(paths, format, inputs, options, config, defines, cache))
+                 cache: Optional[PathArg] = None, outside_shards: bool = False) -> None:
+        res = _call("open", _lib.open_args(paths, format, inputs, options, config, defines, cache,
+                                           outside_shards))
         self._h: int = res["handle"]
         self._cond = threading.Condition()
         self._busy = 0       # calls in flight that use the handle
@@ -775,6 +787,7 @@ class MinibatchSource:
                  mix: Optional[Mix] = None, stop: Optional[str] = None,
                  schedule: Optional[Sequence[Tuple[int, Sequence[float]]]] = None,
                  cache: Optional[PathArg] = None,
+                 outside_shards: bool = False,
                  _deserializers: Optional[List[Dict[str, Any]]] = None) -> None:
         if _is_mix(paths_or_dataset):
             if mix is not None:
@@ -803,7 +816,7 @@ class MinibatchSource:
         else:
             ds = None
             args = _lib.open_args(paths_or_dataset, format, inputs, options, config, defines,
-                                  cache)
+                                  cache, outside_shards)
             if _deserializers:
                 args["deserializers"] = _deserializers
             if mixture is not None:
@@ -1095,6 +1108,6 @@ def _check_source_arguments(paths_or_dataset: object, kwargs: Mapping[str, Any])
         raise UsageError("stop= and schedule= apply to a mixture (mix=)")
     elif not isinstance(paths_or_dataset, Dataset):
         _lib.open_args(paths_or_dataset, a["format"], a["inputs"], a["options"], a["config"],
-                       a["defines"], a["cache"])
+                       a["defines"], a["cache"], a["outside_shards"])
     _lib.bool_arg(a["copy"], "copy")
     _settings(**{k: a[k] for k in _inspect.signature(_settings).parameters})

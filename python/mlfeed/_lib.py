@@ -301,11 +301,12 @@ def params_arg(d: object, name: str) -> Optional[dict[str, str]]:
 
 def open_args(paths: object = None, format: object = None, inputs: object = None,
               options: object = None, config: object = None, defines: object = None,
-              cache: object = None) -> dict[str, Any]:
+              cache: object = None, outside_shards: object = False) -> dict[str, Any]:
     """The JSON arguments every operation that reads takes, checked (TypeError for a wrong
     type)."""
     return clean({
         "cache": cache_arg(cache),
+        "outside_shards": bool_arg(outside_shards, "outside_shards") or None,
         "paths": paths_arg(paths),
         "format": str_arg(format, "format"),
         "inputs": inputs_arg(inputs),

@@ -114,9 +114,12 @@ def test_validate_and_errors(tmp_path, idx_pair):
     with pytest.raises(mlfeed.FileNotFound) as ei:
         mlfeed.open(tmp_path / "missing.idx")
     assert isinstance(ei.value, FileNotFoundError)
+    # a directory without a manifest: each of its files, as `mlfeed validate DIR` checks them
+    assert [p.file for p in mlfeed.validate(tmp_path)] == [str(bad)]
+    notdir = str(tmp_path / "x.idx") + "/"  # a file named as a directory
     with pytest.raises(mlfeed.FileError) as ei:
-        mlfeed.validate(tmp_path)  # a directory where a file is read
-    assert isinstance(ei.value, OSError) and ei.value.file == str(tmp_path)
+        mlfeed.validate(notdir)
+    assert isinstance(ei.value, OSError) and ei.value.file == notdir
     with pytest.raises(mlfeed.UsageError):
         mlfeed.open(paths, format="nosuchformat")
 

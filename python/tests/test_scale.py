@@ -1,5 +1,6 @@
 """Sharded data sets, conversion as tasks, and object storage from Python."""
 
+import json
 import os
 import shutil
 import socket
@@ -37,6 +38,38 @@ def test_shards_tasks_and_merge(tmp_path, idx_pair):  # noqa: F811
     np.testing.assert_array_equal(labels, y.astype(np.float32))
     with pytest.raises(mlfeed.UsageError):
         mlfeed.convert(one, tmp_path / "bad", to="cbf", task=(3, 3))
+
+
+def test_shards_outside_and_validate(tmp_path, idx_pair):  # noqa: F811
+    """A shard linked to a file outside the data set's directory is refused unless
+    outside_shards=True says so; validate checks the manifest against the shards as the CLI
+    does (a chunk table the shard does not have)."""
+    paths, x, y = idx_pair
+    out = tmp_path / "shards"
+    mlfeed.convert(paths[1], out, to="idx", shards=2)
+    assert mlfeed.validate(out) == []
+    elsewhere = tmp_path / "elsewhere.idx"
+    shutil.move(str(out / "part-00000.idx"), elsewhere)
+    os.symlink(elsewhere, out / "part-00000.idx")
+    with pytest.raises(mlfeed.FormatError, match="outside"):
+        mlfeed.open(out)
+    problems = mlfeed.validate(out)
+    assert problems and "outside" in problems[0].message
+    with mlfeed.open(out, outside_shards=True) as ds:
+        assert len(ds) == len(y)
+    assert mlfeed.validate(out, outside_shards=True) == []
+    assert mlfeed.info(out, outside_shards=True)["sequences"] == len(y)
+    src = mlfeed.MinibatchSource(str(out), minibatch_size=100, randomize=False, max_sweeps=1,
+                                 outside_shards=True)
+    assert sum(len(mb["labels"]) for mb in src) == len(y)
+    with pytest.raises(TypeError):
+        mlfeed.open(out, outside_shards="yes")
+    m = json.loads((out / "mlfeed.json").read_text())
+    m["shards"][1]["chunks"] = 2
+    m["shards"][1]["chunk_table"] = [[1, 1], [m["shards"][1]["sequences"] - 1] * 2]
+    (out / "mlfeed.json").write_text(json.dumps(m))
+    problems = mlfeed.validate(out, outside_shards=True)
+    assert problems and "the manifest says" in problems[0].message, problems
 
 
 def _versitygw():
