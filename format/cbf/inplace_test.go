@@ -58,9 +58,10 @@ func TestReadInPlace(t *testing.T) {
 	if v := got.Streams[1].Values.Float64s(); len(v) != 2*n || v[2*n-1] != -float64(2*n-1) {
 		t.Error("the second stream's values are wrong")
 	}
-	// Read again into the same memory.
-	var again *mlfeed.Chunk
-	used = leastAllocated(func() { again, err = rd.ReadChunkReuse(ctx, 0, got) })
+	// Read again into the same memory: each read reuses the chunk the one before returned
+	// (the caller is done with it), as the engine recycles chunks.
+	again := got
+	used = leastAllocated(func() { again, err = rd.ReadChunkReuse(ctx, 0, again) })
 	if err != nil || !chunksEqual(again, c) {
 		t.Fatalf("ReadChunkReuse: %v, equal %v", err, err == nil && chunksEqual(again, c))
 	}
