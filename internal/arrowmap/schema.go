@@ -116,6 +116,11 @@ func NewPlan(as *arrow.Schema, variableLists bool) (*Plan, error) {
 		p.Schema.Streams = append(p.Schema.Streams, st)
 		p.Columns = append(p.Columns, col)
 	}
+	if len(p.Columns) == 0 && p.IDField < 0 {
+		// Rows of no columns take no bytes, so a file could claim any number of them: a data
+		// set of sequences with nothing in them is not one mlfeed reads.
+		return nil, fmt.Errorf("%w: the schema has no fields, so no streams to read", ErrUnsupported)
+	}
 	if err := p.Schema.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
