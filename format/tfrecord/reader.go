@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -133,7 +134,7 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *mmap.Region) (*Reader, error) {
 	var cache string
 	if o.CacheIndex && input != "" {
-		cache = input + ".mlfeed-index"
+		cache = indexcache.Name(input)
 	}
 	if err := checkRecords(o.Records); err != nil {
 		return nil, err

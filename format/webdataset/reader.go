@@ -19,6 +19,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/npy"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -146,7 +147,7 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *
 	}
 	var cache string
 	if o.CacheIndex && input != "" {
-		cache = input + ".mlfeed-index"
+		cache = indexcache.Name(input)
 		if rd.loadCache(cache, input, o) {
 			return rd, nil
 		}
