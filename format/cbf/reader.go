@@ -111,24 +111,18 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, size, err := mmap.OpenFile(name)
+	rd, mf, err := mmap.Open(name, mmap.Unless(o.NoMmap), func(mf *mmap.File) (*Reader, error) {
+		return NewReader(mf.File, mf.Size, &o)
+	})
 	if err != nil {
 		return nil, err
 	}
-	rd, err := NewReader(f, size, &o)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	rd.closers = append(rd.closers, f.Close)
-	if !o.NoMmap {
-		if reg, err := mmap.Map(f, size); err == nil {
-			rd.mem, rd.region = reg.Bytes(), reg
-			rd.mapped = true
-			rd.populated = make([]atomic.Bool, len(rd.chunks))
-			rd.raw = make([]atomic.Int32, len(rd.chunks))
-			rd.closers = append(rd.closers, reg.Close)
-		}
+	rd.closers = append(rd.closers, mf.Close)
+	if mf.Region != nil {
+		rd.mem, rd.region = mf.Bytes(), mf.Region
+		rd.mapped = true
+		rd.populated = make([]atomic.Bool, len(rd.chunks))
+		rd.raw = make([]atomic.Int32, len(rd.chunks))
 	}
 	return rd, nil
 }

@@ -87,36 +87,18 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, size, err := mmap.OpenFile(name)
+	plain := func(f *os.File, size int64) bool { // compressed data is decompressed, not mapped
+		comp, err := detectCompression(f, size, o.Compression)
+		return err == nil && comp == CompressionNone && size > 0
+	}
+	r, mf, err := mmap.Open(name, plain, func(mf *mmap.File) (*Reader, error) {
+		return newReader(mf.File, mf.Size, &o, name, mf.Region)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var reg *mmap.Region
-	if comp, err := detectCompression(f, size, o.Compression); err == nil && comp == CompressionNone && size > 0 {
-		reg, _ = mmap.Map(f, size) // on failure, read with ReadAt
-	}
-	var r *Reader
-	err = nil
-	if reg != nil {
-		err = mmap.Guard(func() error {
-			r, err = newReader(f, size, &o, name, reg)
-			return err
-		})
-	} else {
-		r, err = newReader(f, size, &o, name, nil)
-	}
-	if err != nil {
-		if reg != nil {
-			reg.Close()
-		}
-		f.Close()
-		return nil, err
-	}
-	if reg != nil {
-		r.mapped = true
-		r.closers = append(r.closers, reg.Close)
-	}
-	r.closers = append(r.closers, f.Close)
+	r.mapped = mf.Region != nil
+	r.closers = append(r.closers, mf.Close)
 	return r, nil
 }
 
