@@ -16,6 +16,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/keep"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -62,7 +63,7 @@ type Reader struct {
 	mapped  bool
 	strict  bool
 	kept    *keep.Chunks[*mlfeed.Chunk] // with KeepDataInMemory: the chunks decoded so far
-	closers []func() error
+	closers closer.Stack
 
 	inPlace bool     // every stream dense: chunks read with ReadAt are decoded in place
 	backing sync.Map // weak.Pointer[mlfeed.Chunk] -> []byte: the memory of chunks decoded in place
@@ -594,13 +595,8 @@ func (rd *Reader) populate(i int) {
 
 // Close releases the mapping and the file. Chunks read before must not be used after it.
 func (rd *Reader) Close() error {
-	var errs []error
-	for k := len(rd.closers) - 1; k >= 0; k-- {
-		errs = append(errs, rd.closers[k]())
-	}
-	rd.closers = nil
 	rd.mem = nil
-	return errors.Join(errs...)
+	return rd.closers.Close()
 }
 
 // decoder decodes the bytes b of one chunk, which start at file offset base, into new memory

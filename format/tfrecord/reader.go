@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -65,7 +66,7 @@ type Reader struct {
 	byName   map[string]int
 	skipped  []string
 	cached   string
-	closers  []func() error
+	closers  closer.Stack
 	raw      []atomic.Pointer[rawChunk] // per chunk, where RawSamples finds its samples; nil: never
 	rawKept  atomic.Int64               // bytes RawSamples keeps decoded
 }
@@ -326,13 +327,4 @@ func (rd *Reader) Details() map[string]any {
 }
 
 // Close releases the file.
-func (rd *Reader) Close() error {
-	var first error
-	for _, c := range rd.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
-		}
-	}
-	rd.closers = nil
-	return first
-}
+func (rd *Reader) Close() error { return rd.closers.Close() }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/npy"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -71,7 +72,7 @@ type Reader struct {
 	firstSeq  []int // first sample of every chunk, then the sample count
 	skipped   int
 	cached    string
-	closers   []func() error
+	closers   closer.Stack
 }
 
 // Open opens the named shard, a tar file, plain or gzip-compressed.
@@ -531,13 +532,4 @@ func (rd *Reader) Details() map[string]any {
 }
 
 // Close releases the file.
-func (rd *Reader) Close() error {
-	var first error
-	for _, c := range rd.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
-		}
-	}
-	rd.closers = nil
-	return first
-}
+func (rd *Reader) Close() error { return rd.closers.Close() }
