@@ -1,9 +1,9 @@
 package tfrecord
 
 import (
-	"bytes"
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +15,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // ReaderOptions configures a Reader. The zero value is the documented default.
@@ -260,30 +261,16 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxMemory
 	}
-	var mem bytes.Buffer
-	n, err := io.Copy(&mem, io.LimitReader(zr, limit+1))
-	if err != nil {
-		return mlfeed.OffsetError(rd.name, n, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, err))
+	d, err := spill.Read(zr, limit, "mlfeed-tfrecord-*")
+	var re *spill.ReadError
+	if errors.As(err, &re) {
+		return mlfeed.OffsetError(rd.name, re.Offset, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, re.Err))
 	}
-	if n <= limit {
-		rd.mem = mem.Bytes()
-		rd.ra, rd.size = bytes.NewReader(rd.mem), n
-		return nil
-	}
-	tmp, err := os.CreateTemp("", "mlfeed-tfrecord-*")
 	if err != nil {
 		return err
 	}
-	os.Remove(tmp.Name()) // gone when closed
-	rd.closers = append(rd.closers, tmp.Close)
-	if _, err := tmp.Write(mem.Bytes()); err != nil {
-		return err
-	}
-	m, err := io.Copy(tmp, zr)
-	if err != nil {
-		return mlfeed.OffsetError(rd.name, n+m, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, err))
-	}
-	rd.ra, rd.size = tmp, n+m
+	rd.closers = append(rd.closers, d.Close)
+	rd.mem, rd.ra, rd.size = d.Mem, d.ReaderAt(), d.Size
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // ReaderOptions configures a Reader. The zero value is the documented default.
@@ -269,30 +270,16 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxMemory
 	}
-	var mem bytes.Buffer
-	n, err := io.Copy(&mem, io.LimitReader(zr, limit+1))
-	if err != nil {
-		return gzipError(rd.name, n, err)
+	d, err := spill.Read(zr, limit, "mlfeed-webdataset-*")
+	var re *spill.ReadError
+	if errors.As(err, &re) {
+		return gzipError(rd.name, re.Offset, re.Err)
 	}
-	if n <= limit {
-		rd.mem = mem.Bytes()
-		rd.ra, rd.size = bytes.NewReader(rd.mem), n
-		return nil
-	}
-	tmp, err := os.CreateTemp("", "mlfeed-webdataset-*")
 	if err != nil {
 		return err
 	}
-	os.Remove(tmp.Name()) // gone when closed
-	rd.closers = append(rd.closers, tmp.Close)
-	if _, err := tmp.Write(mem.Bytes()); err != nil {
-		return err
-	}
-	m, err := io.Copy(tmp, zr)
-	if err != nil {
-		return gzipError(rd.name, n+m, err)
-	}
-	rd.ra, rd.size = tmp, n+m
+	rd.closers = append(rd.closers, d.Close)
+	rd.mem, rd.ra, rd.size = d.Mem, d.ReaderAt(), d.Size
 	return nil
 }
 
