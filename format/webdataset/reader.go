@@ -390,23 +390,7 @@ func (rd *Reader) newChunk(n int, prev *mlfeed.Chunk) *mlfeed.Chunk {
 			old = prev.Streams[s]
 		}
 		st := &rd.schema.Streams[s]
-		d := mlfeed.StreamData{SeqStart: append(old.SeqStart[:0], 0)}
-		d.Values.Type = st.Type
-		if st.Type.IsVarLen() {
-			d.Values.Strings = old.Values.Strings[:0]
-			if d.Values.Strings == nil {
-				d.Values.Strings = []string{}
-			}
-		} else {
-			d.Values.Bytes = old.Values.Bytes[:0]
-			if d.Values.Bytes == nil {
-				d.Values.Bytes = []byte{}
-			}
-		}
-		if st.Dim == 0 && st.Shape == nil {
-			d.SampleStart = append(old.SampleStart[:0], 0)
-		}
-		c.Streams[s] = d
+		c.Streams[s] = mlfeed.ReuseStream(old, st.Type, st.Dim == 0 && st.Shape == nil)
 	}
 	return c
 }
