@@ -37,6 +37,27 @@ func (d *StreamData) SampleRange(st *Stream, s int64) (from, to int) {
 	return int(s) * st.Dim, int(s+1) * st.Dim
 }
 
+// ReuseStream returns an empty dense StreamData of element type t for a decoder to append
+// sequences to, taking over old's memory: old is the same stream of a chunk the caller no
+// longer uses (ReadChunkReuse's prev), or the zero StreamData. SeqStart is [0]; Values has
+// type t and no values, with Bytes or Strings empty but not nil; SampleStart is [0] when
+// ragged (a stream whose samples vary in length, Dim 0), else nil.
+func ReuseStream(old StreamData, t ElemType, ragged bool) StreamData {
+	d := StreamData{SeqStart: append(old.SeqStart[:0], 0)}
+	d.Values.Type = t
+	if t.IsVarLen() {
+		if d.Values.Strings = old.Values.Strings[:0]; d.Values.Strings == nil {
+			d.Values.Strings = []string{}
+		}
+	} else if d.Values.Bytes = old.Values.Bytes[:0]; d.Values.Bytes == nil {
+		d.Values.Bytes = []byte{}
+	}
+	if ragged {
+		d.SampleStart = append(old.SampleStart[:0], 0)
+	}
+	return d
+}
+
 // Chunk holds the data of consecutive sequences for every stream of a schema.
 type Chunk struct {
 	// Sequences is the number of sequences in the chunk.

@@ -167,3 +167,39 @@ func TestSchemaValidate(t *testing.T) {
 		}
 	}
 }
+
+// ReuseStream empties a stream for appending, in the memory it is given, and never hands out
+// nil values (an empty chunk's stream is [] as JSON, and a type of no values stays typed).
+func TestReuseStream(t *testing.T) {
+	for _, c := range []struct {
+		t      ElemType
+		ragged bool
+	}{{Float32, false}, {Bytes, false}, {String, true}, {Int64, true}} {
+		d := ReuseStream(StreamData{}, c.t, c.ragged)
+		if len(d.SeqStart) != 1 || d.SeqStart[0] != 0 || d.Values.Type != c.t || d.Values.Len() != 0 ||
+			(c.t.IsVarLen() && d.Values.Strings == nil) || (!c.t.IsVarLen() && d.Values.Bytes == nil) ||
+			(d.SampleStart != nil) != c.ragged || c.ragged && (len(d.SampleStart) != 1 || d.SampleStart[0] != 0) {
+			t.Fatalf("%v ragged %v from nothing: %+v", c.t, c.ragged, d)
+		}
+		// Filled, then reused: the same arrays, emptied.
+		d.SeqStart = append(d.SeqStart, 2, 3)
+		if c.ragged {
+			d.SampleStart = append(d.SampleStart, 4, 5, 6)
+		}
+		if c.t.IsVarLen() {
+			d.Values.Strings = append(d.Values.Strings, "a", "b")
+		} else {
+			d.Values.Bytes = append(d.Values.Bytes, make([]byte, 16)...)
+		}
+		e := ReuseStream(d, c.t, c.ragged)
+		if len(e.SeqStart) != 1 || &e.SeqStart[:2][1] != &d.SeqStart[1] || e.Values.Len() != 0 {
+			t.Errorf("%v: reused as %+v", c.t, e)
+		}
+		if c.ragged && &e.SampleStart[:2][1] != &d.SampleStart[1] {
+			t.Errorf("%v: SampleStart not reused", c.t)
+		}
+		if c.t.IsVarLen() && &e.Values.Strings[:1][0] != &d.Values.Strings[0] || !c.t.IsVarLen() && &e.Values.Bytes[:1][0] != &d.Values.Bytes[0] {
+			t.Errorf("%v: values not reused", c.t)
+		}
+	}
+}

@@ -7,6 +7,7 @@
 # spreads the figures by 20% or more; run it twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 MN=${MLFEED_SHARED:-../shared}/testdata/mnist
 [ -f "$MN/train-images-idx3-ubyte.gz" ] || { echo "skipped: $MN/train-images-idx3-ubyte.gz is absent"; exit 0; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -15,16 +16,8 @@ ML=$T/mlfeed
 SWEEPS=10
 N=60000
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
 # engine FILE: "first steady" seconds, medians of 5 runs of $SWEEPS randomized sweeps
-engine() {
-  for _ in 1 2 3 4 5; do
-    "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$1" |
-      awk '/^sweep times:/ { sub("s,", "", $4); sub("s", "", $7); print $4, $7 }'
-  done > "$T/runs"
-  echo "$(cut -d' ' -f1 "$T/runs" | median) $(cut -d' ' -f2 "$T/runs" | median)"
-}
+engine() { sweeps 5 "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$1"; }
 
 printf '%-40s %10s %12s %14s\n' "case (60000 x 28x28, mb 256)" "seconds" "samples/s" "arrow / idx"
 for type in uint8 float32; do

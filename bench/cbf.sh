@@ -26,6 +26,7 @@
 # library for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 READ_MB=${READ_MB:-600}
 CTF_MB=${CTF_MB:-200}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -35,7 +36,6 @@ go build -o "$T/cbfbench" ./format/cbf/internal/cbfbench
 # Wall time of a command, without a process of ours between the two clock readings.
 timeit() { local a=$EPOCHREALTIME; "$@"; local b=$EPOCHREALTIME; awk -v a="$a" -v b="$b" 'BEGIN { printf "%.6f\n", b - a }'; }
 catfile() { cat "$1" > /dev/null; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "== read (${READ_MB} MB files, page-cached; seconds, medians; ratio = cat time / mlfeed time)"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores: on a loaded machine the CPU times (user + system) are the fairer figures"

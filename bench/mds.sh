@@ -15,6 +15,7 @@
 # busy machine spreads the figures by 20% or more; run it twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 MN=${MLFEED_SHARED:-../shared}/testdata/mnist
 [ -f "$MN/train-images-idx3-ubyte.gz" ] || { echo "skipped: $MN/train-images-idx3-ubyte.gz is absent"; exit 0; }
 PY=/usr/bin/python3
@@ -78,23 +79,16 @@ MLFEED_BENCH_DIR="$T" go test -run '^$' -bench '^BenchmarkScript$' -benchtime "$
 	./format/mds/ >"$T/go.txt" 2>&1 || { cat "$T/go.txt" >&2; exit 1; }
 py=$(awk '$1 == "read" { print $2 }' "$T/py.txt")
 pycpu=$(awk '$1 == "read" { print $3 }' "$T/py.txt")
-go=$(awk '$1 ~ /BenchmarkScript/ { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.4f", $i / 1e9; exit } }' "$T/go.txt")
-gocpu=$(awk '$1 ~ /BenchmarkScript/ { for (i = 2; i <= NF; i++) if ($(i+1) == "cpu-s/op") { printf "%.4f", $i; exit } }' "$T/go.txt")
+go=$(gobench BenchmarkScript ns/op "$T/go.txt")
+gocpu=$(gobench BenchmarkScript cpu-s/op "$T/go.txt")
 mb=$(du -sm "$T/mds" | cut -f1)
 echo "== MDS read: MNIST train, 60000 samples ($mb MB) (Python numpy.frombuffer reader vs mlfeed format/mds, one core)"
 printf '%-40s %9s %9s %8s\n' "" "python s" "mlfeed s" "ratio"
 printf '%-40s %9.4f %9.4f %7.1fx\n' "read every sample and value (wall)" "$py" "$go" "$(awk -v a="$py" -v b="$go" 'BEGIN { print a / b }')"
 printf '%-40s %9.4f %9.4f %7.1fx\n' "the same, CPU time" "$pycpu" "$gocpu" "$(awk -v a="$pycpu" -v b="$gocpu" 'BEGIN { print a / b }')"
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # engine INPUT...: "first steady" seconds, medians of 5 runs of $SWEEPS randomized sweeps
-engine() {
-  for _ in 1 2 3 4 5; do
-    "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@" |
-      awk '/^sweep times:/ { sub("s,", "", $4); sub("s", "", $7); print $4, $7 }'
-  done > "$T/runs"
-  echo "$(cut -d' ' -f1 "$T/runs" | median) $(cut -d' ' -f2 "$T/runs" | median)"
-}
+engine() { sweeps 5 "$ML" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@"; }
 # cpu INPUT...: user+system seconds of 20 randomized sweeps, median of 5 runs (the fairer figure
 # on a loaded machine, where the wall clock of one sweep swings by 2x)
 cpu() {

@@ -27,6 +27,7 @@
 # figures by 20% or more; run it twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 MN=${MLFEED_SHARED:-../shared}/testdata/mnist
 [ -f "$MN/train-images-idx3-ubyte.gz" ] || { echo "skipped: $MN/train-images-idx3-ubyte.gz is absent"; exit 0; }
 BASE=${1:-}
@@ -58,18 +59,12 @@ PY=/usr/bin/python3 # Debian's, where python3-torch installs
 "$T/mlfeed" convert -q "$T/images.idx" "$T/images.cbf"
 "$T/mlfeed" convert -q "$MN/train-images-idx3-ubyte.gz" "$MN/train-labels-idx1-ubyte.gz" "$T/mnist.ctf"
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
 # engine TREE FILE [FLAGS]: "first steady" seconds, medians of 3 runs of $SWEEPS randomized sweeps
 engine() {
   local b
   b=$(bin "$1")
   shift
-  for _ in 1 2 3; do
-    "$b" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@" |
-      awk '/^sweep times:/ { sub("s,", "", $4); sub("s", "", $7); print $4, $7 }'
-  done > "$T/runs"
-  echo "$(cut -d' ' -f1 "$T/runs" | median) $(cut -d' ' -f2 "$T/runs" | median)"
+  sweeps 3 "$b" batches --mb-size 256 --sweeps "$SWEEPS" --seed 1 "$@"
 }
 
 # cpu FILE: for each tree, "TREE randomized in-order": median CPU seconds (user + system) of

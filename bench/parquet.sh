@@ -9,6 +9,7 @@
 # (scripts/setup.sh installs them) and ../shared/testdata/mnist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 MN=${MLFEED_SHARED:-../shared}/testdata/mnist
 [ -f "$MN/train-images-idx3-ubyte.gz" ] || { echo "skipped: $MN/train-images-idx3-ubyte.gz is absent"; exit 0; }
 [ -d internal/arrowcheck/node_modules/@duckdb/node-api ] || { echo "skipped: DuckDB for node is not installed (scripts/setup.sh)"; exit 0; }
@@ -21,7 +22,6 @@ CHECK=internal/arrowcheck/check.mjs
 "$ML" convert -q "$MN/train-images-idx3-ubyte.gz" "$MN/train-labels-idx1-ubyte.gz" "$T/mnist.parquet" --type float32
 node "$CHECK" table "$T/table.parquet" 2000000
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 duck() { for _ in 1 2 3 4 5; do node "$CHECK" scan "$1" ${2:-} | sed 's/.*"ms":\([0-9.]*\).*/\1/'; done | median; }
 
 printf '%-46s %10s %16s\n' "full read" "seconds" "mlfeed / DuckDB"

@@ -25,6 +25,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${N:-100000}
 REPS=${REPS:-3}
 PY=/usr/bin/python3
@@ -78,8 +79,8 @@ MLFEED_BENCH_DIR="$work" go test -run '^$' -bench '^BenchmarkScript$' -benchtime
 
 py=$(awk '$1 == "read" { print $2 }' "$work/py.txt")
 pycpu=$(awk '$1 == "read" { print $3 }' "$work/py.txt")
-go=$(awk '$1 ~ /BenchmarkScript/ { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.3f", $i / 1e9; exit } }' "$work/go.txt")
-gocpu=$(awk '$1 ~ /BenchmarkScript/ { for (i = 2; i <= NF; i++) if ($(i+1) == "cpu-s/op") { printf "%.3f", $i; exit } }' "$work/go.txt")
+go=$(gobench BenchmarkScript ns/op "$work/go.txt")
+gocpu=$(gobench BenchmarkScript cpu-s/op "$work/go.txt")
 mb=$(awk -v s="$(wc -c <"$work/data.tfrecord")" 'BEGIN { printf "%.0f", s / 1e6 }')
 echo "== TFRecord: $N tf.train.Example records ($mb MB) (Python protobuf + crc32c loop vs mlfeed format/tfrecord, one core)"
 printf '%-40s %8s %8s %8s\n' "" "python s" "mlfeed s" "ratio"
@@ -98,7 +99,6 @@ gzip -dc "$MN/train-labels-idx1-ubyte.gz" >"$work/labels.idx"
 $M convert -q --type float32 "$work/images.idx" "$work/labels.idx" "$work/mnist.cbf"
 $M convert -q "$work/images.idx" "$work/labels.idx" "$work/mnist.tfrecord"
 rm -f "$work/data.tfrecord"
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for _ in 1 2 3; do
 	for f in idx cbf tfrecord; do
 		case $f in

@@ -20,6 +20,7 @@
 # by 20% or more; run it twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${N:-20000}
 REPS=${REPS:-3}
 PY=/usr/bin/python3
@@ -86,8 +87,8 @@ MLFEED_BENCH_DIR="$work" go test -run '^$' -bench '^BenchmarkScript$' -benchtime
 
 py=$(awk '$1 == "read" { print $2 }' "$work/py.txt")
 pycpu=$(awk '$1 == "read" { print $3 }' "$work/py.txt")
-go=$(awk '$1 ~ /BenchmarkScript/ { for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { printf "%.3f", $i / 1e9; exit } }' "$work/go.txt")
-gocpu=$(awk '$1 ~ /BenchmarkScript/ { for (i = 2; i <= NF; i++) if ($(i+1) == "cpu-s/op") { printf "%.3f", $i; exit } }' "$work/go.txt")
+go=$(gobench BenchmarkScript ns/op "$work/go.txt")
+gocpu=$(gobench BenchmarkScript cpu-s/op "$work/go.txt")
 mb=$(awk -v s="$(wc -c <"$work/data.tar")" 'BEGIN { printf "%.0f", s / 1e6 }')
 echo "== WebDataset: a shard of $N samples, 3 members each ($mb MB) (Python tarfile + numpy.load vs mlfeed format/webdataset, one core)"
 printf '%-40s %8s %8s %8s\n' "" "python s" "mlfeed s" "ratio"
@@ -102,7 +103,6 @@ fi
 go build -o "$work/mlfeed" ./cmd/mlfeed
 ML=$work/mlfeed
 SWEEPS=10
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # engine FILE...: "first steady cpu" seconds, medians of 5 runs of $SWEEPS randomized sweeps
 # (cpu: the CPU time, user + system, of the whole run, open included)
 engine() {

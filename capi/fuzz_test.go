@@ -42,7 +42,7 @@ func FuzzReadPath(f *testing.F) {
 			return
 		}
 		ft := fuzzFormat(name, data)
-		path := filepath.Join(t.TempDir(), "in"+ft.Extensions[0])
+		path := filepath.Join(t.TempDir(), "in"+ft.Ext())
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -63,13 +63,13 @@ const fuzzHang = 60 * time.Second
 // fuzzFormat returns the format called name, or, for a name that is none, one picked by a
 // sum of data's first bytes (so that the fuzzer's mutations of the name still reach them all).
 func fuzzFormat(name string, data []byte) *format.Format {
-	if ft, ok := format.Lookup(name); ok && len(ft.Extensions) > 0 {
+	if ft, ok := format.Lookup(name); ok && !ft.IsDir() {
 		return ft
 	}
 	// The formats of one file (a directory format, MDS, has its own fuzz targets).
 	var files []*format.Format
 	for _, ft := range format.All() {
-		if len(ft.Extensions) > 0 {
+		if !ft.IsDir() {
 			files = append(files, ft)
 		}
 	}
@@ -395,10 +395,10 @@ func seedReadPath(f *testing.F) {
 			f.Add([]byte(text.String()), "ctf", uint8(0))
 			continue
 		}
-		if len(ft.Extensions) == 0 {
+		if ft.IsDir() {
 			continue // a directory (MDS), not one file's bytes: its own fuzz targets cover it
 		}
-		out := filepath.Join(dir, "out-"+ft.Name+ft.Extensions[0])
+		out := filepath.Join(dir, "out-"+ft.Name+ft.Ext())
 		a, _ := json.Marshal(map[string]any{"paths": []string{in}, "inputs": []string{"d:dense:2", "s:sparse:5", "l:dense:1"}, "output": out, "to": ft.Name})
 		if _, err := run(context.Background(), "convert", a); err != nil {
 			continue // a format that cannot hold these streams (or writes no files)

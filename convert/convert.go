@@ -103,7 +103,10 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 		return err
 	}
 	noteFlattened(out, ft, schema, opts)
-	if ft.CreateDir != nil {
+	if !ft.Writable() {
+		return fmt.Errorf("%w: %s: mlfeed reads %s but does not write it", format.ErrUsage, out, ft.Name)
+	}
+	if ft.IsDir() {
 		return toDir(ctx, src, out, ft, schema, opts)
 	}
 	if out == "-" {
@@ -144,7 +147,7 @@ func File(ctx context.Context, src mlfeed.Source, out string, opts *Options) err
 	return f.Commit()
 }
 
-// toDir writes src with a format whose output is a directory (format.Format.CreateDir) as the
+// toDir writes src with a format whose output is a directory (format.Format.IsDir) as the
 // directory out, which must not exist or be empty. It is written as a temporary directory
 // beside out, renamed into place when complete and removed on an error.
 func toDir(ctx context.Context, src mlfeed.Source, out string, ft *format.Format, schema mlfeed.Schema, opts *Options) error {

@@ -64,8 +64,11 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 	case o.ShardSize > 0 && (o.Shards > 0 || o.Tasks > 1):
 		return nil, fmt.Errorf("%w: a shard size cannot be combined with a shard count or with tasks", format.ErrUsage)
 	}
-	if o.Format.Create == nil {
+	if o.Format.IsDir() {
 		return nil, fmt.Errorf("%w: %s writes a directory of its own shards; convert to it without --shards or --shard-size", format.ErrUsage, o.Format.Name)
+	}
+	if !o.Format.Writable() {
+		return nil, fmt.Errorf("%w: mlfeed reads %s but does not write it", format.ErrUsage, o.Format.Name)
 	}
 	if len(o.Streams) > 0 {
 		sel, err := mlfeed.Select(src, o.Streams...)
@@ -80,7 +83,7 @@ func Shards(ctx context.Context, src mlfeed.Source, dir string, opts *ShardOptio
 		return nil, err
 	}
 	noteFlattened(dir, o.Format, schema, &o.Options)
-	w := &shardWriter{src: src, dir: dir, opts: &o, in: src.Schema(), out: schema, ext: o.Format.Extensions[0]}
+	w := &shardWriter{src: src, dir: dir, opts: &o, in: src.Schema(), out: schema, ext: o.Format.Ext()}
 	if storage.IsURL(dir) {
 		// Each shard is written to a local staging directory, read back for its manifest
 		// entry, then uploaded (appearing whole) and removed; the manifest goes up last.
@@ -129,9 +132,9 @@ type shardWriter struct {
 	opts   *ShardOptions
 	in     mlfeed.Schema // the source's schema
 	out    mlfeed.Schema // the written schema (types, densified streams)
-	ext    string
-	starts []int64 // first sequence of each chunk, then the total
-	url    string  // the output prefix in object storage, or empty (dir is then local staging)
+	ext    string        // the format's (format.Format.Ext), ending each shard's name
+	starts []int64       // first sequence of each chunk, then the total
+	url    string        // the output prefix in object storage, or empty (dir is then local staging)
 
 	mu         sync.Mutex
 	schemaRead *mlfeed.Schema // the schema of the first shard read back

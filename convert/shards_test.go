@@ -12,6 +12,7 @@ import (
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/cbf"
+	_ "github.com/mlfeed/mlfeed/format/mds"
 	"github.com/mlfeed/mlfeed/shard"
 )
 
@@ -159,5 +160,22 @@ func TestReshardAndShardSize(t *testing.T) {
 	bad.Shards = 601
 	if _, err := convert.Shards(ctx, data, filepath.Join(tmp, "bad"), &bad); !errors.Is(err, format.ErrUsage) {
 		t.Fatalf("more shards than sequences: %v", err)
+	}
+}
+
+// A directory format (MDS) writes its own shards: a sharded conversion to it is a usage
+// error that leaves nothing behind, not shards of a name with no extension.
+func TestShardsDirFormat(t *testing.T) {
+	ft, ok := format.Lookup("mds")
+	if !ok || !ft.IsDir() {
+		t.Fatal("mds is not registered as a directory format")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := convert.Shards(t.Context(), demo.Source(10, 1), out, &convert.ShardOptions{Options: convert.Options{Format: ft}, Shards: 2})
+	if !errors.Is(err, format.ErrUsage) {
+		t.Fatalf("sharded MDS: %v; want a usage error", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("sharded MDS left %s: %v", out, err)
 	}
 }

@@ -113,7 +113,8 @@ type Format struct {
 	// Name is the short name used by --to and shown by info ("idx", "ctf", ...).
 	Name string
 	// Extensions are the file name endings that select the format for output and, when no
-	// magic matches, for input (".idx", ".idx.gz"). Longest match wins.
+	// magic matches, for input (".idx", ".idx.gz"). Longest match wins. The first is the one
+	// outputs are named with (Ext). A directory format (IsDir) has none.
 	Extensions []string
 	// Match reports whether a file starting with head (up to 512 bytes) is in this format.
 	// Nil for formats without magic bytes (CTF).
@@ -175,10 +176,17 @@ type Format struct {
 
 var formats []*Format
 
-// Register makes a format available. It panics if the name is taken.
+// Register makes a format available. It panics if the name is taken, if a file format has
+// no Extensions, or if a directory format (IsDir) has Extensions or Create.
 func Register(f Format) {
 	if _, ok := Lookup(f.Name); ok {
 		panic("format: " + f.Name + " registered twice")
+	}
+	if f.IsDir() && (len(f.Extensions) > 0 || f.Create != nil) {
+		panic("format: " + f.Name + " is a directory format with a file's Extensions or Create")
+	}
+	if !f.IsDir() && len(f.Extensions) == 0 {
+		panic("format: " + f.Name + " has no Extensions")
 	}
 	formats = append(formats, &f)
 	sort.Slice(formats, func(i, j int) bool { return formats[i].Name < formats[j].Name })
@@ -279,6 +287,20 @@ func DetectDir(dir string) *Format {
 // Writable reports whether the format writes output, as a file (Create) or a directory
 // (CreateDir).
 func (f *Format) Writable() bool { return f.Create != nil || f.CreateDir != nil }
+
+// IsDir reports whether a data set of the format is a directory rather than one file
+// (MosaicML MDS: index.json and the shards it lists): MatchDir or CreateDir is set. Such a
+// format has no Extensions and no Create, so it writes through CreateDir when Writable.
+func (f *Format) IsDir() bool { return f.MatchDir != nil || f.CreateDir != nil }
+
+// Ext returns the ending an output of the format is named with: its first extension, or ""
+// for a directory format (IsDir), whose output is a directory named as given.
+func (f *Format) Ext() string {
+	if f.IsDir() {
+		return ""
+	}
+	return f.Extensions[0]
+}
 
 // Names returns the registered format names.
 func Names() []string {

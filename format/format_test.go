@@ -3,6 +3,7 @@ package format_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,5 +94,41 @@ func TestResolve(t *testing.T) {
 		if !errors.Is(err, mlfeed.ErrUnknownFormat) || !strings.Contains(err.Error(), hint) {
 			t.Errorf("Resolve(%q): %v; want ErrUnknownFormat saying %q", name, err, hint)
 		}
+	}
+}
+
+// Every registered format is a file format with an extension outputs are named with, or a
+// directory format (MDS) whose outputs are directories named as given.
+func TestIsDirExt(t *testing.T) {
+	for _, ft := range format.All() {
+		switch {
+		case ft.Name == "mds":
+			if !ft.IsDir() || ft.Ext() != "" {
+				t.Errorf("mds: IsDir %v, Ext %q; want a directory format with no extension", ft.IsDir(), ft.Ext())
+			}
+		case ft.IsDir():
+			t.Errorf("%s: IsDir; want a file format", ft.Name)
+		case ft.Ext() != ft.Extensions[0]:
+			t.Errorf("%s: Ext %q; want %q", ft.Name, ft.Ext(), ft.Extensions[0])
+		}
+	}
+	dirOnly := func(string) bool { return true }
+	for _, c := range []struct {
+		name string
+		f    format.Format
+		want string // in the panic, or "" for none
+	}{
+		{"no extension", format.Format{Name: "test-noext"}, "has no Extensions"},
+		{"dir with extension", format.Format{Name: "test-dirext", MatchDir: dirOnly, Extensions: []string{".d"}}, "directory format"},
+		{"dir with Create", format.Format{Name: "test-dircreate", MatchDir: dirOnly, Create: func(io.Writer, mlfeed.Schema, *format.WriteOptions) (mlfeed.Sink, error) { return nil, nil }}, "directory format"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Errorf("Register(%s): panic %v; want one saying %q", c.name, r, c.want)
+				}
+			}()
+			format.Register(c.f)
+		}()
 	}
 }

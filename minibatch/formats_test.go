@@ -43,7 +43,7 @@ func TestEveryFormat(t *testing.T) {
 			if !ok {
 				t.Fatalf("format %s is not registered", name)
 			}
-			out := filepath.Join(dir, "data"+ft.Extensions[0])
+			out := filepath.Join(dir, "data"+ft.Ext())
 			if err := convert.File(context.Background(), mem, out, &convert.Options{Format: ft}); err != nil {
 				if errors.Is(err, mlfeed.ErrUnsupported) {
 					t.Skipf("%s: %v", name, err)

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 )
 
 // ManifestName is the file name of a sharded data set's manifest.
@@ -291,12 +292,10 @@ func isManifestName(name string) bool {
 	return filepath.Base(name) == ManifestName
 }
 
-// indexCacheSuffix ends the name of the index a reader keeps beside its input
+// isIndexCache reports whether name is that of the index a reader keeps beside its input
 // (NAME.mlfeed-index, TFRecord's and WebDataset's cache_index): never a shard.
-const indexCacheSuffix = ".mlfeed-index"
-
 func isIndexCache(name string) bool {
-	return strings.HasSuffix(name, indexCacheSuffix)
+	return strings.HasSuffix(name, indexcache.Suffix)
 }
 
 func isTaskManifest(name string) bool {

@@ -131,5 +131,5 @@ A progress bar is shown on a terminal.`,
 // checks itself: it may exist if empty.
 func dirOutput(to string) bool {
 	ft, err := format.Resolve(to)
-	return to != "" && err == nil && ft.CreateDir != nil
+	return to != "" && err == nil && ft.IsDir()
 }

@@ -113,10 +113,10 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int, seed uint64, k
 	}
 	// Every other format this build can write.
 	for _, ft := range format.All() {
-		if ft.Name == "idx" || ft.Create == nil || len(ft.Extensions) == 0 {
+		if ft.Name == "idx" || ft.IsDir() || !ft.Writable() {
 			continue
 		}
-		out := filepath.Join(dir, "demo"+ft.Extensions[0])
+		out := filepath.Join(dir, "demo"+ft.Ext())
 		fmt.Fprintf(w, "%s:\n", ft.Name)
 		// Formats that hold only floats get the pixels as float32: still lossless.
 		var err error

@@ -109,7 +109,7 @@ func formatList() []formatInfo {
 		fi := formatInfo{Name: f.Name, Read: f.Open != nil, Write: f.Writable(), Stream: f.Create != nil && f.Streamable,
 			Magic: f.Match != nil, Extensions: append([]string{}, f.Extensions...),
 			ReadOptions: optionInfos(f.ReadParams), WriteOptions: optionInfos(f.WriteParams)}
-		if f.MatchDir != nil {
+		if f.IsDir() {
 			fi.Note = "a directory, detected by its contents"
 		}
 		list = append(list, fi)

@@ -19,7 +19,7 @@ import (
 func TestKeepsShape(t *testing.T) {
 	dir := t.TempDir()
 	for _, ft := range format.All() {
-		if !writable(ft) {
+		if !ft.Writable() {
 			continue
 		}
 		t.Run(ft.Name, func(t *testing.T) {

@@ -34,7 +34,7 @@ func TestBytesStream(t *testing.T) {
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "blob", Storage: mlfeed.Dense, Type: mlfeed.Bytes, Dim: 1}}}
 	c := &mlfeed.Chunk{Sequences: len(vals), Streams: []mlfeed.StreamData{{SeqStart: []int64{0, 1, 2, 3, 4}, Values: mlfeed.Buffer{Type: mlfeed.Bytes, Strings: strs}}}}
 	for _, ft := range format.All() {
-		if !writable(ft) {
+		if !ft.Writable() {
 			continue
 		}
 		t.Run(ft.Name, func(t *testing.T) {

@@ -18,15 +18,9 @@ import (
 // dim, so every ordered pair must carry one through unchanged.
 var trainingFormats = []string{"idx", "tfrecord", "webdataset", "mds", "parquet", "npz"}
 
-// writable reports whether ft writes files or directories.
-func writable(ft *format.Format) bool { return ft.Create != nil || ft.CreateDir != nil }
-
-// outName is where a test writes format ft: a file with its first extension, or a directory.
+// outName is where a test writes format ft: a file with its extension, or a directory.
 func outName(dir, base string, ft *format.Format) string {
-	if len(ft.Extensions) == 0 {
-		return filepath.Join(dir, base+"."+ft.Name)
-	}
-	return filepath.Join(dir, base+ft.Extensions[0])
+	return filepath.Join(dir, base+ft.Ext())
 }
 
 // Every ordered pair of the training formats converts a dense float32 stream and reads it
@@ -51,7 +45,7 @@ func TestTrainingFormatPairs(t *testing.T) {
 	first := map[string]string{}
 	for _, a := range trainingFormats {
 		ft, ok := format.Lookup(a)
-		if !ok || !writable(ft) {
+		if !ok || !ft.Writable() {
 			t.Fatalf("format %q is not registered as writable", a)
 		}
 		src, err := mlfeed.NewMemorySource(schema, c)

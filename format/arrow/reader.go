@@ -75,34 +75,16 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (*Re
 // Open opens the named Arrow IPC file or stream, mapped into memory unless
 // ReaderOptions.NoMmap is set.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
-	f, size, err := mmap.OpenFile(name)
+	rd, mf, err := mmap.Open(name, mmap.Unless(opts != nil && opts.NoMmap), func(mf *mmap.File) (*Reader, error) {
+		return newReader(mf.ReaderAt(), mf.Size, name, mf.Bytes(), opts)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	var reg *mmap.Region
-	if opts == nil || !opts.NoMmap {
-		if reg, err = mmap.Map(f, size); err == nil {
-			data = reg.Bytes()
-		}
-	}
-	var ra io.ReaderAt = f
-	if data != nil {
-		ra = bytes.NewReader(data)
-	}
-	rd, err := newReader(ra, size, name, data, opts)
-	if err != nil {
-		if reg != nil {
-			reg.Close()
-		}
-		f.Close()
-		return nil, err
-	}
-	rd.closers = append(rd.closers, f.Close)
-	if reg != nil {
-		rd.region = reg
+	rd.closers = append(rd.closers, mf.Close)
+	if mf.Region != nil {
+		rd.region = mf.Region
 		rd.faulted = make([]atomic.Bool, len(rd.chunks))
-		rd.closers = append(rd.closers, reg.Close)
 	}
 	return rd, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/keep"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
@@ -62,7 +63,7 @@ type Reader struct {
 	mapped  bool
 	strict  bool
 	kept    *keep.Chunks[*mlfeed.Chunk] // with KeepDataInMemory: the chunks decoded so far
-	closers []func() error
+	closers closer.Stack
 
 	inPlace bool     // every stream dense: chunks read with ReadAt are decoded in place
 	backing sync.Map // weak.Pointer[mlfeed.Chunk] -> []byte: the memory of chunks decoded in place
@@ -111,24 +112,18 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, size, err := mmap.OpenFile(name)
+	rd, mf, err := mmap.Open(name, mmap.Unless(o.NoMmap), func(mf *mmap.File) (*Reader, error) {
+		return NewReader(mf.File, mf.Size, &o)
+	})
 	if err != nil {
 		return nil, err
 	}
-	rd, err := NewReader(f, size, &o)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	rd.closers = append(rd.closers, f.Close)
-	if !o.NoMmap {
-		if reg, err := mmap.Map(f, size); err == nil {
-			rd.mem, rd.region = reg.Bytes(), reg
-			rd.mapped = true
-			rd.populated = make([]atomic.Bool, len(rd.chunks))
-			rd.raw = make([]atomic.Int32, len(rd.chunks))
-			rd.closers = append(rd.closers, reg.Close)
-		}
+	rd.closers = append(rd.closers, mf.Close)
+	if mf.Region != nil {
+		rd.mem, rd.region = mf.Bytes(), mf.Region
+		rd.mapped = true
+		rd.populated = make([]atomic.Bool, len(rd.chunks))
+		rd.raw = make([]atomic.Int32, len(rd.chunks))
 	}
 	return rd, nil
 }
@@ -600,13 +595,8 @@ func (rd *Reader) populate(i int) {
 
 // Close releases the mapping and the file. Chunks read before must not be used after it.
 func (rd *Reader) Close() error {
-	var errs []error
-	for k := len(rd.closers) - 1; k >= 0; k-- {
-		errs = append(errs, rd.closers[k]())
-	}
-	rd.closers = nil
 	rd.mem = nil
-	return errors.Join(errs...)
+	return rd.closers.Close()
 }
 
 // decoder decodes the bytes b of one chunk, which start at file offset base, into new memory

@@ -16,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/byteswap"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/sniff"
 )
@@ -86,7 +87,7 @@ type Reader struct {
 	load      func() error // decompresses a gzip payload on first use
 	loadOnce  sync.Once
 	loadErr   error
-	closers   []func() error
+	closers   closer.Stack
 	mapped    bool
 	maxMemory int64
 
@@ -525,14 +526,7 @@ func (rd *Reader) SequenceLengths(i int) ([]int64, error) {
 }
 
 // Close releases the mapping and the file.
-func (rd *Reader) Close() error {
-	var errs []error
-	for i := len(rd.closers) - 1; i >= 0; i-- {
-		errs = append(errs, rd.closers[i]())
-	}
-	rd.closers = nil
-	return errors.Join(errs...)
-}
+func (rd *Reader) Close() error { return rd.closers.Close() }
 
 // parseOptions reads the format options (ReadParams).
 func parseOptions(params map[string]string) (*ReaderOptions, error) {

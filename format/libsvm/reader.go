@@ -76,34 +76,26 @@ type Reader struct {
 
 // Open opens the named file, mapping it into memory unless opts.NoMmap is set, and scans it.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
-	f, size, err := mmap.OpenFile(name)
-	if err != nil {
-		return nil, err
-	}
 	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	o.FileName = name
-	if !o.NoMmap {
-		if reg, err := mmap.Map(f, size); err == nil {
-			var rd *Reader
-			err := mmap.Guard(func() (err error) { // the mapped file may shrink meanwhile
-				rd, err = NewReaderBytes(reg.Bytes(), &o)
-				return err
-			})
-			if err != nil {
-				reg.Close()
-				f.Close()
-				return nil, err
-			}
-			rd.mapped = true
-			rd.closers = append(rd.closers, f.Close, reg.Close)
-			return rd, nil
+	rd, mf, err := mmap.Open(name, mmap.Unless(o.NoMmap), func(mf *mmap.File) (*Reader, error) {
+		if mf.Region != nil {
+			return NewReaderBytes(mf.Bytes(), &o)
 		}
+		return NewReader(mf, mf.Size, &o)
+	})
+	if err != nil {
+		return nil, err
 	}
-	defer f.Close()
-	return NewReader(f, size, &o)
+	if mf.Region == nil { // read into memory
+		return rd, mf.Close()
+	}
+	rd.mapped = true
+	rd.closers = append(rd.closers, mf.Close)
+	return rd, nil
 }
 
 // NewReader reads the size bytes of r into memory and scans them.

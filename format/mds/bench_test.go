@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -100,12 +99,12 @@ func dirSize(dir string) int64 {
 
 func benchRead(b *testing.B, dir string) {
 	b.SetBytes(dirSize(dir))
-	cpu0, n := cpuTime(), 0
+	cpu0, n := testutil.CPUTime(), 0
 	for b.Loop() {
 		readAll(b, dir)
 		n++
 	}
-	b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
+	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
 }
 
 // BenchmarkRead reads 20000 samples of fixed-size columns (every shard's samples one size).
@@ -134,11 +133,4 @@ func BenchmarkScript(b *testing.B) {
 		b.Skip("MLFEED_BENCH_DIR not set (bench/mds.sh sets it)")
 	}
 	benchRead(b, filepath.Join(dir, "mds"))
-}
-
-// cpuTime returns the process's user and system CPU time in seconds.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

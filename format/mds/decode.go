@@ -96,23 +96,7 @@ func (rd *Reader) newChunk(n int, prev *mlfeed.Chunk) *mlfeed.Chunk {
 		if prev != nil && len(prev.Streams) == len(rd.schema.Streams) {
 			old = prev.Streams[s]
 		}
-		d := mlfeed.StreamData{SeqStart: append(old.SeqStart[:0], 0)}
-		d.Values.Type = st.Type
-		if st.Type.IsVarLen() {
-			d.Values.Strings = old.Values.Strings[:0]
-			if d.Values.Strings == nil {
-				d.Values.Strings = make([]string, 0, n)
-			}
-		} else {
-			d.Values.Bytes = old.Values.Bytes[:0]
-			if d.Values.Bytes == nil {
-				d.Values.Bytes = []byte{}
-			}
-		}
-		if st.Dim == 0 && st.Shape == nil {
-			d.SampleStart = append(old.SampleStart[:0], 0)
-		}
-		c.Streams[s] = d
+		c.Streams[s] = mlfeed.ReuseStream(old, st.Type, st.Dim == 0 && st.Shape == nil)
 	}
 	return c
 }

@@ -5,10 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // benchChunk returns n records of 784 float32 values (MNIST-sized images).
@@ -121,12 +121,12 @@ func BenchmarkScript(b *testing.B) {
 	}
 	for _, name := range []string{"le", "be"} {
 		b.Run("read-"+name, func(b *testing.B) {
-			cpu0, n := cpuTime(), 0
+			cpu0, n := testutil.CPUTime(), 0
 			for b.Loop() {
 				readSum(b, filepath.Join(dir, name+".npy"))
 				n++
 			}
-			b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
+			b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
 		})
 	}
 	b.Run("write", func(b *testing.B) {
@@ -135,7 +135,7 @@ func BenchmarkScript(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer rd.Close()
-		cpu0, n := cpuTime(), 0
+		cpu0, n := testutil.CPUTime(), 0
 		for b.Loop() {
 			n++
 			f, err := os.Create(filepath.Join(dir, "out.npy"))
@@ -154,14 +154,6 @@ func BenchmarkScript(b *testing.B) {
 			}
 			f.Close()
 		}
-		b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
+		b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
 	})
-}
-
-// cpuTime returns the process's user and system CPU time in seconds: on a loaded machine a
-// fairer measure than the wall clock.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

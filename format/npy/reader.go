@@ -155,30 +155,24 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 // Open opens the named .npy or .npz file. Uncompressed data is memory-mapped unless
 // opts.NoMmap is set.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
-	f, size, err := mmap.OpenFile(name)
-	if err != nil {
-		return nil, err
-	}
 	o := ReaderOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	o.FileName = name
-	rd, err := NewReader(f, size, &o)
+	rd, mf, err := mmap.Open(name, mmap.Unless(o.NoMmap), func(mf *mmap.File) (*Reader, error) {
+		return NewReader(mf.File, mf.Size, &o)
+	})
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	rd.closers = append(rd.closers, f.Close)
-	if !o.NoMmap {
-		if reg, err := mmap.Map(f, size); err == nil {
-			rd.mapped, rd.region = true, reg
-			rd.closers = append(rd.closers, reg.Close)
-			for _, a := range rd.arrays {
-				if a.stored {
-					n, _ := a.h.DataSize()
-					a.mem = reg.Bytes()[a.off : a.off+n]
-				}
+	rd.closers = append(rd.closers, mf.Close)
+	if mf.Region != nil {
+		rd.mapped, rd.region = true, mf.Region
+		for _, a := range rd.arrays {
+			if a.stored {
+				n, _ := a.h.DataSize()
+				a.mem = mf.Bytes()[a.off : a.off+n]
 			}
 		}
 	}

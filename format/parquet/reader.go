@@ -200,27 +200,13 @@ func (rd *Reader) sampleCounts(size int64) {
 // Open opens the named Parquet file. The file is mapped into memory where the platform
 // allows, else read with ReadAt.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
-	f, size, err := mmap.OpenFile(name)
+	rd, mf, err := mmap.Open(name, nil, func(mf *mmap.File) (*Reader, error) {
+		return NewReader(mf.ReaderAt(), mf.Size, name, opts)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var ra io.ReaderAt = f
-	reg, merr := mmap.Map(f, size)
-	if merr == nil {
-		ra = bytes.NewReader(reg.Bytes())
-	}
-	rd, err := NewReader(ra, size, name, opts)
-	if err != nil {
-		if reg != nil {
-			reg.Close()
-		}
-		f.Close()
-		return nil, err
-	}
-	rd.closers = append(rd.closers, f.Close)
-	if reg != nil {
-		rd.closers = append(rd.closers, reg.Close)
-	}
+	rd.closers = append(rd.closers, mf.Close)
 	return rd, nil
 }
 

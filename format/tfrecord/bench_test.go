@@ -5,11 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/tfrecord"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // benchSource is n records of an MNIST-like Example: 784 image bytes, an int64 label and 64
@@ -89,20 +89,13 @@ func BenchmarkRead(b *testing.B) {
 	f.Close()
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
-	cpu0, n := cpuTime(), 0
+	cpu0, n := testutil.CPUTime(), 0
 	for b.Loop() {
 		readAll(b, path)
 		n++
 	}
 	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
-	b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
-}
-
-// cpuTime returns the process's user and system CPU time in seconds.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
 }
 
 func BenchmarkWrite(b *testing.B) {
@@ -132,11 +125,11 @@ func BenchmarkScript(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	cpu0, n := cpuTime(), 0
+	cpu0, n := testutil.CPUTime(), 0
 	for b.Loop() {
 		readAll(b, path)
 		n++
 	}
 	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
-	b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
+	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
 }

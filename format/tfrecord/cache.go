@@ -3,20 +3,18 @@ package tfrecord
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
-	"os"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 )
 
-// The index cache (ReaderOptions.CacheIndex), little-endian:
+// The index cache (ReaderOptions.CacheIndex) is a file of package indexcache, little-endian:
 //
-//	8 bytes magic "MLFTFRI1", u64 data size (decompressed), u64 record count n,
-//	u64 length of the JSON description, the JSON description (cacheDesc),
-//	n+1 u64 record offsets (the last is the data size), n u64 sequence lengths.
+//	8 bytes magic "MLFTFRI1", u64 data size (decompressed), counts: u64 record count n;
+//	the JSON description (cacheDesc); payload: n+1 u64 record offsets (the last is the data
+//	size), n u64 sequence lengths.
 //
-// A cache is used only while it is at least as new as the input and every part of it fits the
+// A cache is used only while it is fresh (indexcache.Load) and every part of it fits the
 // data (sizes, monotone offsets, the options it was built with); otherwise the file is scanned
 // again and the cache rewritten.
 
@@ -40,76 +38,38 @@ type cacheStream struct {
 }
 
 func (rd *Reader) writeCache(name string, asked string) {
-	os.Remove(name)
-	f, err := atomicfile.Create(name)
-	if err != nil {
-		return
-	}
 	desc := cacheDesc{Asked: asked, Mode: rd.mode, Skipped: rd.skipped}
 	for i, st := range rd.schema.Streams {
 		si := rd.streams[i]
 		desc.Streams = append(desc.Streams, cacheStream{Name: st.Name, List: si.list, Seq: si.seq, Kind: si.kind, Dim: st.Dim, Shape: st.Shape})
 	}
-	js, err := json.Marshal(desc)
-	if err != nil {
-		f.Abort()
-		return
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	le := binary.LittleEndian
-	var b []byte
-	b = append(b, cacheMagic...)
-	b = le.AppendUint64(b, uint64(rd.size))
-	b = le.AppendUint64(b, uint64(rd.Records()))
-	b = le.AppendUint64(b, uint64(len(js)))
-	b = append(b, js...)
-	w.Write(b)
-	var x [8]byte
-	for _, o := range rd.offsets {
-		le.PutUint64(x[:], uint64(o))
-		w.Write(x[:])
-	}
-	for _, l := range rd.lengths {
-		le.PutUint64(x[:], uint64(l))
-		w.Write(x[:])
-	}
-	if err := w.Flush(); err != nil {
-		f.Abort()
-		return
-	}
-	if f.Commit() == nil {
+	if indexcache.Write(name, cacheMagic, rd.size, []uint64{uint64(rd.Records())}, desc, func(w *bufio.Writer) {
+		var x [8]byte
+		for _, o := range rd.offsets {
+			w.Write(binary.LittleEndian.AppendUint64(x[:0], uint64(o)))
+		}
+		for _, l := range rd.lengths {
+			w.Write(binary.LittleEndian.AppendUint64(x[:0], uint64(l)))
+		}
+	}) {
 		rd.cached = name
 	}
 }
 
 // loadCache sets the index and schema from the cache when it is fresh and fits the data.
 func (rd *Reader) loadCache(name, input string, o *ReaderOptions) bool {
-	cst, err := os.Stat(name)
-	if err != nil {
+	var desc cacheDesc
+	counts, p, ok := indexcache.Load(name, input, cacheMagic, rd.size, 1, &desc)
+	if !ok {
 		return false
 	}
-	ist, err := os.Stat(input)
-	if err != nil || cst.ModTime().Before(ist.ModTime()) || cst.Size() < 32 {
-		return false
-	}
-	// A cache never holds more than 16 bytes per record, and a record takes 16 bytes or more.
-	if cst.Size() > 64<<10+2*rd.size+64 {
-		return false
-	}
-	b, err := os.ReadFile(name)
-	if err != nil || len(b) < 32 || string(b[:8]) != cacheMagic {
+	// A record takes 16 bytes or more.
+	n := counts[0]
+	if n > uint64(rd.size)/16 || uint64(len(p)) != (2*n+1)*8 ||
+		desc.Asked != o.Records || checkRecords(desc.Mode) != nil || desc.Mode == RecordsAuto {
 		return false
 	}
 	le := binary.LittleEndian
-	size, n, jl := le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:])
-	if size != uint64(rd.size) || n > uint64(rd.size)/16 || jl > uint64(len(b)) || uint64(len(b)) != 32+jl+(2*n+1)*8 {
-		return false
-	}
-	var desc cacheDesc
-	if json.Unmarshal(b[32:32+jl], &desc) != nil || desc.Asked != o.Records || checkRecords(desc.Mode) != nil || desc.Mode == RecordsAuto {
-		return false
-	}
-	p := b[32+jl:]
 	offsets := make([]int64, n+1)
 	for i := range offsets {
 		offsets[i] = int64(le.Uint64(p[8*i:]))

@@ -79,24 +79,8 @@ func newChunk(rd *Reader, n int, prev *mlfeed.Chunk) *mlfeed.Chunk {
 		if prev != nil && len(prev.Streams) == len(rd.streams) {
 			old = prev.Streams[s]
 		}
-		t := rd.schema.Streams[s].Type
-		d := mlfeed.StreamData{SeqStart: append(old.SeqStart[:0], 0)}
-		d.Values.Type = t
-		if t.IsVarLen() {
-			d.Values.Strings = old.Values.Strings[:0]
-			if d.Values.Strings == nil {
-				d.Values.Strings = []string{}
-			}
-		} else {
-			d.Values.Bytes = old.Values.Bytes[:0]
-			if d.Values.Bytes == nil {
-				d.Values.Bytes = []byte{}
-			}
-		}
-		if si.list && si.dim == 0 && rd.schema.Streams[s].Shape == nil {
-			d.SampleStart = append(old.SampleStart[:0], 0)
-		}
-		c.Streams[s] = d
+		st := &rd.schema.Streams[s]
+		c.Streams[s] = mlfeed.ReuseStream(old, st.Type, si.list && si.dim == 0 && st.Shape == nil)
 	}
 	return c
 }

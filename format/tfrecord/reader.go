@@ -1,9 +1,9 @@
 package tfrecord
 
 import (
-	"bytes"
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +12,10 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/closer"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // ReaderOptions configures a Reader. The zero value is the documented default.
@@ -64,7 +67,7 @@ type Reader struct {
 	byName   map[string]int
 	skipped  []string
 	cached   string
-	closers  []func() error
+	closers  closer.Stack
 	raw      []atomic.Pointer[rawChunk] // per chunk, where RawSamples finds its samples; nil: never
 	rawKept  atomic.Int64               // bytes RawSamples keeps decoded
 }
@@ -86,36 +89,18 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, size, err := mmap.OpenFile(name)
+	plain := func(f *os.File, size int64) bool { // compressed data is decompressed, not mapped
+		comp, err := detectCompression(f, size, o.Compression)
+		return err == nil && comp == CompressionNone && size > 0
+	}
+	r, mf, err := mmap.Open(name, plain, func(mf *mmap.File) (*Reader, error) {
+		return newReader(mf.File, mf.Size, &o, name, mf.Region)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var reg *mmap.Region
-	if comp, err := detectCompression(f, size, o.Compression); err == nil && comp == CompressionNone && size > 0 {
-		reg, _ = mmap.Map(f, size) // on failure, read with ReadAt
-	}
-	var r *Reader
-	err = nil
-	if reg != nil {
-		err = mmap.Guard(func() error {
-			r, err = newReader(f, size, &o, name, reg)
-			return err
-		})
-	} else {
-		r, err = newReader(f, size, &o, name, nil)
-	}
-	if err != nil {
-		if reg != nil {
-			reg.Close()
-		}
-		f.Close()
-		return nil, err
-	}
-	if reg != nil {
-		r.mapped = true
-		r.closers = append(r.closers, reg.Close)
-	}
-	r.closers = append(r.closers, f.Close)
+	r.mapped = mf.Region != nil
+	r.closers = append(r.closers, mf.Close)
 	return r, nil
 }
 
@@ -133,7 +118,7 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *mmap.Region) (*Reader, error) {
 	var cache string
 	if o.CacheIndex && input != "" {
-		cache = input + ".mlfeed-index"
+		cache = indexcache.Name(input)
 	}
 	if err := checkRecords(o.Records); err != nil {
 		return nil, err
@@ -276,30 +261,16 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxMemory
 	}
-	var mem bytes.Buffer
-	n, err := io.Copy(&mem, io.LimitReader(zr, limit+1))
-	if err != nil {
-		return mlfeed.OffsetError(rd.name, n, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, err))
+	d, err := spill.Read(zr, limit, "mlfeed-tfrecord-*")
+	var re *spill.ReadError
+	if errors.As(err, &re) {
+		return mlfeed.OffsetError(rd.name, re.Offset, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, re.Err))
 	}
-	if n <= limit {
-		rd.mem = mem.Bytes()
-		rd.ra, rd.size = bytes.NewReader(rd.mem), n
-		return nil
-	}
-	tmp, err := os.CreateTemp("", "mlfeed-tfrecord-*")
 	if err != nil {
 		return err
 	}
-	os.Remove(tmp.Name()) // gone when closed
-	rd.closers = append(rd.closers, tmp.Close)
-	if _, err := tmp.Write(mem.Bytes()); err != nil {
-		return err
-	}
-	m, err := io.Copy(tmp, zr)
-	if err != nil {
-		return mlfeed.OffsetError(rd.name, n+m, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, err))
-	}
-	rd.ra, rd.size = tmp, n+m
+	rd.closers = append(rd.closers, d.Close)
+	rd.mem, rd.ra, rd.size = d.Mem, d.ReaderAt(), d.Size
 	return nil
 }
 
@@ -343,13 +314,4 @@ func (rd *Reader) Details() map[string]any {
 }
 
 // Close releases the file.
-func (rd *Reader) Close() error {
-	var first error
-	for _, c := range rd.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
-		}
-	}
-	rd.closers = nil
-	return first
-}
+func (rd *Reader) Close() error { return rd.closers.Close() }

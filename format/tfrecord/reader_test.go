@@ -552,3 +552,25 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+// Compressed data larger than MaxMemory is decompressed into a temporary file and reads the
+// same as from memory.
+func TestCompressedBeyondMemory(t *testing.T) {
+	path := filepath.Join("testdata", "penguin_train.tfrecord.gz")
+	want, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	got, err := Open(path, &ReaderOptions{MaxMemory: 1024, ChunkSize: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if want.mem == nil || got.mem != nil {
+		t.Fatalf("held in memory: %v with the default limit, %v with 1 KiB", want.mem != nil, got.mem != nil)
+	}
+	if err := mlfeed.Diff(context.Background(), want, got); err != nil {
+		t.Error(err)
+	}
+}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/webdataset"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // benchSource is n samples of an MNIST-like shard: a 784-byte "image" (bytes), an int64 label
@@ -147,18 +147,11 @@ func BenchmarkScript(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	cpu0, n := cpuTime(), 0
+	cpu0, n := testutil.CPUTime(), 0
 	for b.Loop() {
 		readShard(b, path)
 		n++
 	}
 	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
-	b.ReportMetric((cpuTime()-cpu0)/float64(n), "cpu-s/op")
-}
-
-// cpuTime returns the process's user and system CPU time in seconds.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
 }

@@ -3,21 +3,19 @@ package webdataset
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
-	"os"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/atomicfile"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 )
 
-// The index cache (ReaderOptions.CacheIndex), little-endian:
+// The index cache (ReaderOptions.CacheIndex) is a file of package indexcache, little-endian:
 //
-//	8 bytes magic "MLFWDSI1", u64 archive size (decompressed), u64 member count n, u64 sample
-//	count k, u64 length of the keys, u64 length of the JSON description (cacheDesc), the JSON,
-//	the keys, n members (u64 data offset, u64 size, u32 stream), k+1 u64 first members, k u64
-//	key ends.
+//	8 bytes magic "MLFWDSI1", u64 archive size (decompressed), counts: u64 member count n,
+//	u64 sample count k, u64 length of the keys; the JSON description (cacheDesc); payload:
+//	the keys, n members (u64 data offset, u64 size, u32 stream), k+1 u64 first members, k
+//	u64 key ends.
 //
-// A cache is used only while it is at least as new as the input and every part of it fits the
+// A cache is used only while it is fresh (indexcache.Load) and every part of it fits the
 // data (sizes, monotone offsets, the options it was built with); otherwise the file is scanned
 // again and the cache rewritten.
 
@@ -40,14 +38,7 @@ type cacheStream struct {
 	Swap  int    `json:"swap,omitempty"`
 }
 
-const cacheHead = 48
-
 func (rd *Reader) writeCache(name string) {
-	os.Remove(name)
-	f, err := atomicfile.Create(name)
-	if err != nil {
-		return
-	}
 	desc := cacheDesc{Decode: rd.decode, Skipped: rd.skipped}
 	for _, st := range rd.stats {
 		cs := cacheStream{Name: st.name, Kind: st.kind, Shape: st.shape, Vary: st.vary, Raw: st.raw, Swap: st.swap}
@@ -56,77 +47,45 @@ func (rd *Reader) writeCache(name string) {
 		}
 		desc.Streams = append(desc.Streams, cs)
 	}
-	js, err := json.Marshal(desc)
-	if err != nil {
-		f.Abort()
-		return
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	le := binary.LittleEndian
-	var b []byte
-	b = append(b, cacheMagic...)
-	for _, v := range []int{int(rd.size), len(rd.members), rd.Samples(), len(rd.keys), len(js)} {
-		b = le.AppendUint64(b, uint64(v))
-	}
-	b = append(b, js...)
-	w.Write(b)
-	w.WriteString(rd.keys)
-	var x [20]byte
-	for _, m := range rd.members {
-		le.PutUint64(x[:], uint64(m.off))
-		le.PutUint64(x[8:], uint64(m.size))
-		le.PutUint32(x[16:], uint32(m.stream))
-		w.Write(x[:])
-	}
-	for _, v := range rd.first {
-		le.PutUint64(x[:], uint64(v))
-		w.Write(x[:8])
-	}
-	for _, v := range rd.keyEnd {
-		le.PutUint64(x[:], uint64(v))
-		w.Write(x[:8])
-	}
-	if err := w.Flush(); err != nil {
-		f.Abort()
-		return
-	}
-	if f.Commit() == nil {
+	counts := []uint64{uint64(len(rd.members)), uint64(rd.Samples()), uint64(len(rd.keys))}
+	if indexcache.Write(name, cacheMagic, rd.size, counts, desc, func(w *bufio.Writer) {
+		le := binary.LittleEndian
+		w.WriteString(rd.keys)
+		var x [20]byte
+		for _, m := range rd.members {
+			le.PutUint64(x[:], uint64(m.off))
+			le.PutUint64(x[8:], uint64(m.size))
+			le.PutUint32(x[16:], uint32(m.stream))
+			w.Write(x[:])
+		}
+		for _, v := range rd.first {
+			w.Write(le.AppendUint64(x[:0], uint64(v)))
+		}
+		for _, v := range rd.keyEnd {
+			w.Write(le.AppendUint64(x[:0], uint64(v)))
+		}
+	}) {
 		rd.cached = name
 	}
 }
 
 // loadCache sets the index and schema from the cache when it is fresh and fits the data.
 func (rd *Reader) loadCache(name, input string, o *ReaderOptions) bool {
-	cst, err := os.Stat(name)
-	if err != nil {
+	var desc cacheDesc
+	counts, p, ok := indexcache.Load(name, input, cacheMagic, rd.size, 3, &desc)
+	if !ok {
 		return false
 	}
-	ist, err := os.Stat(input)
-	if err != nil || cst.ModTime().Before(ist.ModTime()) || cst.Size() < cacheHead {
-		return false
-	}
-	// A member takes 512 bytes of header or more, and a cache 44 bytes per member or fewer.
-	if cst.Size() > 64<<10+2*rd.size {
-		return false
-	}
-	b, err := os.ReadFile(name)
-	if err != nil || len(b) < cacheHead || string(b[:8]) != cacheMagic {
+	// A member takes 512 bytes of header or more.
+	size, n, k, kl := uint64(rd.size), counts[0], counts[1], counts[2]
+	if n > size/512 || k > n || kl > size || uint64(len(p)) != kl+20*n+8*(2*k+1) ||
+		desc.Decode != o.Decode || desc.Skipped < 0 {
 		return false
 	}
 	le := binary.LittleEndian
-	size, n, k, kl, jl := le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:]), le.Uint64(b[32:]), le.Uint64(b[40:])
-	if size != uint64(rd.size) || n > size/512 || k > n || kl > size || jl > uint64(len(b)) ||
-		uint64(len(b)) != cacheHead+jl+kl+20*n+8*(2*k+1) {
-		return false
-	}
-	var desc cacheDesc
-	p := b[cacheHead:]
-	if json.Unmarshal(p[:jl], &desc) != nil || desc.Decode != o.Decode || desc.Skipped < 0 {
-		return false
-	}
-	p = p[jl:]
 	keys := string(p[:kl])
 	p = p[kl:]
+	var err error
 	var stats []*streamStat
 	var streams []mlfeed.Stream
 	for i, cs := range desc.Streams {

@@ -19,7 +19,10 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/npy"
+	"github.com/mlfeed/mlfeed/internal/closer"
+	"github.com/mlfeed/mlfeed/internal/indexcache"
 	"github.com/mlfeed/mlfeed/internal/mmap"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // ReaderOptions configures a Reader. The zero value is the documented default.
@@ -70,7 +73,7 @@ type Reader struct {
 	firstSeq  []int // first sample of every chunk, then the sample count
 	skipped   int
 	cached    string
-	closers   []func() error
+	closers   closer.Stack
 }
 
 // Open opens the named shard, a tar file, plain or gzip-compressed.
@@ -82,35 +85,18 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if o.FileName == "" {
 		o.FileName = name
 	}
-	f, size, err := mmap.OpenFile(name)
+	plain := func(f *os.File, size int64) bool { // a gzipped tar is decompressed, not mapped
+		comp, err := detectCompression(f, o.Compression)
+		return err == nil && comp == CompressionNone && size > 0
+	}
+	r, mf, err := mmap.Open(name, plain, func(mf *mmap.File) (*Reader, error) {
+		return newReader(mf.File, mf.Size, &o, name, mf.Region)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var reg *mmap.Region
-	if comp, err := detectCompression(f, o.Compression); err == nil && comp == CompressionNone && size > 0 {
-		reg, _ = mmap.Map(f, size) // on failure, read with ReadAt
-	}
-	var r *Reader
-	if reg != nil {
-		err = mmap.Guard(func() error {
-			r, err = newReader(f, size, &o, name, reg)
-			return err
-		})
-	} else {
-		r, err = newReader(f, size, &o, name, nil)
-	}
-	if err != nil {
-		if reg != nil {
-			reg.Close()
-		}
-		f.Close()
-		return nil, err
-	}
-	if reg != nil {
-		r.mapped, r.region = true, reg
-		r.closers = append(r.closers, reg.Close)
-	}
-	r.closers = append(r.closers, f.Close)
+	r.mapped, r.region = mf.Region != nil, mf.Region
+	r.closers = append(r.closers, mf.Close)
 	return r, nil
 }
 
@@ -146,7 +132,7 @@ func newReader(ra io.ReaderAt, size int64, o *ReaderOptions, input string, reg *
 	}
 	var cache string
 	if o.CacheIndex && input != "" {
-		cache = input + ".mlfeed-index"
+		cache = indexcache.Name(input)
 		if rd.loadCache(cache, input, o) {
 			return rd, nil
 		}
@@ -284,30 +270,16 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxMemory
 	}
-	var mem bytes.Buffer
-	n, err := io.Copy(&mem, io.LimitReader(zr, limit+1))
-	if err != nil {
-		return gzipError(rd.name, n, err)
+	d, err := spill.Read(zr, limit, "mlfeed-webdataset-*")
+	var re *spill.ReadError
+	if errors.As(err, &re) {
+		return gzipError(rd.name, re.Offset, re.Err)
 	}
-	if n <= limit {
-		rd.mem = mem.Bytes()
-		rd.ra, rd.size = bytes.NewReader(rd.mem), n
-		return nil
-	}
-	tmp, err := os.CreateTemp("", "mlfeed-webdataset-*")
 	if err != nil {
 		return err
 	}
-	os.Remove(tmp.Name()) // gone when closed
-	rd.closers = append(rd.closers, tmp.Close)
-	if _, err := tmp.Write(mem.Bytes()); err != nil {
-		return err
-	}
-	m, err := io.Copy(tmp, zr)
-	if err != nil {
-		return gzipError(rd.name, n+m, err)
-	}
-	rd.ra, rd.size = tmp, n+m
+	rd.closers = append(rd.closers, d.Close)
+	rd.mem, rd.ra, rd.size = d.Mem, d.ReaderAt(), d.Size
 	return nil
 }
 
@@ -418,23 +390,7 @@ func (rd *Reader) newChunk(n int, prev *mlfeed.Chunk) *mlfeed.Chunk {
 			old = prev.Streams[s]
 		}
 		st := &rd.schema.Streams[s]
-		d := mlfeed.StreamData{SeqStart: append(old.SeqStart[:0], 0)}
-		d.Values.Type = st.Type
-		if st.Type.IsVarLen() {
-			d.Values.Strings = old.Values.Strings[:0]
-			if d.Values.Strings == nil {
-				d.Values.Strings = []string{}
-			}
-		} else {
-			d.Values.Bytes = old.Values.Bytes[:0]
-			if d.Values.Bytes == nil {
-				d.Values.Bytes = []byte{}
-			}
-		}
-		if st.Dim == 0 && st.Shape == nil {
-			d.SampleStart = append(old.SampleStart[:0], 0)
-		}
-		c.Streams[s] = d
+		c.Streams[s] = mlfeed.ReuseStream(old, st.Type, st.Dim == 0 && st.Shape == nil)
 	}
 	return c
 }
@@ -547,13 +503,4 @@ func (rd *Reader) Details() map[string]any {
 }
 
 // Close releases the file.
-func (rd *Reader) Close() error {
-	var first error
-	for _, c := range rd.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
-		}
-	}
-	rd.closers = nil
-	return first
-}
+func (rd *Reader) Close() error { return rd.closers.Close() }

@@ -1,0 +1,106 @@
+// Package spill holds a stream of unknown length for random access: in memory up to a limit,
+// in an unlinked temporary file beyond it. Readers of compressed data (a gzipped tar, a
+// compressed TFRecord file) decompress into it once and read their records from it.
+package spill
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Data is a stream Read has taken in: Mem when it fitted in memory, else File.
+type Data struct {
+	// Mem is the stream's bytes when they fitted in the limit, else nil.
+	Mem []byte
+	// File holds the stream's bytes when they did not: a temporary file already removed
+	// from its directory, gone once closed (Close). Nil when Mem holds them.
+	File *os.File
+	// Size is the stream's length.
+	Size int64
+}
+
+// ReaderAt returns the stream's bytes as an io.ReaderAt: Mem's, or File.
+func (d *Data) ReaderAt() io.ReaderAt {
+	if d.File != nil {
+		return d.File
+	}
+	return bytes.NewReader(d.Mem)
+}
+
+// Close closes File, if any, which removes it.
+func (d *Data) Close() error {
+	if d.File == nil {
+		return nil
+	}
+	return d.File.Close()
+}
+
+// ReadError is Read's error for a failure of the stream itself (corrupt or cut-short
+// compressed data), after Offset bytes of it: the caller names the file and the offset.
+// Other errors (the temporary file cannot be made or written) are returned as they are.
+type ReadError struct {
+	Offset int64
+	Err    error
+}
+
+func (e *ReadError) Error() string {
+	return fmt.Sprintf("after %d bytes of the stream: %v", e.Offset, e.Err)
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Read reads r to its end: into memory while it holds at most limit bytes (memory grows
+// with the bytes read, never ahead of them), else into a temporary file named from pattern
+// (as os.CreateTemp names it) in the default temporary directory, removed from the directory
+// at once so that nothing is left behind whatever happens. On an error nothing is left open.
+func Read(r io.Reader, limit int64, pattern string) (*Data, error) {
+	cr := &counter{r: r}
+	var mem bytes.Buffer
+	if _, err := io.Copy(&mem, io.LimitReader(cr, limit+1)); err != nil {
+		return nil, cr.fail(err)
+	}
+	if cr.n <= limit {
+		return &Data{Mem: mem.Bytes(), Size: cr.n}, nil
+	}
+	tmp, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(tmp.Name()) // gone when closed
+	if _, err := tmp.Write(mem.Bytes()); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if _, err := io.Copy(tmp, cr); err != nil {
+		tmp.Close()
+		return nil, cr.fail(err)
+	}
+	return &Data{File: tmp, Size: cr.n}, nil
+}
+
+// counter counts the bytes read from r and keeps the error r returned, to tell it from the
+// writer's in io.Copy.
+type counter struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
+}
+
+// fail returns err, io.Copy's, as a *ReadError when the stream gave it, else as it is.
+func (c *counter) fail(err error) error {
+	if c.err != nil && err == c.err {
+		return &ReadError{Offset: c.n, Err: err}
+	}
+	return err
+}

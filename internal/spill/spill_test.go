@@ -1,0 +1,71 @@
+package spill
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/iotest"
+)
+
+func TestRead(t *testing.T) {
+	data := make([]byte, 10000)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	for _, c := range []struct {
+		limit  int64
+		inFile bool
+	}{{20000, false}, {10000, false}, {9999, true}, {0, true}} {
+		// One byte a read: the limit is met inside the copy, not at a read's end.
+		d, err := Read(iotest.OneByteReader(bytes.NewReader(data)), c.limit, "spill-test-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Size != int64(len(data)) || (d.File != nil) != c.inFile || (d.Mem != nil) == c.inFile {
+			t.Fatalf("limit %d: size %d, in a file %v", c.limit, d.Size, d.File != nil)
+		}
+		got := make([]byte, d.Size)
+		if _, err := d.ReaderAt().ReadAt(got, 0); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("limit %d: read back %v", c.limit, err)
+		}
+		if c.inFile {
+			if _, err := os.Stat(d.File.Name()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the temporary file is still in its directory: %v", err)
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A stream that fails is a *ReadError at the offset it failed at, in memory or in the file.
+func TestReadError(t *testing.T) {
+	bad := errors.New("corrupt")
+	for _, limit := range []int64{1 << 20, 100} {
+		r := io.MultiReader(bytes.NewReader(make([]byte, 300)), iotest.ErrReader(bad))
+		_, err := Read(r, limit, "spill-test-*")
+		var re *ReadError
+		if !errors.As(err, &re) || re.Offset != 300 || !errors.Is(err, bad) {
+			t.Errorf("limit %d: %v; want a ReadError at 300 wrapping the stream's", limit, err)
+		}
+	}
+	// io.ErrUnexpectedEOF stays itself for callers that tell a stream cut short.
+	_, err := Read(iotest.ErrReader(io.ErrUnexpectedEOF), 10, "spill-test-*")
+	if re := (*ReadError)(nil); !errors.As(err, &re) || re.Err != io.ErrUnexpectedEOF {
+		t.Errorf("cut short: %v", err)
+	}
+}
+
+// A temporary file that cannot be made is an error of its own, not one of the stream.
+func TestReadNoTemp(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	_, err := Read(bytes.NewReader(make([]byte, 100)), 10, "spill-test-*")
+	var re *ReadError
+	if err == nil || errors.As(err, &re) {
+		t.Errorf("no temporary directory: %v; want an error that is no ReadError", err)
+	}
+}
