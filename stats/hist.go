@@ -364,7 +364,19 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 // values cannot overflow, so a sum that is not finite means a value that is not), then the
 // range, zeros and cells, then the deviations from the block's mean.
 func (m *moments) addFiniteFloat32s(x []float32) bool {
-	s, lo, hi := sumRange(x)
+	var s float64
+	var lo, hi float32
+	var nz []uint32 // the non-zero values' bits, gathered with the sum where zeros abound
+	if m.zeroRich {
+		if m.nonZero == nil {
+			m.nonZero = make([]uint32, blockSize)
+		}
+		var j int
+		s, lo, hi, j = sumRangeGather(x, m.nonZero)
+		nz = m.nonZero[:j]
+	} else {
+		s, lo, hi = sumRange(x)
+	}
 	if s-s != 0 {
 		return false
 	}
@@ -375,10 +387,8 @@ func (m *moments) addFiniteFloat32s(x []float32) bool {
 	// otherwise a branch that is rarely taken costs less than the gathering.
 	var zeros int64
 	if m.zeroRich {
-		if m.nonZero == nil {
-			m.nonZero = make([]uint32, blockSize)
-		}
-		zeros = binGathered(x, m.nonZero, m.raw32, m.edges32)
+		binBits(nz, m.raw32, m.edges32)
+		zeros = int64(len(x) - len(nz))
 	} else {
 		zeros = binEach(x, m.raw32, m.edges32)
 	}
@@ -473,24 +483,47 @@ func binEach(x []float32, raw, edges *fine) (zeros int64) {
 	return zeros
 }
 
-// binGathered does what binEach does, gathering the non-zero values' bits in nz (as long as
-// x) first, without a branch on zero.
-func binGathered(x []float32, nz []uint32, raw, edges *fine) (zeros int64) {
+// sumRangeGather is sumRange, gathering the bits of the values other than ±0 in nz (as long
+// as x) too, without a branch on zero, and returning how many there are.
+func sumRangeGather(x []float32, nz []uint32) (s float64, lo, hi float32, j int) {
+	var s0, s1, s2, s3 float64
+	lo, hi = x[0], x[0]
 	nz = nz[:len(x)]
-	j := 0
-	for _, f := range x {
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+		lo = lower(lower(lower(lower(lo, v[0]), v[1]), v[2]), v[3])
+		hi = higher(higher(higher(higher(hi, v[0]), v[1]), v[2]), v[3])
+		for _, f := range v {
+			b := math.Float32bits(f)
+			nz[j] = b
+			z := b << 1
+			j += int((z | -z) >> 31) // 1 unless the value is ±0
+		}
+	}
+	for _, f := range x[i:] {
+		s0 += float64(f)
+		lo, hi = lower(lo, f), higher(hi, f)
 		b := math.Float32bits(f)
 		nz[j] = b
 		z := b << 1
-		j += int((z | -z) >> 31) // 1 unless the value is ±0
+		j += int((z | -z) >> 31)
 	}
-	for _, b := range nz[:j] {
+	return (s0 + s1) + (s2 + s3), lo, hi, j
+}
+
+// binBits counts the bits of non-zero finite float32 values as binEach does.
+func binBits(nz []uint32, raw, edges *fine) {
+	for _, b := range nz {
 		raw.add(int(b>>16), 1)
 		if b&0x8000FFFF == 0x80000000 {
 			edges.add(int(b>>16&0x7FFF), 1)
 		}
 	}
-	return int64(len(x) - j)
 }
 
 // addMixedFloat32s adds a block of float32 values (at most blockSize) some of which are NaN
