@@ -747,13 +747,12 @@ func addCounted(m *moments, vals, counts []int64) {
 
 // ints counts an integer-valued stream: in a window while its values span at most
 // windowSize, then in moments. Bytes (uint8, int8, bool), and blocks of wider integers that
-// lie within 256 values of a base, are counted first in a table of their own, four rows used
-// in turn so that runs of one value do not wait on each other's increments, and moved to the
-// window when a figure is asked for or a block does not fit.
+// lie within 256 values of a base, are counted first in a table of their own (countBytes),
+// and moved to the window when a figure is asked for or a block does not fit.
 type ints struct {
 	w      window
 	m      *moments // nil while the window holds everything
-	bytes  *[4][256]int64
+	bytes  *[8][256]int64
 	signed bool  // the bytes are int8
 	based  bool  // the table counts wider integers: column i is the value base+i
 	base   int64 // (the table holds bytes or based values, never both: a stream has one type)
@@ -787,30 +786,47 @@ func (a *ints) addN(v, n int64) {
 // addBytes counts bytes (as int8 when signed).
 func (a *ints) addBytes(vals []byte, signed bool) {
 	if a.bytes == nil {
-		a.bytes = new([4][256]int64)
+		a.bytes = new([8][256]int64)
 	}
 	a.signed = signed
 	countBytes(a.bytes, vals)
 }
 
-// countBytes counts the bytes of vals in c, eight at a time; a word of one repeated byte (the
-// background of an image, runs of a label) is one addition.
-func countBytes(c *[4][256]int64, vals []byte) {
+// countBytes counts the bytes of vals in c: 64 of one repeated byte (the background of an
+// image, runs of a label) with one addition, others in eight rows used in turn, so that
+// increments of one value (the zeros about a digit) do not wait on each other, and without
+// a branch on their values, whose outcome would be unpredictable.
+func countBytes(c *[8][256]int64, vals []byte) {
+	n := len(vals) &^ 63
+	for i := 0; i < n; i += 64 {
+		v := vals[i : i+64 : i+64]
+		rep := uint64(v[0]) * 0x0101010101010101
+		var diff uint64
+		for k := 0; k < 64; k += 8 {
+			diff |= binary.LittleEndian.Uint64(v[k:]) ^ rep
+		}
+		if diff == 0 {
+			c[0][v[0]] += 64
+			continue
+		}
+		countRows(c, v)
+	}
+	countRows(c, vals[n:])
+}
+
+// countRows counts the bytes of vals in c, byte i in row i%8.
+func countRows(c *[8][256]int64, vals []byte) {
 	n := len(vals) &^ 7
 	for i := 0; i < n; i += 8 {
 		v := vals[i : i+8 : i+8]
-		if binary.LittleEndian.Uint64(v) == uint64(v[0])*0x0101010101010101 {
-			c[0][v[0]] += 8
-			continue
-		}
 		c[0][v[0]]++
 		c[1][v[1]]++
 		c[2][v[2]]++
 		c[3][v[3]]++
-		c[0][v[4]]++
-		c[1][v[5]]++
-		c[2][v[6]]++
-		c[3][v[7]]++
+		c[4][v[4]]++
+		c[5][v[5]]++
+		c[6][v[6]]++
+		c[7][v[7]]++
 	}
 	for _, v := range vals[n:] {
 		c[0][v]++
@@ -825,7 +841,10 @@ func (a *ints) settle() {
 	t := a.bytes
 	a.bytes = nil
 	for i := range 256 {
-		n := t[0][i] + t[1][i] + t[2][i] + t[3][i]
+		var n int64
+		for _, row := range t {
+			n += row[i]
+		}
 		if n == 0 {
 			continue
 		}
@@ -914,10 +933,10 @@ func addBased[T integer](a *ints, x []T) bool {
 	if a.narrow == nil {
 		a.narrow = make([]byte, blockSize)
 	}
-	nb := a.narrow[:len(x)]
 	if a.based {
-		// The common case, one pass: the block fits the base of the blocks before.
+		// The common case: the block fits the base of the blocks before.
 		base := a.base
+		nb := a.narrow[:len(x)]
 		var or uint64
 		for i, v := range x {
 			d := uint64(int64(v) - base)
@@ -925,7 +944,7 @@ func addBased[T integer](a *ints, x []T) bool {
 			nb[i] = byte(d)
 		}
 		if or <= 255 {
-			countBytes(a.bytes, nb)
+			countWords(a.bytes, nb)
 			return true
 		}
 	}
@@ -941,7 +960,7 @@ func addBased[T integer](a *ints, x []T) bool {
 		a.settle()
 	}
 	if a.bytes == nil {
-		a.bytes, a.based = new([4][256]int64), true
+		a.bytes, a.based = new([8][256]int64), true
 		// The block centred in the table, but not below 0 for values that are not (pixels
 		// and labels then share one base).
 		pad := int64(255-uint64(hi-lo)) / 2
@@ -954,12 +973,37 @@ func addBased[T integer](a *ints, x []T) bool {
 			a.base = math.MinInt64
 		}
 	}
-	base := a.base
+	nb, base := a.narrow[:len(x)], a.base
 	for i, v := range x {
 		nb[i] = byte(int64(v) - base)
 	}
-	countBytes(a.bytes, nb)
+	countWords(a.bytes, nb)
 	return true
+}
+
+// countWords counts the bytes nb in c, eight at a time in four of c's rows, a word of one
+// repeated byte with one addition: for integers narrowed to bytes (addBased), where
+// countBytes, whose eight rows serve bytes read from a chunk best, is slower.
+func countWords(c *[8][256]int64, nb []byte) {
+	n := len(nb) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := nb[i : i+8 : i+8]
+		if binary.LittleEndian.Uint64(v) == uint64(v[0])*0x0101010101010101 {
+			c[0][v[0]] += 8
+			continue
+		}
+		c[0][v[0]]++
+		c[1][v[1]]++
+		c[2][v[2]]++
+		c[3][v[3]]++
+		c[0][v[4]]++
+		c[1][v[5]]++
+		c[2][v[6]]++
+		c[3][v[7]]++
+	}
+	for _, v := range nb[n:] {
+		c[0][v]++
+	}
 }
 
 // addUint64s adds uint64 values; one above math.MaxInt64 moves everything to moments.

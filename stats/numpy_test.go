@@ -20,7 +20,8 @@ import (
 // features with NaN, infinities and zeros over a wide range; float64 values of both signs over
 // many magnitudes; int64 labels; int32 values over a range too wide to count by value; the
 // float32 features as float64, some blocks not float32's; int16 values whose range moves;
-// int32 labels below zero; uint64 values small, then moving, then above math.MaxInt64.
+// int32 labels below zero; uint64 values small, then moving, then above math.MaxInt64;
+// uint8 values in runs of 97.
 const makeNumpyData = `
 import sys, numpy as np
 d = sys.argv[1]
@@ -48,6 +49,7 @@ np.save(d + "/i.npy", r.integers(-50, 50, n).astype(np.int32))
 u = np.concatenate([r.integers(0, 200, (n - 2000, 2)), r.integers(5000, 5100, (1000, 2)),
     r.integers(2**63, 2**64 - 1, (1000, 2), dtype=np.uint64)])
 np.save(d + "/u.npy", u.astype(np.uint64))
+np.save(d + "/p.npy", np.repeat(r.integers(0, 256, 3 * n // 97 + 1), 97)[:3 * n].reshape(n, 3).astype(np.uint8))
 `
 
 // TestNumpy checks every figure against numpy's on the same data: counts, minimum and maximum
@@ -60,7 +62,7 @@ func TestNumpy(t *testing.T) {
 		t.Fatalf("numpy: %v\n%s", err, out)
 	}
 	var files []string
-	for _, f := range []string{"f.npy", "g.npy", "l.npy", "b.npy", "w.npy", "h.npy", "s.npy", "i.npy", "u.npy"} {
+	for _, f := range []string{"f.npy", "g.npy", "l.npy", "b.npy", "w.npy", "h.npy", "s.npy", "i.npy", "u.npy", "p.npy"} {
 		files = append(files, filepath.Join(dir, f))
 	}
 	checkNumpy(t, py, files, &stats.Options{Bins: 37})
