@@ -405,6 +405,11 @@ func (m *moments) addFiniteFloat32s(x []float32) bool {
 	}
 	m.addSum(s)
 	mb := s / float64(len(x))
+	if nz != nil {
+		// The zeros' squared deviations are one product, the others' summed from their bits.
+		m.merge(int64(len(x)), mb, float64(zeros)*mb*mb+deviations(nz, mb))
+		return true
+	}
 	var d0, d1, d2, d3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -514,6 +519,29 @@ func sumRangeGather(x []float32, nz []uint32) (s float64, lo, hi float32, j int)
 		j += int((z | -z) >> 31)
 	}
 	return (s0 + s1) + (s2 + s3), lo, hi, j
+}
+
+// deviations returns the sum of the squared deviations from mb of the float32 values whose
+// bits are nz, over four accumulators.
+func deviations(nz []uint32, mb float64) float64 {
+	var d0, d1, d2, d3 float64
+	i := 0
+	for ; i+4 <= len(nz); i += 4 {
+		v := nz[i : i+4 : i+4]
+		a := float64(math.Float32frombits(v[0])) - mb
+		b := float64(math.Float32frombits(v[1])) - mb
+		c := float64(math.Float32frombits(v[2])) - mb
+		d := float64(math.Float32frombits(v[3])) - mb
+		d0 += a * a
+		d1 += b * b
+		d2 += c * c
+		d3 += d * d
+	}
+	for _, b := range nz[i:] {
+		a := float64(math.Float32frombits(b)) - mb
+		d0 += a * a
+	}
+	return (d0 + d1) + (d2 + d3)
 }
 
 // binBits counts the bits of non-zero finite float32 values as binEach does.
