@@ -360,9 +360,11 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 // addFiniteFloat32s adds a block of float32 values (at most blockSize) and returns true, or
 // returns false having added nothing when one of them is a NaN or an infinity. It does what
 // addMixedFloat32s and addFinite do, with the same arithmetic in the same order, without
-// copying the values: the block's sum first (in float64, where a block of finite float32
-// values cannot overflow, so a sum that is not finite means a value that is not), then the
-// range, zeros and cells, then the deviations from the block's mean.
+// copying the values: the block's sum and range first (in float64, where a block of finite
+// float32 values cannot overflow, so a sum that is not finite means a value that is not),
+// then the zeros and cells, then the deviations from the block's mean (for a block whose
+// non-zero values were gathered, summed over those, the zeros' added as one product: the
+// same figure but for rounding in its last bits).
 func (m *moments) addFiniteFloat32s(x []float32) bool {
 	var s float64
 	var lo, hi float32
