@@ -218,8 +218,9 @@ type moments struct {
 	// cell's key but for two cases that settle sorts out: tiny magnitudes (cell 0) and
 	// negative values on a cell's edge (the cell before), counted by key in edges32.
 	raw32, edges32 *fine
-	nonZero        []uint32 // addFiniteFloat32s' scratch: a block's non-zero values' bits
-	zeroRich       bool     // a quarter or more of the last finite float32 block was zeros
+	nonZero        []uint32  // addFiniteFloat32s' scratch: a block's non-zero values' bits
+	narrow32       []float32 // addAsFloat32s' scratch
+	zeroRich       bool      // a quarter or more of the last finite float32 block was zeros
 }
 
 func newMoments() *moments {
@@ -359,40 +360,39 @@ func (m *moments) addFloat32s(vals []float32, scratch []float64) {
 // addFiniteFloat32s adds a block of float32 values (at most blockSize) and returns true, or
 // returns false having added nothing when one of them is a NaN or an infinity. It does what
 // addMixedFloat32s and addFinite do, with the same arithmetic in the same order, without
-// copying the values: the block's sum first (in float64, where a block of finite float32
-// values cannot overflow, so a sum that is not finite means a value that is not), then the
-// range, zeros and cells, then the deviations from the block's mean.
+// copying the values: the block's sum and range first (in float64, where a block of finite
+// float32 values cannot overflow, so a sum that is not finite means a value that is not),
+// then the zeros and cells, then the deviations from the block's mean (for a block whose
+// non-zero values were gathered, summed over those, the zeros' added as one product: the
+// same figure but for rounding in its last bits).
 func (m *moments) addFiniteFloat32s(x []float32) bool {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		s0 += float64(v[0])
-		s1 += float64(v[1])
-		s2 += float64(v[2])
-		s3 += float64(v[3])
-	}
-	for _, v := range x[i:] {
-		s0 += float64(v)
-	}
-	s := (s0 + s1) + (s2 + s3)
-	if s-s != 0 {
-		return false
-	}
-	// The range, zeros and cells. Zeros are counted in their cell once a block, so that
-	// their runs (an image's background) do not wait on each other's increments. Where the
-	// last block had many zeros, mixed with other values as in images, the non-zero values'
-	// bits are first gathered without a branch on zero, whose outcome is then unpredictable;
-	// otherwise a branch that is rarely taken costs less than the gathering.
+	var s float64
 	var lo, hi float32
-	var zeros int64
+	var nz []uint32 // the non-zero values' bits, gathered with the sum where zeros abound
 	if m.zeroRich {
 		if m.nonZero == nil {
 			m.nonZero = make([]uint32, blockSize)
 		}
-		lo, hi, zeros = binGathered(x, m.nonZero, m.raw32, m.edges32)
+		var j int
+		s, lo, hi, j = sumRangeGather(x, m.nonZero)
+		nz = m.nonZero[:j]
 	} else {
-		lo, hi, zeros = binEach(x, m.raw32, m.edges32)
+		s, lo, hi = sumRange(x)
+	}
+	if s-s != 0 {
+		return false
+	}
+	// The zeros and cells. Zeros are counted in their cell once a block, so that
+	// their runs (an image's background) do not wait on each other's increments. Where the
+	// last block had many zeros, mixed with other values as in images, the non-zero values'
+	// bits are first gathered without a branch on zero, whose outcome is then unpredictable;
+	// otherwise a branch that is rarely taken costs less than the gathering.
+	var zeros int64
+	if m.zeroRich {
+		binBits(nz, m.raw32, m.edges32)
+		zeros = int64(len(x) - len(nz))
+	} else {
+		zeros = binEach(x, m.raw32, m.edges32)
 	}
 	m.zeroRich = 4*zeros >= int64(len(x))
 	if zeros > 0 {
@@ -407,8 +407,13 @@ func (m *moments) addFiniteFloat32s(x []float32) bool {
 	}
 	m.addSum(s)
 	mb := s / float64(len(x))
+	if nz != nil {
+		// The zeros' squared deviations are one product, the others' summed from their bits.
+		m.merge(int64(len(x)), mb, float64(zeros)*mb*mb+deviations(nz, mb))
+		return true
+	}
 	var d0, d1, d2, d3 float64
-	i = 0
+	i := 0
 	for ; i+4 <= len(x); i += 4 {
 		v := x[i : i+4 : i+4]
 		a, b, c, d := float64(v[0])-mb, float64(v[1])-mb, float64(v[2])-mb, float64(v[3])-mb
@@ -424,17 +429,54 @@ func (m *moments) addFiniteFloat32s(x []float32) bool {
 	return true
 }
 
-// binEach returns the range and the zeros of finite float32 values x and counts the others
-// by key (raw) and, for negative values on a cell's edge, in edges.
-func binEach(x []float32, raw, edges *fine) (lo, hi float32, zeros int64) {
+// sumRange returns the sum of the float32 values x (at least one), in float64 over four
+// accumulators, and their smallest and largest value (of two zeros the first seen, as in
+// addMixedFloat32s; meaningless when a value is NaN, which the sum then shows). The
+// comparisons ride along the additions, which wait on each other.
+func sumRange(x []float32) (s float64, lo, hi float32) {
+	var s0, s1, s2, s3 float64
 	lo, hi = x[0], x[0]
-	for _, f := range x {
-		if f < lo { // of two zeros the first seen stays, as in addMixedFloat32s
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+		lo = lower(lower(lower(lower(lo, v[0]), v[1]), v[2]), v[3])
+		hi = higher(higher(higher(higher(hi, v[0]), v[1]), v[2]), v[3])
+	}
+	for _, f := range x[i:] {
+		s0 += float64(f)
+		if f < lo {
 			lo = f
 		}
 		if f > hi {
 			hi = f
 		}
+	}
+	return (s0 + s1) + (s2 + s3), lo, hi
+}
+
+// lower returns f when it is below lo, else lo; higher, f when above hi.
+func lower(lo, f float32) float32 {
+	if f < lo {
+		return f
+	}
+	return lo
+}
+
+func higher(hi, f float32) float32 {
+	if f > hi {
+		return f
+	}
+	return hi
+}
+
+// binEach returns the zeros of finite float32 values x and counts the others by key (raw)
+// and, for negative values on a cell's edge, in edges.
+func binEach(x []float32, raw, edges *fine) (zeros int64) {
+	for _, f := range x {
 		b := math.Float32bits(f)
 		if b<<1 == 0 {
 			zeros++
@@ -445,34 +487,73 @@ func binEach(x []float32, raw, edges *fine) (lo, hi float32, zeros int64) {
 			edges.add(int(b>>16&0x7FFF), 1) // negative, on a cell's edge
 		}
 	}
-	return lo, hi, zeros
+	return zeros
 }
 
-// binGathered does what binEach does, gathering the non-zero values' bits in nz (as long as
-// x) first, without a branch on zero.
-func binGathered(x []float32, nz []uint32, raw, edges *fine) (lo, hi float32, zeros int64) {
+// sumRangeGather is sumRange, gathering the bits of the values other than ±0 in nz (as long
+// as x) too, without a branch on zero, and returning how many there are.
+func sumRangeGather(x []float32, nz []uint32) (s float64, lo, hi float32, j int) {
+	var s0, s1, s2, s3 float64
 	lo, hi = x[0], x[0]
 	nz = nz[:len(x)]
-	j := 0
-	for _, f := range x {
-		if f < lo {
-			lo = f
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+		lo = lower(lower(lower(lower(lo, v[0]), v[1]), v[2]), v[3])
+		hi = higher(higher(higher(higher(hi, v[0]), v[1]), v[2]), v[3])
+		for _, f := range v {
+			b := math.Float32bits(f)
+			nz[j] = b
+			z := b << 1
+			j += int((z | -z) >> 31) // 1 unless the value is ±0
 		}
-		if f > hi {
-			hi = f
-		}
+	}
+	for _, f := range x[i:] {
+		s0 += float64(f)
+		lo, hi = lower(lo, f), higher(hi, f)
 		b := math.Float32bits(f)
 		nz[j] = b
 		z := b << 1
-		j += int((z | -z) >> 31) // 1 unless the value is ±0
+		j += int((z | -z) >> 31)
 	}
-	for _, b := range nz[:j] {
+	return (s0 + s1) + (s2 + s3), lo, hi, j
+}
+
+// deviations returns the sum of the squared deviations from mb of the float32 values whose
+// bits are nz, over four accumulators.
+func deviations(nz []uint32, mb float64) float64 {
+	var d0, d1, d2, d3 float64
+	i := 0
+	for ; i+4 <= len(nz); i += 4 {
+		v := nz[i : i+4 : i+4]
+		a := float64(math.Float32frombits(v[0])) - mb
+		b := float64(math.Float32frombits(v[1])) - mb
+		c := float64(math.Float32frombits(v[2])) - mb
+		d := float64(math.Float32frombits(v[3])) - mb
+		d0 += a * a
+		d1 += b * b
+		d2 += c * c
+		d3 += d * d
+	}
+	for _, b := range nz[i:] {
+		a := float64(math.Float32frombits(b)) - mb
+		d0 += a * a
+	}
+	return (d0 + d1) + (d2 + d3)
+}
+
+// binBits counts the bits of non-zero finite float32 values as binEach does.
+func binBits(nz []uint32, raw, edges *fine) {
+	for _, b := range nz {
 		raw.add(int(b>>16), 1)
 		if b&0x8000FFFF == 0x80000000 {
 			edges.add(int(b>>16&0x7FFF), 1)
 		}
 	}
-	return lo, hi, int64(len(x) - j)
 }
 
 // addMixedFloat32s adds a block of float32 values (at most blockSize) some of which are NaN
@@ -548,13 +629,40 @@ func (m *moments) settle() {
 	m.raw32, m.edges32 = nil, nil
 }
 
-// addFloat64s adds float64 values in blocks through scratch.
+// addFloat64s adds float64 values a block at a time: a block that float32 holds exactly
+// (values written as float64 that were float32, or small integers) as float32 values, which
+// gives the same figures faster, others through scratch.
 func (m *moments) addFloat64s(vals []float64, scratch []float64) {
 	for len(vals) > 0 {
-		k := copy(scratch, vals)
-		m.addBlock(scratch[:k])
+		k := min(len(vals), blockSize)
+		if !m.addAsFloat32s(vals[:k], scratch) {
+			copy(scratch, vals[:k])
+			m.addBlock(scratch[:k])
+		}
 		vals = vals[k:]
 	}
+}
+
+// addAsFloat32s adds the float64 values x (at most blockSize) as float32 values and returns
+// true when each one's bits come back from float32 unchanged (NaN with a payload float32
+// holds included), else adds nothing and returns false. The float32 path does the same arithmetic, in float64, in the same
+// order, and finds the same cells (cellOf), so the figures are those addBlock gives.
+func (m *moments) addAsFloat32s(x []float64, scratch []float64) bool {
+	if m.narrow32 == nil {
+		m.narrow32 = make([]float32, blockSize)
+	}
+	y := m.narrow32[:len(x)]
+	var diff uint64 // the bits in which some value differs from its float32 and back
+	for i, v := range x {
+		f := float32(v)
+		y[i] = f
+		diff |= math.Float64bits(float64(f)) ^ math.Float64bits(v)
+	}
+	if diff != 0 {
+		return false
+	}
+	m.addFloat32s(y, scratch)
+	return true
 }
 
 // window counts integer values exactly in an array over a range of at most windowSize
@@ -668,20 +776,23 @@ func addCounted(m *moments, vals, counts []int64) {
 }
 
 // ints counts an integer-valued stream: in a window while its values span at most
-// windowSize, then in moments. Bytes (uint8, int8, bool) are counted first in a table of
-// their own, four rows used in turn so that runs of one value do not wait on each other's
-// increments, and moved to the window when a figure is asked for.
+// windowSize, then in moments. Bytes (uint8, int8, bool), and blocks of wider integers that
+// lie within 256 values of a base, are counted first in a table of their own (countBytes),
+// and moved to the window when a figure is asked for or a block does not fit.
 type ints struct {
 	w      window
 	m      *moments // nil while the window holds everything
-	bytes  *[4][256]int64
-	signed bool // the bytes are int8
+	bytes  *[8][256]int64
+	signed bool  // the bytes are int8
+	based  bool  // the table counts wider integers: column i is the value base+i
+	base   int64 // (the table holds bytes or based values, never both: a stream has one type)
+	narrow []byte
 }
 
 // add adds one value.
 func (a *ints) add(v int64) { a.addN(v, 1) }
 
-// addN adds the value v n times.
+// addN adds the value v n times. The byte table must be settled.
 func (a *ints) addN(v, n int64) {
 	w := &a.w
 	if w.counts != nil && w.fits(v) {
@@ -705,27 +816,47 @@ func (a *ints) addN(v, n int64) {
 // addBytes counts bytes (as int8 when signed).
 func (a *ints) addBytes(vals []byte, signed bool) {
 	if a.bytes == nil {
-		a.bytes = new([4][256]int64)
+		a.bytes = new([8][256]int64)
 	}
 	a.signed = signed
-	c := a.bytes
-	// Eight bytes at a time; a word of one repeated byte (the background of an image, runs of
-	// a label) is one addition.
+	countBytes(a.bytes, vals)
+}
+
+// countBytes counts the bytes of vals in c: 64 of one repeated byte (the background of an
+// image, runs of a label) with one addition, others in eight rows used in turn, so that
+// increments of one value (the zeros about a digit) do not wait on each other, and without
+// a branch on their values, whose outcome would be unpredictable.
+func countBytes(c *[8][256]int64, vals []byte) {
+	n := len(vals) &^ 63
+	for i := 0; i < n; i += 64 {
+		v := vals[i : i+64 : i+64]
+		rep := uint64(v[0]) * 0x0101010101010101
+		var diff uint64
+		for k := 0; k < 64; k += 8 {
+			diff |= binary.LittleEndian.Uint64(v[k:]) ^ rep
+		}
+		if diff == 0 {
+			c[0][v[0]] += 64
+			continue
+		}
+		countRows(c, v)
+	}
+	countRows(c, vals[n:])
+}
+
+// countRows counts the bytes of vals in c, byte i in row i%8.
+func countRows(c *[8][256]int64, vals []byte) {
 	n := len(vals) &^ 7
 	for i := 0; i < n; i += 8 {
 		v := vals[i : i+8 : i+8]
-		if binary.LittleEndian.Uint64(v) == uint64(v[0])*0x0101010101010101 {
-			c[0][v[0]] += 8
-			continue
-		}
 		c[0][v[0]]++
 		c[1][v[1]]++
 		c[2][v[2]]++
 		c[3][v[3]]++
-		c[0][v[4]]++
-		c[1][v[5]]++
-		c[2][v[6]]++
-		c[3][v[7]]++
+		c[4][v[4]]++
+		c[5][v[5]]++
+		c[6][v[6]]++
+		c[7][v[7]]++
 	}
 	for _, v := range vals[n:] {
 		c[0][v]++
@@ -737,18 +868,26 @@ func (a *ints) settle() {
 	if a.bytes == nil {
 		return
 	}
+	t := a.bytes
+	a.bytes = nil
 	for i := range 256 {
-		n := a.bytes[0][i] + a.bytes[1][i] + a.bytes[2][i] + a.bytes[3][i]
+		var n int64
+		for _, row := range t {
+			n += row[i]
+		}
 		if n == 0 {
 			continue
 		}
 		v := int64(i)
-		if a.signed {
+		switch {
+		case a.based:
+			v += a.base
+		case a.signed:
 			v = int64(int8(uint8(i)))
 		}
 		a.addN(v, n)
 	}
-	a.bytes = nil
+	a.based = false
 }
 
 // spill moves the window into moments, from which on every value goes.
@@ -762,20 +901,28 @@ func (a *ints) spill() {
 // exact reports whether every value is still counted by value.
 func (a *ints) exact() bool { a.settle(); return a.m == nil }
 
-// addInts adds integer values: through the window while it holds them, else in blocks.
-func addInts[T int16 | int32 | int64 | uint16 | uint32](a *ints, vals []T, scratch []float64) {
+// integer is the integer types wider than a byte.
+type integer interface {
+	int16 | int32 | int64 | uint16 | uint32 | uint64
+}
+
+// addInts adds integer values (uint64 ones at most math.MaxInt64 while the window holds
+// them): a block at a time in the byte table when the block lies within its 256 values, else
+// one by one through the window while it holds them, else in blocks to the moments.
+func addInts[T integer](a *ints, vals []T, scratch []float64) {
 	w := &a.w
 	for len(vals) > 0 && a.m == nil {
-		if w.counts == nil {
-			a.add(int64(vals[0]))
-			vals = vals[1:]
+		k := min(len(vals), blockSize)
+		if addBased(a, vals[:k]) {
+			vals = vals[k:]
 			continue
 		}
+		a.settle()
 		lo, n := w.lo, uint64(len(w.counts))
 		counts := w.counts
 		vmin, vmax := w.vmin, w.vmax
 		i := 0
-		for ; i < len(vals); i++ {
+		for ; i < k && counts != nil; i++ {
 			v := int64(vals[i])
 			if uint64(v-lo) >= n {
 				break
@@ -788,7 +935,9 @@ func addInts[T int16 | int32 | int64 | uint16 | uint32](a *ints, vals []T, scrat
 				vmax = v
 			}
 		}
-		w.vmin, w.vmax = vmin, vmax
+		if counts != nil {
+			w.vmin, w.vmax = vmin, vmax
+		}
 		vals = vals[i:]
 		if len(vals) > 0 {
 			a.add(int64(vals[0]))
@@ -806,6 +955,87 @@ func addInts[T int16 | int32 | int64 | uint16 | uint32](a *ints, vals []T, scrat
 	}
 }
 
+// addBased counts the block x (at most blockSize values, none above math.MaxInt64) in the
+// byte table when its values lie within the 256 from the table's base, choosing the base if
+// the table has none, and reports whether it did. A table of bytes, or one whose base does
+// not suit the block, is settled first.
+func addBased[T integer](a *ints, x []T) bool {
+	if a.narrow == nil {
+		a.narrow = make([]byte, blockSize)
+	}
+	if a.based {
+		// The common case: the block fits the base of the blocks before.
+		base := a.base
+		nb := a.narrow[:len(x)]
+		var or uint64
+		for i, v := range x {
+			d := uint64(int64(v) - base)
+			or |= d
+			nb[i] = byte(d)
+		}
+		if or <= 255 {
+			countWords(a.bytes, nb)
+			return true
+		}
+	}
+	lo, hi := int64(x[0]), int64(x[0])
+	for _, v := range x {
+		lo = min(lo, int64(v))
+		hi = max(hi, int64(v))
+	}
+	if uint64(hi-lo) > 255 {
+		return false
+	}
+	if a.bytes != nil && (!a.based || lo < a.base || uint64(hi-a.base) > 255) {
+		a.settle()
+	}
+	if a.bytes == nil {
+		a.bytes, a.based = new([8][256]int64), true
+		// The block centred in the table, but not below 0 for values that are not (pixels
+		// and labels then share one base).
+		pad := int64(255-uint64(hi-lo)) / 2
+		switch {
+		case lo >= 0:
+			a.base = max(0, lo-pad)
+		case lo >= math.MinInt64+pad:
+			a.base = lo - pad
+		default:
+			a.base = math.MinInt64
+		}
+	}
+	nb, base := a.narrow[:len(x)], a.base
+	for i, v := range x {
+		nb[i] = byte(int64(v) - base)
+	}
+	countWords(a.bytes, nb)
+	return true
+}
+
+// countWords counts the bytes nb in c, eight at a time in four of c's rows, a word of one
+// repeated byte with one addition: for integers narrowed to bytes (addBased), where
+// countBytes, whose eight rows serve bytes read from a chunk best, is slower.
+func countWords(c *[8][256]int64, nb []byte) {
+	n := len(nb) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := nb[i : i+8 : i+8]
+		if binary.LittleEndian.Uint64(v) == uint64(v[0])*0x0101010101010101 {
+			c[0][v[0]] += 8
+			continue
+		}
+		c[0][v[0]]++
+		c[1][v[1]]++
+		c[2][v[2]]++
+		c[3][v[3]]++
+		c[0][v[4]]++
+		c[1][v[5]]++
+		c[2][v[6]]++
+		c[3][v[7]]++
+	}
+	for _, v := range nb[n:] {
+		c[0][v]++
+	}
+}
+
 // addUint64s adds uint64 values; one above math.MaxInt64 moves everything to moments.
 func addUint64s(a *ints, vals []uint64, scratch []float64) {
 	for len(vals) > 0 {
@@ -818,6 +1048,7 @@ func addUint64s(a *ints, vals []uint64, scratch []float64) {
 			}
 		}
 		if big || a.m != nil {
+			a.settle()
 			a.spill()
 			x := scratch[:k]
 			for i, v := range vals[:k] {
@@ -825,9 +1056,7 @@ func addUint64s(a *ints, vals []uint64, scratch []float64) {
 			}
 			a.m.addBlock(x)
 		} else {
-			for _, v := range vals[:k] {
-				a.add(int64(v))
-			}
+			addInts(a, vals[:k], scratch)
 		}
 		vals = vals[k:]
 	}

@@ -18,7 +18,10 @@ import (
 
 // makeNumpyData has numpy write, from a fixed seed, arrays that exercise every figure: float32
 // features with NaN, infinities and zeros over a wide range; float64 values of both signs over
-// many magnitudes; int64 labels; int32 values over a range too wide to count by value.
+// many magnitudes; int64 labels; int32 values over a range too wide to count by value; the
+// float32 features as float64, some blocks not float32's; int16 values whose range moves;
+// int32 labels below zero; uint64 values small, then moving, then above math.MaxInt64;
+// uint8 values in runs of 97.
 const makeNumpyData = `
 import sys, numpy as np
 d = sys.argv[1]
@@ -35,6 +38,18 @@ np.save(d + "/g.npy", r.choice([-1, 1], n) * np.exp(r.uniform(-30, 30, n)) + 1e6
 np.save(d + "/l.npy", r.integers(0, 10, n).astype(np.int64))
 np.save(d + "/b.npy", r.integers(-128, 128, (n, 3)).astype(np.int8))
 np.save(d + "/w.npy", r.integers(-2**31, 2**31 - 1, n).astype(np.int32))
+h = f.astype(np.float64)
+h[5000:5300, 0] += 1e-9
+h[7] = -0.0
+np.save(d + "/h.npy", h)
+q = n // 4
+np.save(d + "/s.npy", np.concatenate([r.integers(-300, -100, (q, 2)), r.integers(0, 256, (q, 2)),
+    r.integers(1000, 1100, (q, 2)), r.integers(-32768, 32767, (n - 3 * q, 2))]).astype(np.int16))
+np.save(d + "/i.npy", r.integers(-50, 50, n).astype(np.int32))
+u = np.concatenate([r.integers(0, 200, (n - 2000, 2)), r.integers(5000, 5100, (1000, 2)),
+    r.integers(2**63, 2**64 - 1, (1000, 2), dtype=np.uint64)])
+np.save(d + "/u.npy", u.astype(np.uint64))
+np.save(d + "/p.npy", np.repeat(r.integers(0, 256, 3 * n // 97 + 1), 97)[:3 * n].reshape(n, 3).astype(np.uint8))
 `
 
 // TestNumpy checks every figure against numpy's on the same data: counts, minimum and maximum
@@ -47,7 +62,7 @@ func TestNumpy(t *testing.T) {
 		t.Fatalf("numpy: %v\n%s", err, out)
 	}
 	var files []string
-	for _, f := range []string{"f.npy", "g.npy", "l.npy", "b.npy", "w.npy"} {
+	for _, f := range []string{"f.npy", "g.npy", "l.npy", "b.npy", "w.npy", "h.npy", "s.npy", "i.npy", "u.npy", "p.npy"} {
 		files = append(files, filepath.Join(dir, f))
 	}
 	checkNumpy(t, py, files, &stats.Options{Bins: 37})

@@ -5,11 +5,11 @@
 // what `mlfeed stats` prints and Python's mlfeed.stats returns.
 //
 // [Compute] reads a [mlfeed.Source] chunk by chunk, in memory bounded by the chunks being
-// decoded plus a bounded amount per stream (at most 1.25 MiB for a numeric stream, a few KiB for
-// most; 8 bytes a column for a sparse one of up to 2^18 columns), whatever the data set's
-// size. [Options.Limit] looks at
-// the first sequences only, [Options.Sample] at sequences drawn at random. A [Collector] takes
-// chunks from a caller that reads them itself and gives a [Result] at any point.
+// decoded plus a bounded amount per stream (about 1.25 MiB at most for a numeric stream, a
+// few KiB for most; 8 bytes a column for a sparse one of up to 2^18 columns), whatever the
+// data set's size. [Options.Limit] looks at the first sequences only, [Options.Sample] at
+// sequences drawn at random. A [Collector] takes chunks from a caller that reads them itself
+// and gives a [Result] at any point.
 //
 // What is exact and what is approximate:
 //   - Counts (values, samples, sequences, NaN, infinities, zeros, classes, media types) and

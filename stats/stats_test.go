@@ -429,3 +429,62 @@ func TestSequences(t *testing.T) {
 		t.Errorf("v: %+v", n)
 	}
 }
+
+// TestResultMidway checks that asking for the figures between chunks (as `mlfeed view` does),
+// which settles the byte table and the float32 keys, changes nothing: integers whose range
+// moves and then widens past the byte table and the window, float64 values float32 holds and
+// others, and bytes.
+func TestResultMidway(t *testing.T) {
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{
+		{Name: "i16", Type: mlfeed.Int16, Dim: 4},
+		{Name: "i64", Type: mlfeed.Int64, Dim: 4},
+		{Name: "u64", Type: mlfeed.Uint64, Dim: 4},
+		{Name: "f64", Type: mlfeed.Float64, Dim: 4},
+		{Name: "u8", Type: mlfeed.Uint8, Dim: 4},
+	}}
+	r := rand.New(rand.NewPCG(3, 4))
+	var chunks []*mlfeed.Chunk
+	for k := range 12 {
+		n := 300 + r.IntN(700) // sequences of one sample
+		c := &mlfeed.Chunk{Sequences: n}
+		for j, st := range sc.Streams {
+			b := mlfeed.NewBuffer(st.Type, 4*n)
+			for i := range 4 * n {
+				v := float64(k*40 + r.IntN(200)) // moves by 40 a chunk
+				switch {
+				case k >= 10 && j < 3:
+					v = float64(r.Int64N(1 << 40)) // past the window
+				case j == 3 && k%3 == 1:
+					v += 0.1 // not float32's
+				case j == 4:
+					v = float64(r.IntN(3) * 100)
+				}
+				if j == 2 && k == 11 && i == 0 {
+					b.Uint64s()[i] = math.MaxUint64
+					continue
+				}
+				b.SetFloat64(i, v)
+			}
+			c.Streams = append(c.Streams, mlfeed.StreamData{SeqStart: seqStarts(n), Values: b})
+		}
+		chunks = append(chunks, c)
+	}
+	once, midway := NewCollector(sc, nil), NewCollector(sc, nil)
+	for _, c := range chunks {
+		once.Add(c, 0, c.Sequences)
+		midway.Add(c, 0, c.Sequences)
+		midway.Result()
+	}
+	if a, b := once.Result(), midway.Result(); !reflect.DeepEqual(a, b) {
+		t.Errorf("with figures asked for midway:\n%+v\nat once:\n%+v", b, a)
+	}
+}
+
+// seqStarts returns the offsets of n sequences of one sample.
+func seqStarts(n int) []int64 {
+	s := make([]int64, n+1)
+	for i := range s {
+		s[i] = int64(i)
+	}
+	return s
+}
