@@ -68,7 +68,10 @@ func (b *gatedBucket) Attributes(ctx context.Context, key string) (Attributes, e
 
 func (b *gatedBucket) NewRangeReader(ctx context.Context, key string, off, length int64) (*Range, error) {
 	if off > 0 {
-		b.asked <- off
+		b.mu.Lock()
+		asked := b.asked
+		b.mu.Unlock()
+		asked <- off
 		select {
 		case <-b.gate(off):
 		case <-ctx.Done():
@@ -109,6 +112,8 @@ type memWriterAt []byte
 func (w memWriterAt) WriteAt(p []byte, off int64) (int, error) { return copy(w[off:], p), nil }
 
 func resetGated() {
+	gated.mu.Lock()
+	defer gated.mu.Unlock()
 	gated.asked = make(chan int64, 100)
 	gated.gates = map[int64]chan struct{}{}
 	gated.open = false
@@ -119,6 +124,7 @@ func resetGated() {
 // one asked for when one of them ends, and its bytes are served while the rest are held.
 func TestTransferNeedComesFirst(t *testing.T) {
 	resetGated()
+	asked := gated.asked
 	w := make(memWriterAt, gatedSize)
 	tr, err := StartDownload(context.Background(), "gated://b/obj", w, 0)
 	if err != nil {
@@ -131,7 +137,7 @@ func TestTransferNeedComesFirst(t *testing.T) {
 	// Piece 0 is served at once; the maxFetches workers then hold pieces 1 to 8.
 	for want := int64(1); want <= maxFetches; want++ {
 		select {
-		case off := <-gated.asked:
+		case off := <-asked:
 			if off != want*pieceSize {
 				t.Fatalf("asked for byte offset %d, want piece %d's %d", off, want, want*pieceSize)
 			}
@@ -160,7 +166,7 @@ func TestTransferNeedComesFirst(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	gated.release(1*pieceSize, false)
-	if off := <-gated.asked; off != 11*pieceSize {
+	if off := <-asked; off != 11*pieceSize {
 		t.Fatalf("after the need for piece 11, asked for byte offset %d (piece %d)", off, off/pieceSize)
 	}
 	select {
