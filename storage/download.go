@@ -115,9 +115,70 @@ func StartDownload(ctx context.Context, name string, w io.WriterAt, limit int64)
 	return t, nil
 }
 
+// slots bound the piece requests of all of a process's transfers together, as one large
+// read of an Object is bounded: maxFetches at once, so that a sweep that fills many objects
+// at once does not open a connection for each of their pieces. A transfer with a piece a
+// reader waits for takes a free slot before those without.
+var slots struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	used   int
+	urgent int // transfers' workers waiting for a slot for a piece a reader needs
+}
+
+func init() { slots.cond.L = &slots.mu }
+
+// wake tells the workers waiting for a slot that something changed.
+func wake() {
+	slots.mu.Lock()
+	slots.cond.Broadcast()
+	slots.mu.Unlock()
+}
+
+// acquire takes a slot for one of t's pieces, and reports false (taking none) where t has
+// ended or has no piece left to take.
+func (t *Transfer) acquire() bool {
+	slots.mu.Lock()
+	defer slots.mu.Unlock()
+	counted := false
+	for {
+		t.mu.Lock()
+		over := t.err != nil || t.left == 0 || len(t.urgent) == 0 && t.next >= len(t.taken)
+		urgent := len(t.urgent) > 0
+		t.mu.Unlock()
+		if urgent != counted {
+			if urgent {
+				slots.urgent++
+			} else {
+				slots.urgent--
+			}
+			counted = urgent
+		}
+		if over || slots.used < maxFetches && (urgent || slots.urgent == 0) {
+			if counted {
+				slots.urgent--
+			}
+			if over {
+				return false
+			}
+			slots.used++
+			return true
+		}
+		slots.cond.Wait()
+	}
+}
+
+// release gives back a slot.
+func release() {
+	slots.mu.Lock()
+	slots.used--
+	slots.cond.Broadcast()
+	slots.mu.Unlock()
+}
+
 // work fetches pieces until none is left or the transfer failed.
 func (t *Transfer) work() {
-	for {
+	for t.acquire() {
 		t.mu.Lock()
 		i := -1
 		for len(t.urgent) > 0 && i < 0 {
@@ -135,11 +196,14 @@ func (t *Transfer) work() {
 		}
 		if i < 0 || t.err != nil {
 			t.mu.Unlock()
+			release()
 			return
 		}
 		t.taken[i] = true
 		t.mu.Unlock()
-		t.finish(i, t.fetchPiece(i))
+		err := t.fetchPiece(i)
+		release()
+		t.finish(i, err)
 	}
 }
 
@@ -172,6 +236,7 @@ func (t *Transfer) finish(i int, err error) {
 		t.err = fmt.Errorf("%s: %w", t.name, err)
 		t.stop()
 		close(t.done)
+		go wake() // its workers waiting for a slot end
 		return
 	}
 	close(t.pieces[i])
@@ -224,12 +289,17 @@ func (t *Transfer) await(ctx context.Context, off, n int64, urgent bool) error {
 	first, last := int(off/pieceSize), int((min(off+n, t.attrs.Size)-1)/pieceSize)
 	if urgent {
 		t.mu.Lock()
+		pushed := false
 		for i := last; i >= first; i-- { // the first piece ends up on top
 			if !t.taken[i] {
 				t.urgent = append(t.urgent, i)
+				pushed = true
 			}
 		}
 		t.mu.Unlock()
+		if pushed {
+			wake()
+		}
 	}
 	for i := first; i <= last; i++ {
 		select {

@@ -4,9 +4,12 @@
 //
 // The cache holds whole objects: a data set's shards are read whole in a sweep. An object is
 // fetched once per node: the first process to want it takes the object's lock and fills it,
-// the others wait for it. The bytes are written to a temporary file in the cache directory,
-// checked, flushed to disk and renamed into place, so a process killed while filling leaves
-// only a temporary file that no reader trusts and the next filler removes. An object is
+// the others wait for it. The bytes are written to a temporary file in the cache directory
+// (by ranged requests made several at once), hashed as they arrive, checked, flushed to disk
+// and renamed into place, so a process killed while filling leaves only a temporary file that
+// no reader trusts and the next filler removes. The filler need not wait for the end: a File
+// from OpenFilling serves each read as soon as its bytes have arrived, fetching them before
+// the rest. An object is
 // checked against its manifest entry's size and SHA-256 when it has one (a sharded data set
 // written by mlfeed), else it is known by its URL, size and entity tag (ETag), asked of the
 // service on every open; an object whose service gives no entity tag is not cached.
