@@ -93,7 +93,9 @@ for _ in 1 2 3; do
   "$ML" batches --mb-size 256 --sweeps 1 --window 4 --cache "$T/half:$half" --cache-stats "$URL" >/dev/null 2>"$T/stats" &
   bp=$!
   while kill -0 $bp 2>/dev/null; do
-    u=$( (find "$T/half/data" "$T/half/tmp" -type f -printf '%s\n' 2>/dev/null || true) | awk '{s+=$1} END {print s+0}')
+    # Under the cache's own lock, which evictions and new fills hold: a listing taken
+    # between an eviction and the fill it makes room for would count both.
+    u=$( (flock "$T/half/lock" find "$T/half/data" "$T/half/tmp" -type f -printf '%s\n' 2>/dev/null || true) | awk '{s+=$1} END {print s+0}')
     [ "$u" -gt "$peak" ] && peak=$u
     sleep 0.01
   done
