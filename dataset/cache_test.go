@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -167,14 +168,31 @@ func TestNodeCacheS3(t *testing.T) {
 	}
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(p, b, 0o644)
-	src, err := (&dataset.Spec{Paths: []string{bucket + "/shards/"}, Cache: t.TempDir()}).Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	err = mlfeed.Diff(ctx, want, src)
-	if !errors.Is(err, cache.ErrChecksum) || !errors.Is(err, mlfeed.ErrFormat) {
-		t.Errorf("a changed shard: %v, want cache.ErrChecksum", err)
+	// Its bytes are served as they arrive, and checked once they have all come: reading
+	// every chunk of the shard fails, and the cache keeps nothing of it; the next open
+	// fetches it again and fails again.
+	bad := t.TempDir()
+	for range 2 {
+		src, err := (&dataset.Spec{Paths: []string{bucket + "/shards/"}, Cache: bad}).Open(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = nil
+		for i := range src.Chunks() {
+			if _, err = src.ReadChunk(ctx, i); err != nil {
+				break
+			}
+		}
+		if !errors.Is(err, cache.ErrChecksum) || !errors.Is(err, mlfeed.ErrFormat) {
+			t.Errorf("a changed shard: %v, want cache.ErrChecksum", err)
+		}
+		src.Close()
+		ents, _ := os.ReadDir(filepath.Join(bad, "data"))
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), "part-00003.cbf") {
+				t.Errorf("the cache kept the changed shard as %s", e.Name())
+			}
+		}
 	}
 
 	// A bad specification is a usage error.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -146,11 +147,15 @@ func openObject(ctx context.Context, name, formatName string, opts *format.Optio
 		return nil, err
 	}
 	if c != nil {
-		f, err := c.Open(ctx, name, want)
+		// Where this process fills the object, the format reads it as its bytes arrive.
+		f, err := c.OpenFilling(ctx, name, want)
 		if err == nil {
-			return openCached(f, formatName, opts)
-		}
-		if !errors.Is(err, cache.ErrBypass) {
+			src, err := openCached(f, formatName, opts)
+			if err == nil || !errors.Is(err, cache.ErrBypass) {
+				return src, err
+			}
+			// The fill failed on the cache's disk: read past the cache.
+		} else if !errors.Is(err, cache.ErrBypass) {
 			return nil, err
 		}
 	}
@@ -203,12 +208,25 @@ func openObject(ctx context.Context, name, formatName string, opts *format.Optio
 	return &remoteSource{Source: src, close: func() error { return os.Remove(tmp) }, tmp: tmp, name: name}, nil
 }
 
-// openCached opens an object's copy in the node cache as a local file; errors name the
-// object.
+// openCached opens an object's copy in the node cache: as a local file, or, while this
+// process fills it, through the format's OpenReader over the bytes as they arrive (a format
+// without one waits for the fill); errors name the object.
 func openCached(f *cache.File, formatName string, opts *format.Options) (mlfeed.Source, error) {
 	name := f.Name()
 	ft, err := objectFormat(f, f.Size(), name, formatName)
 	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if f.Filling() && ft.OpenReader != nil {
+		src, err := ft.OpenReader(f, f.Size(), name, opts)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &cachedSource{Source: src, f: f, seen: make([]bool, mlfeed.NumChunks(src)), left: mlfeed.NumChunks(src)}, nil
+	}
+	if err := f.Wait(); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -221,27 +239,55 @@ func openCached(f *cache.File, formatName string, opts *format.Options) (mlfeed.
 }
 
 // cachedSource is the source of an object read from its copy in the node cache: the
-// format's source over a local file, passed through whole (the engine's raw path included),
-// which releases the copy on Close.
+// format's source over a local file (or over the copy being filled), passed through whole
+// (the engine's raw path included), which releases the copy on Close.
+//
+// Over a copy being filled, the bytes are checked against the manifest only once they have
+// all arrived: the chunk read that completes the first reading of every chunk waits for the
+// check, so that a sweep over an object whose bytes are not the manifest's fails (with
+// cache.ErrChecksum) before it ends.
 type cachedSource struct {
 	mlfeed.Source
 	f *cache.File
+
+	mu   sync.Mutex
+	seen []bool // while filling: whether each chunk has been read
+	left int    // chunks not read yet
 }
 
 func (c *cachedSource) ReadChunk(ctx context.Context, i int) (*mlfeed.Chunk, error) {
 	ch, err := c.Source.ReadChunk(ctx, i)
-	if err != nil {
-		err = renameInError(err, c.f.Path(), c.f.Name())
-	}
-	return ch, err
+	return c.read(ch, i, err)
 }
 
 func (c *cachedSource) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) (*mlfeed.Chunk, error) {
 	ch, err := c.Source.ReadChunkReuse(ctx, i, prev)
+	return c.read(ch, i, err)
+}
+
+// read ends a chunk read: the error named by the object, and, while the copy is filled,
+// the check of the object's bytes when every chunk has been read.
+func (c *cachedSource) read(ch *mlfeed.Chunk, i int, err error) (*mlfeed.Chunk, error) {
 	if err != nil {
-		err = renameInError(err, c.f.Path(), c.f.Name())
+		return ch, renameInError(err, c.f.Path(), c.f.Name())
 	}
-	return ch, err
+	if c.seen == nil || i < 0 || i >= len(c.seen) {
+		return ch, nil
+	}
+	c.mu.Lock()
+	last := false
+	if !c.seen[i] {
+		c.seen[i] = true
+		c.left--
+		last = c.left == 0
+	}
+	c.mu.Unlock()
+	if last {
+		if err := c.f.Wait(); err != nil && !errors.Is(err, cache.ErrBypass) {
+			return nil, err
+		}
+	}
+	return ch, nil
 }
 
 // RawSamples passes on where the format describes its samples (mlfeed.RawSampler).

@@ -77,7 +77,8 @@ def _dataset(spec: str, sequences: int) -> Dataset:
         if ds is None:
             a = json.loads(spec)
             ds = Dataset(a.get("paths"), format=a.get("format"), inputs=a.get("inputs"),
-                         options=a.get("options"), config=a.get("config"), defines=a.get("defines"))
+                         options=a.get("options"), config=a.get("config"), defines=a.get("defines"),
+                         cache=a.get("cache"))
             _opened[spec] = ds
     if len(ds) != sequences:
         raise FormatError("mlfeed.dask: the data set %s has %d sequences on this worker, but had %d "
@@ -137,11 +138,13 @@ def _block(chunk: Dict[str, Any], name: str, rows: float) -> Any:
 def read(paths: Optional[PathsArg] = None, streams: Optional[Union[str, Sequence[str]]] = None,
          format: Optional[str] = None, inputs: Optional[Inputs] = None,
          options: Optional[Params] = None, config: Optional[PathArg] = None,
-         defines: Optional[Params] = None) -> Dict[str, Array]:
+         defines: Optional[Params] = None, cache: Optional[PathArg] = None) -> Dict[str, Array]:
     """The data set's streams as dask arrays, {stream name: dask.array.Array}, read on the
     workers: one block per chunk of the data set's chunk table (`mlfeed info --chunks`).
 
-    Takes mlfeed.open's arguments (paths, format, inputs, options, config, defines); streams
+    Takes mlfeed.open's arguments (paths, format, inputs, options, config, defines, cache:
+    the node cache "DIR[:SIZE]" for s3://, gs:// and azblob:// inputs, which the worker
+    processes of a node share, a relative DIR taken from this process's directory); streams
     selects streams by name (KeyError for one the data set lacks). The data set is opened here
     once, for its schema and chunk table, and again in each worker process that computes a
     block. A block reads its chunk once for every stream of the same call: computing
@@ -155,11 +158,14 @@ def read(paths: Optional[PathsArg] = None, streams: Optional[Union[str, Sequence
     known; otherwise they are NaN until computed (`arr.compute_chunk_sizes()`), and a stream
     of dense samples of varying size raises FormatError when read.
     """
-    args = _lib.open_args(_spec_paths(paths), format, inputs, options, config, defines)
+    args = _lib.open_args(_spec_paths(paths), format, inputs, options, config, defines, cache)
     if "config" in args and os.path.exists(args["config"]):
         args["config"] = os.path.abspath(args["config"])
+    if args.get("cache") not in (None, "off"):
+        # The workers' directory need not be this one ("DIR:SIZE" keeps its size).
+        args["cache"] = os.path.abspath(args["cache"])
     with Dataset(args.get("paths"), format=format, inputs=inputs, options=options, config=config,
-                 defines=defines) as ds:
+                 defines=defines, cache=args.get("cache")) as ds:
         names = ds._stream_names(streams) or [st["name"] for st in ds.schema]
         schema = {st["name"]: st for st in ds.schema}
         inf = ds.info(chunks=True)

@@ -192,3 +192,56 @@ print("ok")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:3] == [
         "True", "['00000.cbf', '00001.cbf', '00002.cbf', '00003.cbf', 'mlfeed.json']", "ok"], r.stdout
+
+
+def test_every_reader_takes_cache(tmp_path, idx_pair, s3):  # noqa: F811
+    """Each Python entry that reads data takes cache= and fills the node cache from object
+    storage: mlfeed.open, MinibatchSource, mlfeed.torch.MinibatchDataset, mlfeed.cntk's
+    MinibatchSource (a keyword beyond CNTK's) and mlfeed.dask.read."""
+    paths, x, y = idx_pair
+    one = tmp_path / "one.cbf"
+    mlfeed.convert(paths, one, type="float32")
+    caches = tmp_path / "caches"
+    script = f"""
+import os, numpy as np, mlfeed, mlfeed.cntk, torch
+from mlfeed.torch import MinibatchDataset
+mlfeed.convert({str(one)!r}, "s3://mlfeed-py/every/", to="cbf", shards=3)
+mlfeed.convert({str(one)!r}, "s3://mlfeed-py/every1.cbf")
+url, obj, y = "s3://mlfeed-py/every/", "s3://mlfeed-py/every1.cbf", np.array({y.astype(float).tolist()!r})
+def cache(name):
+    return os.path.join({str(caches)!r}, name)
+def filled(name, fills):
+    s = mlfeed.cache_stats(cache(name))
+    assert s is not None and s["fills"] == fills and s["fetched_bytes"] > 0, (name, s)
+    assert len(os.listdir(os.path.join(cache(name), "data"))) == fills, (name, os.listdir(os.path.join(cache(name), "data")))
+with mlfeed.open(url, cache=cache("open")) as ds:
+    np.testing.assert_array_equal(ds.read()["labels"].reshape(-1), y)
+filled("open", 4)
+src = mlfeed.MinibatchSource(url, minibatch_size=100, randomize=False, max_sweeps=1, cache=cache("source"))
+np.testing.assert_array_equal(np.concatenate([mb["labels"].reshape(-1).copy() for mb in src]), y)
+src.close()
+filled("source", 4)
+ds = MinibatchDataset(url, minibatch_size=100, randomize=False, max_sweeps=1, cache=cache("torch"))
+np.testing.assert_array_equal(np.sort(torch.cat([mb["labels"].reshape(-1).clone() for mb in ds]).numpy()), np.sort(y))
+filled("torch", 4)
+c = mlfeed.cntk.MinibatchSource(mlfeed.cntk.CBFDeserializer(obj), randomize=False, max_sweeps=1,
+                                cache=cache("cntk"))
+mb = c.next_minibatch(1000)
+np.testing.assert_array_equal(mb[c.streams.labels].asarray().reshape(-1), y)
+filled("cntk", 1)
+try:
+    import dask, mlfeed.dask
+except ImportError:
+    print("no dask")
+else:
+    a = mlfeed.dask.read(url, cache=cache("dask"))
+    np.testing.assert_array_equal(a["labels"].compute().reshape(-1), y)
+    mlfeed.dask.close()
+    filled("dask", 4)
+print("ok")
+"""
+    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
+                                                               s3.get("PYTHONPATH")])))
+    r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "ok", r.stdout

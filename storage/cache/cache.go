@@ -4,9 +4,12 @@
 //
 // The cache holds whole objects: a data set's shards are read whole in a sweep. An object is
 // fetched once per node: the first process to want it takes the object's lock and fills it,
-// the others wait for it. The bytes are written to a temporary file in the cache directory,
-// checked, flushed to disk and renamed into place, so a process killed while filling leaves
-// only a temporary file that no reader trusts and the next filler removes. An object is
+// the others wait for it. The bytes are written to a temporary file in the cache directory
+// (by ranged requests made several at once), hashed as they arrive, checked, flushed to disk
+// and renamed into place, so a process killed while filling leaves only a temporary file that
+// no reader trusts and the next filler removes. The filler need not wait for the end: a File
+// from OpenFilling serves each read as soon as its bytes have arrived, fetching them before
+// the rest. An object is
 // checked against its manifest entry's size and SHA-256 when it has one (a sharded data set
 // written by mlfeed), else it is known by its URL, size and entity tag (ETag), asked of the
 // service on every open; an object whose service gives no entity tag is not cached.
@@ -28,7 +31,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -191,35 +193,99 @@ type Want struct {
 }
 
 // File is a cached object open for reading: its local copy, which stays in the cache (no
-// process removes it) until Close.
+// process removes it) until Close. A File that OpenFilling returned while this process
+// fills the object serves each read from the local copy as soon as the bytes it asks for
+// have arrived, fetching them before the rest.
 type File struct {
-	f       *os.File
-	lock    *os.File
+	f       *os.File // the local copy (while it is filled: the temporary file)
+	lock    *os.File // the object's lock, shared; nil while a fill holds it
 	name    string
+	path    string // the local copy's path in data/
 	size    int64
 	fetched int64
+	fill    *fill // the fill this File was opened during, or nil
 }
 
-// ReadAt reads from the local copy.
-func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
+// ReadAt reads from the local copy. While the object is filled, it waits for the bytes
+// asked for, which are fetched first. Where the fill fails on the local disk, the rest is
+// read from object storage past the cache; where the bytes turn out not to match the
+// manifest (ErrChecksum) or the object changed, reads fail with that error from then on.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if fl := f.fill; fl != nil {
+		err := fl.t.Need(fl.ctx, off, int64(len(p)))
+		select {
+		case <-fl.done:
+			err = fl.err
+		default:
+			if fl.w.failed() {
+				err = fl.w.error()
+			}
+		}
+		if err != nil {
+			if fl.diskTrouble() {
+				return fl.readPast(p, off)
+			}
+			return 0, err
+		}
+	}
+	return f.f.ReadAt(p, off)
+}
 
 // Name returns the object's URL.
 func (f *File) Name() string { return f.name }
 
-// Path returns the local copy's path, valid until Close.
-func (f *File) Path() string { return f.f.Name() }
+// Path returns the local copy's path, valid after Wait and until Close.
+func (f *File) Path() string { return f.path }
 
 // Size returns the object's size.
 func (f *File) Size() int64 { return f.size }
 
-// Fetched returns the bytes fetched from object storage to open this file: 0 when another
-// open (of this process or another) had filled it.
-func (f *File) Fetched() int64 { return f.fetched }
+// Fetched returns the bytes fetched from object storage to open this file (so far, while it
+// is filled): 0 when another open (of this process or another) had filled it.
+func (f *File) Fetched() int64 {
+	if f.fill != nil {
+		return f.fill.t.Fetched() + f.fill.pastFetched()
+	}
+	return f.fetched
+}
 
-// Close closes the local copy and lets it be removed.
+// Filling reports whether the File was opened while this process fills the object, so that
+// its local copy is whole only after Wait (reads need not wait: ReadAt serves the bytes as
+// they arrive).
+func (f *File) Filling() bool { return f.fill != nil }
+
+// Wait waits for the fill the File was opened during to end, and returns its error: nil
+// when the local copy is whole, checked and in place (at Path). An error wrapping ErrBypass
+// means the object could not be kept (the local disk failed); ReadAt still serves it, from
+// object storage.
+func (f *File) Wait() error {
+	if f.fill == nil {
+		return nil
+	}
+	<-f.fill.done
+	return f.fill.err
+}
+
+// Close closes the local copy and lets it be removed. Closing a File whose fill is in
+// progress waits for the fill to end, so that the bytes fetched are kept.
 func (f *File) Close() error {
-	err := f.f.Close()
-	unlock(f.lock)
+	var err error
+	if fl := f.fill; fl != nil {
+		<-fl.done
+		if fl.lock != nil {
+			unlock(fl.lock)
+		}
+		fl.closePast()
+		if fl.err != nil && !fl.diskTrouble() {
+			err = fl.err
+		}
+	}
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	if f.lock != nil {
+		unlock(f.lock)
+	}
 	return err
 }
 
@@ -238,6 +304,22 @@ type entry struct {
 // wrapping ErrBypass means the object is not cached and the caller reads it from object
 // storage; one wrapping ErrChecksum that its bytes are not the manifest's.
 func (c *Cache) Open(ctx context.Context, name string, want *Want) (*File, error) {
+	return c.open(ctx, name, want, false)
+}
+
+// OpenFilling is Open, except that where this process fills the object it returns as soon
+// as the fill has started: the File's reads are served as their bytes arrive, fetched
+// before the rest, and the fill goes on in the background (File.Wait waits for it; Close
+// too). The bytes a reader gets before the fill ends are those the service sent, of the
+// size and entity tag the fill started with; the checksum is known when the fill ends
+// (File.Wait), and reads after a mismatch fail with ErrChecksum. Nothing is trusted by later
+// opens before the whole object is checked and in place. Where another process fills the
+// object, OpenFilling waits for it, as Open does.
+func (c *Cache) OpenFilling(ctx context.Context, name string, want *Want) (*File, error) {
+	return c.open(ctx, name, want, true)
+}
+
+func (c *Cache) open(ctx context.Context, name string, want *Want, early bool) (*File, error) {
 	e, err := c.entry(ctx, name, want)
 	if err != nil {
 		return nil, err
@@ -267,7 +349,7 @@ func (c *Cache) Open(ctx context.Context, name string, want *Want) (*File, error
 						c.hits.Add(1)
 						c.hitBytes.Add(e.size)
 					}
-					return &File{f: f, lock: l, name: name, size: e.size, fetched: fetched}, nil
+					return &File{f: f, lock: l, name: name, path: data, size: e.size, fetched: fetched}, nil
 				}
 				f.Close()
 			}
@@ -290,13 +372,38 @@ func (c *Cache) Open(ctx context.Context, name string, want *Want) (*File, error
 					return nil, fmt.Errorf("%s: %w: removed as soon as filled", name, ErrBypass)
 				}
 				fills++
-				n, err := c.fill(ctx, name, e, data)
-				unlock(l)
-				fetched += n
+				fl, err := c.startFill(ctx, name, e, data, l)
 				if err != nil {
 					return nil, err
 				}
-				continue
+				if early {
+					r, err := os.Open(fl.tmp.Name())
+					if err != nil {
+						// The fill goes on; this open waits for it.
+						<-fl.done
+						fetched += fl.t.Fetched()
+						if fl.lock != nil {
+							unlock(fl.lock)
+						}
+						if fl.err != nil {
+							return nil, fl.err
+						}
+						continue
+					}
+					return &File{f: r, name: name, path: data, size: e.size, fill: fl}, nil
+				}
+				<-fl.done
+				fetched += fl.t.Fetched()
+				if fl.err != nil {
+					return nil, fl.err
+				}
+				// The fill's lock is now shared: the copy stays while it is open.
+				f, err := os.Open(data)
+				if err != nil {
+					unlock(fl.lock)
+					continue
+				}
+				return &File{f: f, lock: fl.lock, name: name, path: data, size: e.size, fetched: fetched}, nil
 			}
 		}
 		select {
@@ -352,10 +459,32 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-// fill fetches the object into the cache as the file data, with the object's lock held
-// exclusively. It returns the bytes fetched. Trouble with the local disk (full, read-only)
-// is an error wrapping ErrBypass: the object is read from object storage instead.
-func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (n int64, err error) {
+// fill is an object being fetched into the cache, by this process, with the object's lock
+// held exclusively.
+type fill struct {
+	c    *Cache
+	ctx  context.Context
+	name string
+	e    entry
+	data string
+	tmp  *os.File
+	w    *diskWriter
+	t    *storage.Transfer
+	done chan struct{} // closed when the fill has ended: err and lock are set
+	err  error
+	lock *os.File // the object's lock: exclusive while filling, shared after a fill that
+	// succeeded (for the File that holds it), nil after one that failed
+
+	pastMu sync.Mutex
+	past   *storage.Object // the object read past the cache after trouble with the disk
+}
+
+// startFill starts fetching the object into the cache as the file data, with the object's
+// lock l held exclusively, which the fill takes over. The bytes come in the background; the
+// fill's done channel is closed when they are checked and in place, or the fill failed.
+// Trouble with the local disk (full, read-only) is an error wrapping ErrBypass: the object
+// is read from object storage instead.
+func (c *Cache) startFill(ctx context.Context, name string, e entry, data string, l *os.File) (*fill, error) {
 	// A temporary file of this object's is a fill whose process died: the object's lock,
 	// which a filler holds, is ours.
 	stale, _ := filepath.Glob(filepath.Join(c.dir, "tmp", e.key+".*"))
@@ -370,50 +499,152 @@ func (c *Cache) fill(ctx context.Context, name string, e entry, data string) (n 
 	}
 	tmp, err := c.reserve(ctx, name, e)
 	if err != nil {
-		return 0, err
+		unlock(l)
+		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp.Name())
-			c.release(e.size)
-		}
-		tmp.Close() // also releases its lock
-	}()
-	w := &diskWriter{f: tmp}
-	a, n, err := storage.Download(ctx, name, w, e.size)
-	c.fetched.Add(n)
+	fl := &fill{c: c, ctx: ctx, name: name, e: e, data: data, tmp: tmp, w: &diskWriter{f: tmp}, done: make(chan struct{}), lock: l}
+	t, err := storage.StartDownload(ctx, name, fl.w, e.size)
+	fl.t = t
+	a := t.Attributes()
 	switch {
-	case w.err != nil:
-		return n, c.diskError(name, w.err)
 	case err != nil && errors.Is(err, mlfeed.ErrTooLarge) && e.want != nil:
-		return n, fmt.Errorf("%s: %w: larger than its %d bytes", name, ErrChecksum, e.size)
+		err = fmt.Errorf("%s: %w: larger than its %d bytes", name, ErrChecksum, e.size)
 	case err != nil:
-		return n, err
 	case e.want != nil && a.Size != e.size:
-		return n, fmt.Errorf("%s: %w: %d bytes, the manifest says %d", name, ErrChecksum, a.Size, e.size)
+		err = fmt.Errorf("%s: %w: %d bytes, the manifest says %d", name, ErrChecksum, a.Size, e.size)
 	case e.want == nil && (a.Size != e.size || a.ETag != e.etag && a.ETag != ""):
-		return n, fmt.Errorf("%s: %w: %d bytes with entity tag %s, then %d bytes with %s", name, storage.ErrChanged, e.size, e.etag, a.Size, a.ETag)
+		err = fmt.Errorf("%s: %w: %d bytes with entity tag %s, then %d bytes with %s", name, storage.ErrChanged, e.size, e.etag, a.Size, a.ETag)
 	}
+	if err != nil {
+		t.Cancel()
+		c.fetched.Add(t.Fetched())
+		fl.end(err)
+		return nil, err
+	}
+	go fl.run()
+	return fl, nil
+}
+
+// run follows the transfer to its end, hashing the bytes as they arrive where the object has
+// a manifest entry, then checks the object and puts it in place.
+func (fl *fill) run() {
+	err := fl.check()
+	fl.c.fetched.Add(fl.t.Fetched())
+	fl.end(err)
+}
+
+func (fl *fill) check() error {
+	name, e, tmp := fl.name, fl.e, fl.tmp
 	if e.want != nil {
 		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(tmp, 0, e.size)); err != nil {
-			return n, c.diskError(name, err)
+		buf := make([]byte, 1<<20)
+		for off := int64(0); off < e.size; {
+			n := min(int64(len(buf)), e.size-off)
+			if err := fl.t.Follow(context.Background(), off, n); err != nil {
+				break // the transfer's error, below
+			}
+			if _, err := tmp.ReadAt(buf[:n], off); err != nil {
+				fl.t.Cancel()
+				return fl.c.diskError(name, err)
+			}
+			h.Write(buf[:n])
+			off += n
+		}
+		if err := fl.wait(); err != nil {
+			return err
 		}
 		if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(e.want.SHA256) {
-			return n, fmt.Errorf("%s: %w: its SHA-256 is %s, the manifest's %s", name, ErrChecksum, got, e.want.SHA256)
+			return fmt.Errorf("%s: %w: its SHA-256 is %s, the manifest's %s", name, ErrChecksum, got, e.want.SHA256)
 		}
+	} else if err := fl.wait(); err != nil {
+		return err
 	}
 	// On disk before it has its name: a machine that stops leaves a whole object or none.
 	if err := tmp.Sync(); err != nil {
-		return n, c.diskError(name, err)
+		return fl.c.diskError(name, err)
 	}
-	if err := os.Rename(tmp.Name(), data); err != nil {
-		return n, c.diskError(name, err)
+	if err := os.Rename(tmp.Name(), fl.data); err != nil {
+		return fl.c.diskError(name, err)
 	}
-	ok = true
-	c.fills.Add(1)
-	return n, nil
+	return nil
+}
+
+// wait waits for the transfer and returns its error, the local disk's first.
+func (fl *fill) wait() error {
+	err := fl.t.Wait()
+	if fl.w.failed() {
+		return fl.c.diskError(fl.name, fl.w.error())
+	}
+	return err
+}
+
+// end records the fill's end: a fill that failed leaves nothing (its temporary file removed,
+// its room released, the object's lock released); one that succeeded keeps the object's
+// lock, shared, for the File that opened it.
+func (fl *fill) end(err error) {
+	if err != nil {
+		os.Remove(fl.tmp.Name())
+		fl.c.release(fl.e.size)
+		unlock(fl.lock)
+		fl.lock = nil
+	} else {
+		fl.c.fills.Add(1)
+		// The fill's exclusive lock becomes shared: other processes may open the copy, none
+		// removes it. (Where another process took the lock in between, the copy may be
+		// removed, but this process's open file still reads it.)
+		lockFD(fl.lock, shared)
+	}
+	fl.tmp.Close() // also releases its lock
+	fl.err = err
+	close(fl.done)
+}
+
+// diskTrouble reports whether the fill failed (or is failing) on the local disk.
+func (fl *fill) diskTrouble() bool {
+	select {
+	case <-fl.done:
+		return errors.Is(fl.err, ErrBypass)
+	default:
+		return fl.w.failed()
+	}
+}
+
+// readPast reads from object storage, past the cache, after the fill failed on the local
+// disk.
+func (fl *fill) readPast(p []byte, off int64) (int, error) {
+	fl.pastMu.Lock()
+	if fl.past == nil {
+		o, err := storage.Open(fl.ctx, fl.name)
+		if err != nil {
+			fl.pastMu.Unlock()
+			return 0, err
+		}
+		fl.past = o
+	}
+	o := fl.past
+	fl.pastMu.Unlock()
+	return o.ReadAt(p, off)
+}
+
+// pastFetched returns the bytes read past the cache.
+func (fl *fill) pastFetched() int64 {
+	fl.pastMu.Lock()
+	defer fl.pastMu.Unlock()
+	if fl.past == nil {
+		return 0
+	}
+	return fl.past.Fetched()
+}
+
+// closePast closes the object read past the cache, counting its bytes.
+func (fl *fill) closePast() {
+	fl.pastMu.Lock()
+	defer fl.pastMu.Unlock()
+	if fl.past != nil {
+		fl.c.AddBypassed(fl.past.Fetched())
+		fl.past.Close()
+		fl.past = nil
+	}
 }
 
 // diskWriter writes a fill's bytes to its temporary file, keeping the first error (of the
@@ -434,6 +665,14 @@ func (w *diskWriter) WriteAt(p []byte, off int64) (int, error) {
 		w.mu.Unlock()
 	}
 	return n, err
+}
+
+func (w *diskWriter) failed() bool { return w.error() != nil }
+
+func (w *diskWriter) error() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // diskError is the error for trouble with the cache's disk while filling name: the object is

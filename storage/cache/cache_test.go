@@ -72,12 +72,22 @@ func (b *dirBucket) NewRangeReader(ctx context.Context, key string, off, length 
 	if length >= 0 {
 		end = min(off+length, size)
 	}
+	if h := hold.Load(); h != nil && off > 0 {
+		select {
+		case <-*h:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	var r io.Reader = bytes.NewReader(d[off:end])
 	if os.Getenv("CACHETEST_STALL") != "" && off > 0 {
 		r = io.MultiReader(bytes.NewReader(d[off:off+1000]), stall{})
 	}
 	return &storage.Range{ReadCloser: io.NopCloser(countReader{r, &b.served}), Offset: off, Size: size, ETag: etag(fi)}, nil
 }
+
+// hold, when set, holds every range but the first until it is closed: a fill in progress.
+var hold atomic.Pointer[chan struct{}]
 
 type stall struct{}
 
@@ -134,10 +144,36 @@ func objects(t *testing.T, n, size int) ([]string, [][]byte) {
 	return urls, data
 }
 
+// filling makes the tests open objects with OpenFilling (see bothWays).
+var filling bool
+
+// open opens u through c, with Open or OpenFilling as filling says.
+func open(c *Cache, u string, want *Want) (*File, error) {
+	if filling {
+		return c.OpenFilling(context.Background(), u, want)
+	}
+	return c.Open(context.Background(), u, want)
+}
+
+// bothWays runs test twice: opening objects with Open, then with OpenFilling.
+func bothWays(t *testing.T, test func(t *testing.T)) {
+	for _, f := range []bool{false, true} {
+		name := "Open"
+		if f {
+			name = "OpenFilling"
+		}
+		t.Run(name, func(t *testing.T) {
+			filling = f
+			defer func() { filling = false }()
+			test(t)
+		})
+	}
+}
+
 // readAll opens u through c and returns its bytes.
 func readAll(t *testing.T, c *Cache, u string, want *Want) []byte {
 	t.Helper()
-	f, err := c.Open(context.Background(), u, want)
+	f, err := open(c, u, want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,34 +209,157 @@ func sum(b []byte) string {
 }
 
 func TestSecondSweepFetchesNothing(t *testing.T) {
-	urls, data := objects(t, 5, 3<<20)
+	bothWays(t, func(t *testing.T) {
+		urls, data := objects(t, 5, 3<<20)
+		c, err := New(t.TempDir(), 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sweep := range 2 {
+			before := bucket.served.Load()
+			for i, u := range urls {
+				var want *Want
+				if i%2 == 0 { // half known by their manifest entry, half by entity tag
+					want = &Want{Size: int64(len(data[i])), SHA256: sum(data[i])}
+				}
+				if got := readAll(t, c, u, want); !bytes.Equal(got, data[i]) {
+					t.Fatalf("sweep %d: %s: wrong bytes", sweep, u)
+				}
+			}
+			fetched := bucket.served.Load() - before
+			wantFetched := int64(0)
+			if sweep == 0 {
+				wantFetched = 5 * 3 << 20
+			}
+			if fetched != wantFetched {
+				t.Errorf("sweep %d fetched %d bytes, want %d", sweep, fetched, wantFetched)
+			}
+		}
+		s := c.Stats()
+		if s.Fills != 5 || s.Hits != 5 || s.Fetched != 5*3<<20 || s.Bypassed != 0 {
+			t.Errorf("stats %+v", s)
+		}
+	})
+}
+
+// A fill this process makes serves its bytes as they arrive: with every range after the
+// first held, OpenFilling returns and reads the first bytes; nothing is in the cache yet, and
+// another open waits for the fill rather than fetching; once the rest comes the object is
+// checked and in place, fetched once.
+func TestOpenFillingServesAsBytesArrive(t *testing.T) {
+	const size = 12 << 20 // three pieces of a download
+	urls, data := objects(t, 1, size)
 	c, err := New(t.TempDir(), 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for sweep := range 2 {
-		before := bucket.served.Load()
-		for i, u := range urls {
-			var want *Want
-			if i%2 == 0 { // half known by their manifest entry, half by entity tag
-				want = &Want{Size: int64(len(data[i])), SHA256: sum(data[i])}
-			}
-			if got := readAll(t, c, u, want); !bytes.Equal(got, data[i]) {
-				t.Fatalf("sweep %d: %s: wrong bytes", sweep, u)
-			}
-		}
-		fetched := bucket.served.Load() - before
-		wantFetched := int64(0)
-		if sweep == 0 {
-			wantFetched = 5 * 3 << 20
-		}
-		if fetched != wantFetched {
-			t.Errorf("sweep %d fetched %d bytes, want %d", sweep, fetched, wantFetched)
-		}
+	before := bucket.served.Load()
+	h := make(chan struct{})
+	hold.Store(&h)
+	defer hold.Store(nil)
+	want := &Want{Size: size, SHA256: sum(data[0])}
+	f, err := c.OpenFilling(context.Background(), urls[0], want)
+	if err != nil {
+		t.Fatal(err)
 	}
-	s := c.Stats()
-	if s.Fills != 5 || s.Hits != 5 || s.Fetched != 5*3<<20 || s.Bypassed != 0 {
+	if !f.Filling() {
+		t.Fatal("a File opened while this process fills it is not Filling")
+	}
+	b := make([]byte, 1000)
+	if _, err := f.ReadAt(b, 5); err != nil || !bytes.Equal(b, data[0][5:1005]) {
+		t.Fatalf("the first bytes while the rest is held: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(c.Dir(), "data")); len(ents) != 0 {
+		t.Fatal("the object is in the cache before it has all come")
+	}
+	other := make(chan *File, 1)
+	go func() {
+		g, err := c.Open(context.Background(), urls[0], want)
+		if err != nil {
+			t.Error(err)
+		}
+		other <- g
+	}()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-other:
+		t.Fatal("a second open returned before the fill ended")
+	default:
+	}
+	hold.Store(nil)
+	close(h)
+	rest := make([]byte, size)
+	if _, err := f.ReadAt(rest, 0); err != nil || !bytes.Equal(rest, data[0]) {
+		t.Fatalf("the whole object: %v", err)
+	}
+	if err := f.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(f.Path()); err != nil || fi.Size() != size {
+		t.Fatalf("after the fill, its copy: %v", err)
+	}
+	if f.Fetched() != size {
+		t.Errorf("Fetched %d, want %d", f.Fetched(), size)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-other; g != nil {
+		if g.Fetched() != 0 || g.Filling() {
+			t.Errorf("the second open fetched %d bytes (filling %v)", g.Fetched(), g.Filling())
+		}
+		g.Close()
+	}
+	if n := bucket.served.Load() - before; n != size {
+		t.Errorf("fetched %d bytes, want the object once: %d", n, size)
+	}
+	if s := c.Stats(); s.Fills != 1 || s.Fetched != size || s.Hits != 1 {
 		t.Errorf("stats %+v", s)
+	}
+	// Later opens read the copy.
+	g, err := c.OpenFilling(context.Background(), urls[0], want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if g.Filling() || g.Fetched() != 0 {
+		t.Error("a later open filled again")
+	}
+}
+
+// A fill whose bytes do not match the manifest, read as they arrive: the reads after the
+// check fail with ErrChecksum, and nothing is kept.
+func TestOpenFillingChecksumMismatch(t *testing.T) {
+	const size = 9 << 20
+	urls, data := objects(t, 1, size)
+	c, err := New(t.TempDir(), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := sum(append([]byte{1}, data[0]...))
+	f, err := c.OpenFilling(context.Background(), urls[0], &Want{Size: size, SHA256: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 100)
+	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, ErrChecksum) {
+		t.Fatal(err)
+	}
+	if err := f.Wait(); !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), urls[0]) {
+		t.Fatalf("Wait: %v, want ErrChecksum naming the object", err)
+	}
+	if _, err := f.ReadAt(b, 0); !errors.Is(err, ErrChecksum) {
+		t.Errorf("a read after the mismatch: %v, want ErrChecksum", err)
+	}
+	if err := f.Close(); !errors.Is(err, ErrChecksum) {
+		t.Errorf("Close: %v, want ErrChecksum", err)
+	}
+	if n := usage(t, c); n != 0 || c.readUsage() != 0 {
+		t.Errorf("%d bytes left in the cache (counted %d) after a failed check", n, c.readUsage())
+	}
+	// A size the service does not give fails at once.
+	if _, err := c.OpenFilling(context.Background(), urls[0], &Want{Size: size - 1, SHA256: sum(data[0])}); !errors.Is(err, ErrChecksum) {
+		t.Errorf("wrong size: %v, want ErrChecksum", err)
 	}
 }
 
@@ -243,95 +402,99 @@ func TestChangedObjectIsRefetched(t *testing.T) {
 }
 
 func TestLimit(t *testing.T) {
-	const size = 1 << 20
-	urls, data := objects(t, 6, size)
-	limit := int64(2*size + size/2) // room for two objects
-	c, err := New(t.TempDir(), limit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Sweeps over a data set larger than the cache: every read right, the limit never
-	// passed.
-	for sweep := range 3 {
-		for i, u := range urls {
-			if got := readAll(t, c, u, nil); !bytes.Equal(got, data[i]) {
-				t.Fatalf("sweep %d: %s: wrong bytes", sweep, u)
-			}
-			if n := usage(t, c); n > limit || n != c.readUsage() {
-				t.Fatalf("the cache holds %d bytes (counted %d), over its limit of %d", n, c.readUsage(), limit)
+	bothWays(t, func(t *testing.T) {
+		const size = 1 << 20
+		urls, data := objects(t, 6, size)
+		limit := int64(2*size + size/2) // room for two objects
+		c, err := New(t.TempDir(), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sweeps over a data set larger than the cache: every read right, the limit never
+		// passed.
+		for sweep := range 3 {
+			for i, u := range urls {
+				if got := readAll(t, c, u, nil); !bytes.Equal(got, data[i]) {
+					t.Fatalf("sweep %d: %s: wrong bytes", sweep, u)
+				}
+				if n := usage(t, c); n > limit || n != c.readUsage() {
+					t.Fatalf("the cache holds %d bytes (counted %d), over its limit of %d", n, c.readUsage(), limit)
+				}
 			}
 		}
-	}
-	// The least recently used go first: after reading 0, 1, 2, then 0, the cache holds 2 and 0.
-	for _, i := range []int{0, 1, 2, 0} {
-		readAll(t, c, urls[i], nil)
-	}
-	before := bucket.served.Load()
-	readAll(t, c, urls[2], nil)
-	readAll(t, c, urls[0], nil)
-	if n := bucket.served.Load() - before; n != 0 {
-		t.Errorf("the two most recently used objects were not kept: %d bytes fetched", n)
-	}
-	// Objects open are not removed: with two open, a third does not fit and is read past
-	// the cache.
-	f0, err := c.Open(context.Background(), urls[3], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f0.Close()
-	f1, err := c.Open(context.Background(), urls[4], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f1.Close()
-	if _, err := c.Open(context.Background(), urls[5], nil); !errors.Is(err, ErrBypass) {
-		t.Fatalf("a third object with two open: %v, want ErrBypass", err)
-	}
-	for i, f := range []*File{f0, f1} {
-		b := make([]byte, size)
-		if _, err := f.ReadAt(b, 0); err != nil || !bytes.Equal(b, data[3+i]) {
-			t.Fatalf("an open object changed: %v", err)
+		// The least recently used go first: after reading 0, 1, 2, then 0, the cache holds 2 and 0.
+		for _, i := range []int{0, 1, 2, 0} {
+			readAll(t, c, urls[i], nil)
 		}
-	}
-	// Larger than the whole cache: read past it.
-	big, _ := objects(t, 1, 3*size)
-	if _, err := c.Open(context.Background(), big[0], nil); !errors.Is(err, ErrBypass) {
-		t.Fatalf("an object larger than the cache: %v, want ErrBypass", err)
-	}
+		before := bucket.served.Load()
+		readAll(t, c, urls[2], nil)
+		readAll(t, c, urls[0], nil)
+		if n := bucket.served.Load() - before; n != 0 {
+			t.Errorf("the two most recently used objects were not kept: %d bytes fetched", n)
+		}
+		// Objects open are not removed: with two open, a third does not fit and is read past
+		// the cache.
+		f0, err := open(c, urls[3], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f0.Close()
+		f1, err := open(c, urls[4], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f1.Close()
+		if _, err := open(c, urls[5], nil); !errors.Is(err, ErrBypass) {
+			t.Fatalf("a third object with two open: %v, want ErrBypass", err)
+		}
+		for i, f := range []*File{f0, f1} {
+			b := make([]byte, size)
+			if _, err := f.ReadAt(b, 0); err != nil || !bytes.Equal(b, data[3+i]) {
+				t.Fatalf("an open object changed: %v", err)
+			}
+		}
+		// Larger than the whole cache: read past it.
+		big, _ := objects(t, 1, 3*size)
+		if _, err := open(c, big[0], nil); !errors.Is(err, ErrBypass) {
+			t.Fatalf("an object larger than the cache: %v, want ErrBypass", err)
+		}
+	})
 }
 
 func TestConcurrentGoroutines(t *testing.T) {
-	urls, data := objects(t, 4, 2<<20)
-	c, err := New(t.TempDir(), 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := bucket.served.Load()
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range urls {
-				i := (g + k) % len(urls)
-				f, err := c.Open(context.Background(), urls[i], nil)
-				if err != nil {
-					t.Error(err)
-					return
+	bothWays(t, func(t *testing.T) {
+		urls, data := objects(t, 4, 2<<20)
+		c, err := New(t.TempDir(), 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := bucket.served.Load()
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range urls {
+					i := (g + k) % len(urls)
+					f, err := open(c, urls[i], nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					b := make([]byte, f.Size())
+					f.ReadAt(b, 0)
+					f.Close()
+					if !bytes.Equal(b, data[i]) {
+						t.Errorf("%s: wrong bytes", urls[i])
+					}
 				}
-				b := make([]byte, f.Size())
-				f.ReadAt(b, 0)
-				f.Close()
-				if !bytes.Equal(b, data[i]) {
-					t.Errorf("%s: wrong bytes", urls[i])
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := bucket.served.Load() - before; n != 4*2<<20 {
-		t.Errorf("fetched %d bytes, want each object once (%d)", n, 4*2<<20)
-	}
+			}()
+		}
+		wg.Wait()
+		if n := bucket.served.Load() - before; n != 4*2<<20 {
+			t.Errorf("fetched %d bytes, want each object once (%d)", n, 4*2<<20)
+		}
+	})
 }
 
 func TestParse(t *testing.T) {
@@ -376,7 +539,8 @@ func child() int {
 	}
 	var sums []string
 	for _, u := range strings.Fields(os.Getenv("CACHETEST_URLS")) {
-		f, err := c.Open(context.Background(), u, nil)
+		filling = os.Getenv("CACHETEST_FILLING") != ""
+		f, err := open(c, u, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -393,98 +557,105 @@ func child() int {
 func childCmd(t *testing.T, cacheSpec string, urls []string, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CACHETEST_CHILD=1", "CACHETEST_CACHE="+cacheSpec, "CACHETEST_URLS="+strings.Join(urls, " "))
+	if filling {
+		cmd.Env = append(cmd.Env, "CACHETEST_FILLING=1")
+	}
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }
 
 func TestProcessesShareTheCache(t *testing.T) {
-	urls, data := objects(t, 6, 2<<20)
-	dir := t.TempDir()
-	const procs = 4
-	outs := make([][]byte, procs)
-	errs := make([]error, procs)
-	var wg sync.WaitGroup
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Each in its own order, so that they meet on every object.
-			u := append(append([]string(nil), urls[p:]...), urls[:p]...)
-			outs[p], errs[p] = childCmd(t, dir+":1GB", u).Output()
-		}()
-	}
-	wg.Wait()
-	var total int64
-	for p := range procs {
-		if errs[p] != nil {
-			t.Fatalf("process %d: %v", p, errs[p])
+	bothWays(t, func(t *testing.T) {
+		urls, data := objects(t, 6, 2<<20)
+		dir := t.TempDir()
+		const procs = 4
+		outs := make([][]byte, procs)
+		errs := make([]error, procs)
+		var wg sync.WaitGroup
+		for p := range procs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Each in its own order, so that they meet on every object.
+				u := append(append([]string(nil), urls[p:]...), urls[:p]...)
+				outs[p], errs[p] = childCmd(t, dir+":1GB", u).Output()
+			}()
 		}
-		f := strings.Fields(string(outs[p]))
-		n, _ := strconv.ParseInt(f[0], 10, 64)
-		total += n
-		for k, s := range f[1:] {
-			if i := (p + k) % len(urls); s != sum(data[i]) {
-				t.Errorf("process %d read wrong bytes of %s", p, urls[i])
+		wg.Wait()
+		var total int64
+		for p := range procs {
+			if errs[p] != nil {
+				t.Fatalf("process %d: %v", p, errs[p])
+			}
+			f := strings.Fields(string(outs[p]))
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			total += n
+			for k, s := range f[1:] {
+				if i := (p + k) % len(urls); s != sum(data[i]) {
+					t.Errorf("process %d read wrong bytes of %s", p, urls[i])
+				}
 			}
 		}
-	}
-	if want := int64(6 * 2 << 20); total != want {
-		t.Errorf("%d processes fetched %d bytes, want each object once: %d", procs, total, want)
-	}
-	// A fifth process, later, fetches nothing.
-	out, err := childCmd(t, dir+":1GB", urls).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := strings.Fields(string(out)); f[0] != "0" {
-		t.Errorf("a later process fetched %s bytes, want 0", f[0])
-	}
+		if want := int64(6 * 2 << 20); total != want {
+			t.Errorf("%d processes fetched %d bytes, want each object once: %d", procs, total, want)
+		}
+		// A fifth process, later, fetches nothing.
+		out, err := childCmd(t, dir+":1GB", urls).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := strings.Fields(string(out)); f[0] != "0" {
+			t.Errorf("a later process fetched %s bytes, want 0", f[0])
+		}
+	})
 }
 
 func TestKilledFillLeavesNothingTrusted(t *testing.T) {
-	urls, data := objects(t, 1, 12<<20)
-	dir := t.TempDir()
-	cmd := childCmd(t, dir+":1GB", urls, "CACHETEST_STALL=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait until it is filling: its temporary file is there, and bytes are in it.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ents, _ := os.ReadDir(filepath.Join(dir, "tmp"))
-		if len(ents) == 1 {
-			break
+	bothWays(t, func(t *testing.T) {
+		urls, data := objects(t, 1, 12<<20)
+		dir := t.TempDir()
+		cmd := childCmd(t, dir+":1GB", urls, "CACHETEST_STALL=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the child did not start filling")
+		// Wait until it is filling: its temporary file is there, and bytes are in it.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			ents, _ := os.ReadDir(filepath.Join(dir, "tmp"))
+			if len(ents) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatal("the child did not start filling")
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	cmd.Process.Kill() // SIGKILL: nothing of the child's runs
-	cmd.Wait()
-	if ents, _ := os.ReadDir(filepath.Join(dir, "data")); len(ents) != 0 {
-		t.Fatalf("a killed fill left %d objects in the cache", len(ents))
-	}
-	c, err := New(dir, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, c, urls[0], nil); !bytes.Equal(got, data[0]) {
-		t.Fatal("wrong bytes after a killed fill")
-	}
-	if ents, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(ents) != 0 {
-		t.Errorf("the killed fill's temporary file was not removed: %v", ents)
-	}
-	if c.Stats().Fills != 1 {
-		t.Errorf("stats %+v: want one fill", c.Stats())
-	}
-	if u := c.readUsage(); u != int64(len(data[0])) {
-		t.Errorf("the cache counts %d bytes, holds %d", u, len(data[0]))
-	}
+		time.Sleep(50 * time.Millisecond)
+		cmd.Process.Kill() // SIGKILL: nothing of the child's runs
+		cmd.Wait()
+		if ents, _ := os.ReadDir(filepath.Join(dir, "data")); len(ents) != 0 {
+			t.Fatalf("a killed fill left %d objects in the cache", len(ents))
+		}
+		c, err := New(dir, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, c, urls[0], nil); !bytes.Equal(got, data[0]) {
+			t.Fatal("wrong bytes after a killed fill")
+		}
+		if ents, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(ents) != 0 {
+			t.Errorf("the killed fill's temporary file was not removed: %v", ents)
+		}
+		if c.Stats().Fills != 1 {
+			t.Errorf("stats %+v: want one fill", c.Stats())
+		}
+		if u := c.readUsage(); u != int64(len(data[0])) {
+			t.Errorf("the cache counts %d bytes, holds %d", u, len(data[0]))
+		}
+	})
 }
 
 func TestUsageCountHeals(t *testing.T) {

@@ -21,6 +21,11 @@ the end, get_checkpoint_state/restore_from_checkpoint. The minibatches are mlfee
 which follows CNTK's block randomizer. MinibatchData holds numpy arrays (and scipy CSR
 matrices for sparse streams) of its own, valid after the next call, as CNTK's Values are.
 Not provided: image, HTK and user deserializers, truncated BPTT (truncation_length), devices.
+
+Beyond CNTK's API, MinibatchSource takes one keyword more: cache="DIR[:SIZE]", the node cache
+for deserializers whose files are objects (s3://, gs://, azblob://), as mlfeed.open's cache=:
+what object storage serves is kept in DIR, shared by the node's processes (default: the cache
+$MLFEED_CACHE names; "off" turns it off).
 """
 
 from __future__ import annotations
@@ -236,7 +241,9 @@ class MinibatchData:
 
 class MinibatchSource:
     """CNTK's composite minibatch source over one or more deserializers (joined by sequence
-    id when they have ids, else line by line). See the module's documentation."""
+    id when they have ids, else line by line). See the module's documentation; cache (an
+    mlfeed keyword beyond CNTK's) is the node cache for object-storage files, as
+    mlfeed.open's."""
 
     def __init__(self, deserializers: Union[_Deserializer, List[_Deserializer],
                                             Tuple[_Deserializer, ...]],
@@ -245,7 +252,8 @@ class MinibatchSource:
                  randomization_window_in_samples: int = 0, randomization_seed: int = 0,
                  trace_level: Optional[int] = None,
                  multithreaded_deserializer: Optional[bool] = None, frame_mode: bool = False,
-                 truncation_length: int = 0, randomize: bool = True) -> None:
+                 truncation_length: int = 0, randomize: bool = True,
+                 cache: Optional[PathArg] = None) -> None:
         if isinstance(deserializers, (list, tuple)):
             ds: Sequence[_Deserializer] = deserializers
         else:
@@ -288,7 +296,7 @@ class MinibatchSource:
         # Open once to learn the streams (the data is not read until the first minibatch).
         self._key = (1, 1, 0)
         self._src = mlfeed.MinibatchSource(None, minibatch_size=1, workers=1, rank=0, copy=True,
-                                           _deserializers=self._args, **self._kw)
+                                           _deserializers=self._args, cache=cache, **self._kw)
         self._infos: List[StreamInformation] = []
         self._index: Dict[str, Tuple[int, StreamInformation]] = {}
         shapes: Dict[str, Tuple[int, ...]] = {}
