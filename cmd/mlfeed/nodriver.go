@@ -17,14 +17,21 @@ func noDriverError(err error) error {
 		return err
 	}
 	msg := err.Error()
-	// storage's advice for a Go program: ` in this program (import _ "PACKAGE")`.
-	if i := strings.Index(msg, " in this program (import _ "); i >= 0 {
-		if j := strings.IndexByte(msg[i:], ')'); j >= 0 {
-			msg = msg[:i] + msg[i+j+1:]
-		}
-	}
+	// In place of storage's advice for a Go program (` in this program (import _ "PACKAGE")`),
+	// or after the message if it has none.
+	this := ""
 	if len(storage.Schemes()) == 0 {
-		msg += " in this build of mlfeed: it was built without object-storage drivers (-tags mlfeed_nostorage, as scripts/demo.sh builds it)"
+		this = " in this build of mlfeed: it was built without object-storage drivers (-tags mlfeed_nostorage, as scripts/demo.sh builds it)"
+	}
+	i := strings.Index(msg, " in this program (import _ ")
+	j := -1
+	if i >= 0 {
+		j = strings.IndexByte(msg[i:], ')')
+	}
+	if j >= 0 {
+		msg = msg[:i] + this + msg[i+j+1:]
+	} else {
+		msg += this
 	}
 	return &noDriver{msg: msg, err: err}
 }

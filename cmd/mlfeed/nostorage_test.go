@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // A CLI built with -tags mlfeed_nostorage (scripts/demo.sh's build) leaves the object-storage
@@ -71,5 +75,23 @@ func TestNoStorageBuild(t *testing.T) {
 			strings.Contains(msg, "import _") || strings.Contains(msg, "panic") {
 			t.Errorf("mlfeed %s without drivers: exit %d (want 2), stderr:\n%s", strings.Join(args, " "), code, msg)
 		}
+	}
+}
+
+// noDriverError cuts storage's advice to Go programmers out of the message, where it is, keeps
+// what wraps it, and leaves the sentinel and other errors alone.
+func TestNoDriverErrorInPlace(t *testing.T) {
+	inner := fmt.Errorf("s3://b/k: %w s3:// in this program (import _ %q)", storage.ErrNoDriver, "github.com/mlfeed/mlfeed/storage/s3")
+	err := noDriverError(fmt.Errorf("opening: %w: while planning", inner))
+	want := "opening: s3://b/k: no storage driver for the URL's scheme s3://: while planning"
+	if len(storage.Schemes()) == 0 {
+		want = "opening: s3://b/k: no storage driver for the URL's scheme s3:// in this build of mlfeed: it was built without object-storage drivers (-tags mlfeed_nostorage, as scripts/demo.sh builds it): while planning"
+	}
+	if err.Error() != want || !errors.Is(err, storage.ErrNoDriver) {
+		t.Errorf("noDriverError = %q (wraps ErrNoDriver: %v), want %q", err, errors.Is(err, storage.ErrNoDriver), want)
+	}
+	other := errors.New("x.idx: no such file")
+	if noDriverError(other) != other || noDriverError(nil) != nil {
+		t.Error("noDriverError changed an error that is not storage's ErrNoDriver")
 	}
 }
