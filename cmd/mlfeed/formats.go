@@ -9,8 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed/format"
-	_ "github.com/mlfeed/mlfeed/format/all"  // the formats this build knows: all of them
-	_ "github.com/mlfeed/mlfeed/storage/all" // s3://, gs://, azblob://
+	_ "github.com/mlfeed/mlfeed/format/all" // the formats this build knows: all of them
 )
 
 // formatInfo is one line of `formats`, and one object of `formats --json`.

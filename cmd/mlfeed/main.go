@@ -27,6 +27,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/atomicfile"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	_ "github.com/mlfeed/mlfeed/internal/startheap" // before the packages that allocate as they initialise
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // Exit statuses.
@@ -101,6 +102,7 @@ func main() {
 	if err == nil {
 		os.Exit(exitOK)
 	}
+	err = noDriverError(err)
 	fmt.Fprintln(os.Stderr, "mlfeed:", err)
 	if h := hint(err); h != "" {
 		fmt.Fprintln(os.Stderr, "mlfeed: hint:", h)
@@ -112,6 +114,8 @@ func main() {
 // options rather than of flags.
 func hint(err error) string {
 	switch {
+	case errors.Is(err, storage.ErrNoDriver):
+		return noDriverHint
 	case errors.Is(err, ctf.ErrPrecision):
 		return "read at double precision with --opt precision=double (or convert with --type float64)"
 	case strings.Contains(err.Error(), "store it densely first"):
@@ -172,6 +176,7 @@ func signalName(s os.Signal) string {
 func exitCode(err error) int {
 	switch {
 	case errors.Is(err, format.ErrUsage), errors.Is(err, mlfeed.ErrUnknownFormat), errors.Is(err, mlfeed.ErrUnsupported),
+		errors.Is(err, storage.ErrNoDriver),
 		strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
 		return exitUsage
 	}

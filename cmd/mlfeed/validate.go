@@ -89,8 +89,8 @@ for wrong flags.`,
 						}
 						return check(url, path, formatName)
 					})
-					if err != nil && errors.Is(err, format.ErrUsage) {
-						return err
+					if err != nil && (errors.Is(err, format.ErrUsage) || errors.Is(err, storage.ErrNoDriver)) {
+						return err // wrong flags, or a build without drivers: the same for every URL
 					}
 					if err != nil {
 						fmt.Fprintln(stderr, err)

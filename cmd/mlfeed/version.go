@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/storage"
 )
 
 // buildInfo is what `version --json` prints.
@@ -22,6 +23,9 @@ type buildInfo struct {
 	Platform string   `json:"platform"`
 	HDF5     string   `json:"hdf5"`
 	Formats  []string `json:"formats"`
+	// Storage are the schemes of the object-storage drivers compiled in ("azblob", "gs",
+	// "s3"); empty in a build with -tags mlfeed_nostorage.
+	Storage []string `json:"storage"`
 }
 
 // Set at link time by scripts/release.sh (go build -ldflags "-X main.version=0.3.0 ..."), so that a
@@ -41,7 +45,10 @@ var (
 // release build and the Python package print it).
 func readBuildInfo() buildInfo {
 	b := buildInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		HDF5: "pure Go (internal/hdf5)", Formats: format.Names()}
+		HDF5: "pure Go (internal/hdf5)", Formats: format.Names(), Storage: storage.Schemes()}
+	if b.Storage == nil {
+		b.Storage = []string{} // [] in JSON, not null
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		b.Version = strings.TrimPrefix(bi.Main.Version, "v")
 		for _, s := range bi.Settings {
@@ -78,6 +85,11 @@ func (b buildInfo) String() string {
 	fmt.Fprintf(&s, "go:       %s %s\n", b.Go, b.Platform)
 	fmt.Fprintf(&s, "hdf5:     %s\n", b.HDF5)
 	fmt.Fprintf(&s, "formats:  %s\n", strings.Join(b.Formats, " "))
+	if len(b.Storage) == 0 {
+		fmt.Fprintf(&s, "storage:  none (built with -tags mlfeed_nostorage: local files only)\n")
+	} else {
+		fmt.Fprintf(&s, "storage:  %s://\n", strings.Join(b.Storage, ":// "))
+	}
 	return s.String()
 }
 
@@ -88,9 +100,10 @@ func init() {
 		Short: "Print mlfeed's version, commit, Go version and optional parts",
 		Long: `version prints the module version, the commit the binary was built from (with its time,
 and whether the checkout had uncommitted changes), the Go version and platform, how HDF5 is
-supported (pure Go, no C library) and the formats compiled in. --version prints the
-same. --json prints {"version", "commit", "time", "modified", "go", "platform", "hdf5",
-"formats"}.`,
+supported (pure Go, no C library), the formats compiled in and the object-storage drivers
+(s3://, gs://, azblob://; none in a build with -tags mlfeed_nostorage, as scripts/demo.sh
+makes). --version prints the same. --json prints {"version", "commit", "time", "modified",
+"go", "platform", "hdf5", "formats", "storage"}.`,
 		Example: `  mlfeed version
   mlfeed --version`,
 		Args: cobra.NoArgs,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,10 +207,20 @@ func (d *Descriptor) IsDense() bool {
 	return true
 }
 
-var (
-	versionRE    = regexp.MustCompile(`^0\.1(\.[0-9]+)?$`)
-	anyVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
-)
+// versionParts returns the numbers of a version MAJOR.MINOR or MAJOR.MINOR.PATCH, each one or
+// more ASCII digits (as written, not parsed), or ok false for anything else.
+func versionParts(v string) (parts []string, ok bool) {
+	parts = strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return nil, false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return nil, false
+		}
+	}
+	return parts, true
+}
 
 // maxRank bounds the dimensions a descriptor may declare.
 const maxRank = 32
@@ -265,8 +274,9 @@ func (d *Descriptor) parseInner(in map[string]json.RawMessage) error {
 		return err
 	}
 	if ok {
-		if !versionRE.MatchString(v) {
-			if strings.HasPrefix(v, "0.1") || !anyVersionRE.MatchString(v) {
+		parts, ok := versionParts(v)
+		if !ok || parts[0] != "0" || parts[1] != "1" {
+			if strings.HasPrefix(v, "0.1") || !ok {
 				return fmt.Errorf("%w: descriptor: malformed version %q", ErrFormat, v)
 			}
 			return fmt.Errorf("%w: Binsparse version %q (this reader knows 0.1)", ErrUnsupported, v)

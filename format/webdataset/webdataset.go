@@ -50,6 +50,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mlfeed/mlfeed"
 )
@@ -144,11 +145,12 @@ func SplitName(name string) (key, ext string, ok bool) {
 	return name[:i+1], last[1:], true
 }
 
-// keyRE is webdataset's base_plus_ext pattern, for names SplitName does not take apart itself.
-var keyRE = regexp.MustCompile(`^((?:.*/|)[^.]+)[.]([^/]*)$`)
+// keyRE is webdataset's base_plus_ext pattern, for names SplitName does not take apart itself;
+// compiled on first use, not when a program that links the format starts.
+var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^((?:.*/|)[^.]+)[.]([^/]*)$`) })
 
 func splitNameRE(name string) (key, ext string, ok bool) {
-	m := keyRE.FindStringSubmatch(name)
+	m := keyRE().FindStringSubmatch(name)
 	if m == nil {
 		return "", "", false
 	}

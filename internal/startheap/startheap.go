@@ -25,7 +25,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 )
 
@@ -44,12 +43,19 @@ func start(size uint64) {
 		return
 	}
 	// The goal is the heap marked live by the last collection (the runtime's initial 4 MB if
-	// none ran yet) times 1 + GOGC/100.
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
+	// none ran yet) times 1 + GOGC/100. Before the first collection, the usual case here, that
+	// is all there is to know; after one, the heap allocated now bounds the live heap from
+	// above, and a raise from less than 4 MB would also raise the runtime's minimum goal (4 MB
+	// times the same factor) past size. debug.ReadGCStats first: runtime/metrics's
+	// initialisation (a description of each metric) took as long as this package's work, and
+	// runtime.ReadMemStats stops the world (3 ms at start-up on a 2-core VM).
 	live := uint64(4 << 20)
-	if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > 0 {
-		live = s[0].Value.Uint64()
+	var gs debug.GCStats
+	debug.ReadGCStats(&gs)
+	if gs.NumGC > 0 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		live = max(ms.HeapAlloc, live)
 	}
 	if live >= size/2 {
 		return

@@ -15,7 +15,9 @@ go_build_progress() {
   while IFS= read -r line; do
     case $line in
       rc=*) rc=${line#rc=}; continue ;;
-      \#*|*.go:*|*error*|*warning*) echo "$line" >&2 ;;
+      # A package is one import path (no spaces); what else go build says (errors,
+      # "# pkg" headers, file:line: lines) is passed on.
+      *' '*|\#*|*.go:*|'') echo "$line" >&2 ;;
       *) n=$((n + 1)) ;;
     esac
     now=$(date +%s)
