@@ -165,9 +165,19 @@ func genCTF(out string, size int64) error {
 				line = strconv.AppendFloat(line, float64(float32(r.NormFloat64())), 'g', 6, 32)
 			}
 			line = append(line, " |S"...)
-			for range 8 {
+			// Eight distinct indices: a sample repeating one is refused by the CTF reader.
+			var picked [8]int
+			for k := range picked {
+				for again := true; again; {
+					picked[k], again = r.IntN(10000), false
+					for _, p := range picked[:k] {
+						again = again || p == picked[k]
+					}
+				}
+			}
+			for _, ix := range picked {
 				line = append(line, ' ')
-				line = strconv.AppendInt(line, int64(r.IntN(10000)), 10)
+				line = strconv.AppendInt(line, int64(ix), 10)
 				line = append(line, ':')
 				line = strconv.AppendFloat(line, float64(float32(r.Float64())), 'g', 6, 32)
 			}
