@@ -70,8 +70,9 @@ fi
 if [ ! -d internal/arrowcheck/node_modules/@duckdb/node-api ] || [ ! -d internal/arrowcheck/node_modules/apache-arrow ]; then
   if command -v npm >/dev/null 2>&1; then
     echo "setup: installing the Arrow/Parquet peers (npm ci in internal/arrowcheck)" >&2
-    # npm ci refuses a lock that lacks DuckDB's bindings for other platforms, which registry
-    # mirrors may not carry; npm install --no-save then installs the same pinned versions.
+    # npm ci installs the lock's exact tree (it lists DuckDB's binding for every platform);
+    # where that fails (a registry mirror without some binding), npm install --no-save
+    # installs the same pinned versions.
     (cd internal/arrowcheck && { npm ci --no-audit --no-fund --loglevel=error >&2 2>/dev/null ||
       npm install --no-save --no-audit --no-fund --loglevel=error >&2; })
   else
