@@ -257,3 +257,21 @@ func TestObjectUse(t *testing.T) {
 	}
 	end()
 }
+
+// A URL whose scheme has no driver in the program is a *NoDriverError wrapping ErrNoDriver,
+// naming the package that registers mlfeed's driver for the scheme, where there is one.
+func TestNoDriverError(t *testing.T) {
+	for _, tc := range []struct{ url, scheme, pkg string }{
+		{"s3://bucket/key", "s3", "github.com/mlfeed/mlfeed/storage/s3"},
+		{"gs://bucket/key", "gs", "github.com/mlfeed/mlfeed/storage/gcs"},
+	} {
+		_, err := Stat(context.Background(), tc.url)
+		var nd *NoDriverError
+		if !errors.As(err, &nd) || !errors.Is(err, ErrNoDriver) || nd.Name != tc.url || nd.Scheme != tc.scheme || nd.Package != tc.pkg {
+			t.Fatalf("Stat(%q) = %v (%#v), want a NoDriverError for %s naming %s", tc.url, err, nd, tc.scheme, tc.pkg)
+		}
+		if want := tc.url + ": no storage driver for the URL's scheme " + tc.scheme + ":// in this program (import _ \"" + tc.pkg + "\")"; !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Stat(%q): %q, want it to end in %q", tc.url, err, want)
+		}
+	}
+}

@@ -117,8 +117,29 @@ var knownSchemes = map[string]string{
 	"azblob": "github.com/mlfeed/mlfeed/storage/azblob",
 }
 
-// ErrNoDriver is wrapped by the error for a URL whose scheme has no driver in the program.
+// ErrNoDriver is wrapped by the error for a URL whose scheme has no driver in the program
+// (a *NoDriverError).
 var ErrNoDriver = errors.New("no storage driver for the URL's scheme")
+
+// NoDriverError is the error for a URL whose scheme has no driver in the program. It wraps
+// ErrNoDriver.
+type NoDriverError struct {
+	Name    string // the URL
+	Scheme  string // its scheme, without "://"
+	Package string // the import path of mlfeed's driver for the scheme; "" if there is none
+}
+
+// Error names the URL and the scheme and, where mlfeed has a driver for the scheme, the
+// package a Go program imports to register it.
+func (e *NoDriverError) Error() string {
+	if e.Package != "" {
+		return fmt.Sprintf("%s: %v %s:// in this program (import _ %q)", e.Name, ErrNoDriver, e.Scheme, e.Package)
+	}
+	return fmt.Sprintf("%s: %v %s://", e.Name, ErrNoDriver, e.Scheme)
+}
+
+// Unwrap returns ErrNoDriver.
+func (e *NoDriverError) Unwrap() error { return ErrNoDriver }
 
 // IsURL reports whether name is an object-storage URL: its scheme is one of a registered
 // driver's or of mlfeed's drivers (s3://, gs://, azblob://).
@@ -166,10 +187,7 @@ func bucket(ctx context.Context, name string) (Bucket, string, error) {
 	d, ok := drivers.m[scheme]
 	drivers.RUnlock()
 	if !ok {
-		if pkg, ok := knownSchemes[scheme]; ok {
-			return nil, "", fmt.Errorf("%s: %w %s:// in this program (import _ %q)", name, ErrNoDriver, scheme, pkg)
-		}
-		return nil, "", fmt.Errorf("%s: %w %s://", name, ErrNoDriver, scheme)
+		return nil, "", &NoDriverError{Name: name, Scheme: scheme, Package: knownSchemes[scheme]}
 	}
 	id := scheme + "://" + host + "?" + query.Encode()
 	for _, e := range d.env {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/mlfeed/mlfeed/storage"
@@ -13,27 +14,17 @@ import (
 // that this build has no object-storage drivers and how to get one that has them. The error
 // still wraps storage.ErrNoDriver; other errors are returned as they are.
 func noDriverError(err error) error {
-	if err == nil || !errors.Is(err, storage.ErrNoDriver) {
+	var nd *storage.NoDriverError
+	if err == nil || !errors.As(err, &nd) {
 		return err
 	}
-	msg := err.Error()
-	// In place of storage's advice for a Go program (` in this program (import _ "PACKAGE")`),
-	// or after the message if it has none.
-	this := ""
+	// storage's message, in what wraps it, gives way to the CLI's: without the package to
+	// import, and saying so where this build has no drivers at all.
+	msg := fmt.Sprintf("%s: %v %s://", nd.Name, storage.ErrNoDriver, nd.Scheme)
 	if len(storage.Schemes()) == 0 {
-		this = " in this build of mlfeed: it was built without object-storage drivers (-tags mlfeed_nostorage, as scripts/demo.sh builds it)"
+		msg += " in this build of mlfeed: it was built without object-storage drivers (-tags mlfeed_nostorage, as scripts/demo.sh builds it)"
 	}
-	i := strings.Index(msg, " in this program (import _ ")
-	j := -1
-	if i >= 0 {
-		j = strings.IndexByte(msg[i:], ')')
-	}
-	if j >= 0 {
-		msg = msg[:i] + this + msg[i+j+1:]
-	} else {
-		msg += this
-	}
-	return &noDriver{msg: msg, err: err}
+	return &noDriver{msg: strings.Replace(err.Error(), nd.Error(), msg, 1), err: err}
 }
 
 // noDriverHint says how to get a CLI with the object-storage drivers.

@@ -78,10 +78,10 @@ func TestNoStorageBuild(t *testing.T) {
 	}
 }
 
-// noDriverError cuts storage's advice to Go programmers out of the message, where it is, keeps
-// what wraps it, and leaves the sentinel and other errors alone.
+// noDriverError puts the CLI's words in place of storage's NoDriverError (no advice to Go
+// programmers), keeps what wraps it, and leaves other errors alone.
 func TestNoDriverErrorInPlace(t *testing.T) {
-	inner := fmt.Errorf("s3://b/k: %w s3:// in this program (import _ %q)", storage.ErrNoDriver, "github.com/mlfeed/mlfeed/storage/s3")
+	inner := &storage.NoDriverError{Name: "s3://b/k", Scheme: "s3", Package: "github.com/mlfeed/mlfeed/storage/s3"}
 	err := noDriverError(fmt.Errorf("opening: %w: while planning", inner))
 	want := "opening: s3://b/k: no storage driver for the URL's scheme s3://: while planning"
 	if len(storage.Schemes()) == 0 {
@@ -91,7 +91,8 @@ func TestNoDriverErrorInPlace(t *testing.T) {
 		t.Errorf("noDriverError = %q (wraps ErrNoDriver: %v), want %q", err, errors.Is(err, storage.ErrNoDriver), want)
 	}
 	other := errors.New("x.idx: no such file")
-	if noDriverError(other) != other || noDriverError(nil) != nil {
-		t.Error("noDriverError changed an error that is not storage's ErrNoDriver")
+	bare := fmt.Errorf("x: %w", storage.ErrNoDriver)
+	if noDriverError(other) != other || noDriverError(bare) != bare || noDriverError(nil) != nil {
+		t.Error("noDriverError changed an error that is not a storage.NoDriverError")
 	}
 }
