@@ -13,6 +13,7 @@
 #
 #   nice -n 19 scripts/fuzz.sh                  # the next slices of every unfinished target
 #   UNTIL=19:00 nice -n 19 scripts/fuzz.sh      # ... starting none that would end after 19:00 UTC
+#                                               #     (the next 19:00: tomorrow's if it is past)
 #   nice -n 19 scripts/fuzz.sh 'capi|hdf5'      # only the targets whose "package Fuzz..." matches
 #   scripts/fuzz.sh --totals                    # rewrite the log's totals, fuzz nothing
 #
@@ -166,7 +167,13 @@ if [ -n "$totals_only" ]; then
   exit 0
 fi
 until_s=
-[ -n "${UNTIL:-}" ] && until_s=$(date -u -d "$UNTIL" +%s)
+if [ -n "${UNTIL:-}" ]; then
+  until_s=$(date -u -d "$UNTIL" +%s)
+  # A time of day already past means that time tomorrow (a session that runs over midnight).
+  if [ "$until_s" -le "$(date -u +%s)" ] && [[ $UNTIL =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then
+    until_s=$(date -u -d "tomorrow $UNTIL" +%s)
+  fi
+fi
 targets | grep -E -- "$filter" | {
 while read -r pkg fn goal; do
   left=$(awk -v g="$goal" -v d="$(done_minutes "$pkg" "$fn")" 'BEGIN {l = g - d; print (l > 0) ? int(l + 0.999) : 0}')
