@@ -267,7 +267,7 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 		return mlfeed.OffsetError(rd.name, re.Offset, rd.compress+" data (decompressed offset)", fmt.Errorf("%w: %v", ErrFormat, re.Err))
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", rd.name, err)
 	}
 	rd.closers = append(rd.closers, d.Close)
 	rd.mem, rd.ra, rd.size = d.Mem, d.ReaderAt(), d.Size

@@ -573,4 +573,9 @@ func TestCompressedBeyondMemory(t *testing.T) {
 	if err := mlfeed.Diff(context.Background(), want, got); err != nil {
 		t.Error(err)
 	}
+	// A temporary file that cannot be made (or a full disk) is named as such, with the file.
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	if _, err := Open(path, &ReaderOptions{MaxMemory: 1024}); err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), "temporary file") {
+		t.Errorf("no temporary directory: %v; want an error naming %s and the temporary file", err, path)
+	}
 }

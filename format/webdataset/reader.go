@@ -276,7 +276,7 @@ func (rd *Reader) decompress(o *ReaderOptions) error {
 		return gzipError(rd.name, re.Offset, re.Err)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", rd.name, err)
 	}
 	rd.closers = append(rd.closers, d.Close)
 	rd.mem, rd.ra, rd.size = d.Mem, d.ReaderAt(), d.Size

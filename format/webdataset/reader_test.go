@@ -562,4 +562,10 @@ func TestGzipBeyondMemory(t *testing.T) {
 		checkAgainst(t, rd, want)
 		rd.Close()
 	}
+	// A temporary file that cannot be made (or a full disk) is named as such, with the file.
+	path := filepath.Join("testdata", "sample.tgz")
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	if _, err := Open(path, &ReaderOptions{MaxMemory: 4096}); err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), "temporary file") {
+		t.Errorf("no temporary directory: %v; want an error naming %s and the temporary file", err, path)
+	}
 }

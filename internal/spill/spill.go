@@ -5,6 +5,7 @@ package spill
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,8 @@ func (d *Data) Close() error {
 
 // ReadError is Read's error for a failure of the stream itself (corrupt or cut-short
 // compressed data), after Offset bytes of it: the caller names the file and the offset.
-// Other errors (the temporary file cannot be made or written) are returned as they are.
+// Other errors (the temporary file cannot be made or written: a full disk) say that it was
+// the temporary file, and the caller names the file it was reading.
 type ReadError struct {
 	Offset int64
 	Err    error
@@ -66,18 +68,27 @@ func Read(r io.Reader, limit int64, pattern string) (*Data, error) {
 	}
 	tmp, err := os.CreateTemp("", pattern)
 	if err != nil {
-		return nil, err
+		return nil, tempError(limit, err)
 	}
 	os.Remove(tmp.Name()) // gone when closed
 	if _, err := tmp.Write(mem.Bytes()); err != nil {
 		tmp.Close()
-		return nil, err
+		return nil, tempError(limit, err)
 	}
 	if _, err := io.Copy(tmp, cr); err != nil {
 		tmp.Close()
-		return nil, cr.fail(err)
+		if err = cr.fail(err); !errors.As(err, new(*ReadError)) {
+			err = tempError(limit, err)
+		}
+		return nil, err
 	}
 	return &Data{File: tmp, Size: cr.n}, nil
+}
+
+// tempError describes a failure of the temporary file (its directory is missing, the disk is
+// full) as one of holding the decompressed data, which was over limit bytes.
+func tempError(limit int64, err error) error {
+	return fmt.Errorf("holding the decompressed data (over the %d bytes held in memory) in a temporary file: %w", limit, err)
 }
 
 // counter counts the bytes read from r and keeps the error r returned, to tell it from the

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 )
@@ -65,7 +68,26 @@ func TestReadNoTemp(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	_, err := Read(bytes.NewReader(make([]byte, 100)), 10, "spill-test-*")
 	var re *ReadError
-	if err == nil || errors.As(err, &re) {
-		t.Errorf("no temporary directory: %v; want an error that is no ReadError", err)
+	if err == nil || errors.As(err, &re) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "temporary file") {
+		t.Errorf("no temporary directory: %v; want an error that is no ReadError, about the temporary file", err)
+	}
+}
+
+// A full disk while the data is written to the temporary file is an error of its own, and
+// says so (a small tmpfs, where this process may mount one).
+func TestReadFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	t.Setenv("TMPDIR", dir)
+	_, err := Read(bytes.NewReader(make([]byte, 1<<20)), 10, "spill-test-*")
+	var re *ReadError
+	if !errors.Is(err, syscall.ENOSPC) || errors.As(err, &re) || !strings.Contains(err.Error(), "temporary file") {
+		t.Errorf("a full disk: %v; want ENOSPC about the temporary file, no ReadError", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
 	}
 }
