@@ -30,10 +30,12 @@ import struct
 import sys
 import tempfile
 import zipfile
-import zlib
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "hdf5", "testdata"))
+import hostile  # noqa: E402 (the HDF5 builders of issue 28's files)
 
 
 def golit(b):
@@ -259,14 +261,6 @@ def tfrecords():
 
 # --- hdf5 ------------------------------------------------------------------------------------
 
-def zeros_chunk(rows, cols):
-    z = zlib.compressobj(9)
-    zero = bytes(cols * 4 * 256)
-    parts = [z.compress(zero) for _ in range(rows // 256)]
-    parts.append(z.flush())
-    return b"".join(parts)
-
-
 def h5(build, libver="earliest"):
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "x.h5")
@@ -278,8 +272,7 @@ def h5(build, libver="earliest"):
 
 def bomb(rows, cols):
     def build(f):
-        d = f.create_dataset("X", shape=(rows, cols), dtype="<f4", chunks=(rows, cols), compression="gzip")
-        d.id.write_direct_chunk((0, 0), zeros_chunk(rows, cols), filter_mask=0)
+        hostile.bomb(f, rows, cols)
         f["y"] = np.arange(rows, dtype="<i4")
     return build
 

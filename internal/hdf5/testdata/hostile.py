@@ -3,6 +3,7 @@ and external links, deep chains, datasets mlfeed cannot decode, and a gzip chunk
 
 Usage: hostile.py OUTDIR [bomb]. Each graph file is written twice, libver='earliest' (old-style
 groups: symbol tables, soft links in symbol table entries) and 'latest' (link messages).
+scripts/fuzz-seeds.py imports it for its builders (graph, deep, bomb, zeros_chunk).
 """
 import os
 import sys
@@ -10,8 +11,6 @@ import zlib
 
 import h5py
 import numpy as np
-
-out = sys.argv[1]
 
 
 def graph(f):
@@ -45,39 +44,6 @@ def deep(f, n):
     g["v"] = np.arange(10, dtype="<i4")
 
 
-for libver in ("earliest", "latest"):
-    with h5py.File(os.path.join(out, f"graph_{libver}.h5"), "w", libver=libver) as f:
-        graph(f)
-    with h5py.File(os.path.join(out, f"deep_{libver}.h5"), "w", libver=libver) as f:
-        deep(f, 300 if libver == "latest" else 60)
-
-# the issue's file, as reported: nothing else in it
-with h5py.File(os.path.join(out, "loops.h5"), "w") as f:
-    g = f.create_group("g")
-    g["loop"] = g
-    f["a/b"] = f
-    f["x"] = np.arange(4, dtype="<f4")
-
-with h5py.File(os.path.join(out, "softlink.h5"), "w") as f:
-    f["x"] = np.arange(6, dtype="<f4")
-    f["s"] = h5py.SoftLink("/x")
-
-# datasets mlfeed cannot decode, beside one it can
-with h5py.File(os.path.join(out, "undecodable.h5"), "w") as f:
-    f["ok"] = np.arange(100, dtype="<f4")
-    f.create_dataset("lzf", data=np.arange(100, dtype="<f4"), compression="lzf")
-    f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
-    f.create_dataset("half", data=np.arange(100, dtype="<f2"))
-    # LZ4 (32004) and bitshuffle (32008) are registered by hdf5plugin, which Debian lacks: the
-    # filters are declared optional-unknown and one chunk is written as stored bytes.
-    for name, fid in (("lz4", 32004), ("bitshuffle", 32008)):
-        d = f.create_dataset(name, shape=(100,), dtype="<f4", chunks=(100,), compression=fid, allow_unknown_filter=True)
-        d.id.write_direct_chunk((0,), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
-
-with h5py.File(os.path.join(out, "only_lzf.h5"), "w") as f:
-    f.create_dataset("X", data=np.arange(100, dtype="<f4").reshape(50, 2), compression="lzf")
-    f.create_dataset("y", data=np.arange(50, dtype="<f2"))
-
 def zeros_chunk(rows, cols):
     """A zlib stream of rows x cols float32 zeros, compressed in pieces."""
     z = zlib.compressobj(9)
@@ -87,15 +53,57 @@ def zeros_chunk(rows, cols):
     return b"".join(parts)
 
 
-# a small bomb, for fuzz seeds: one gzip chunk of 4096 x 1024 float32 zeros (16 MiB) in 16 kB
-with h5py.File(os.path.join(out, "bomb_small.h5"), "w", libver="latest") as f:
-    d = f.create_dataset("X", shape=(4096, 1024), dtype="<f4", chunks=(4096, 1024), compression="gzip")
-    d.id.write_direct_chunk((0, 0), zeros_chunk(4096, 1024), filter_mask=0)
+def bomb(f, rows, cols):
+    """One gzip chunk of rows x cols float32 zeros as dataset X, written as it is compressed
+    (h5py never holds the decompressed chunk)."""
+    d = f.create_dataset("X", shape=(rows, cols), dtype="<f4", chunks=(rows, cols), compression="gzip")
+    d.id.write_direct_chunk((0, 0), zeros_chunk(rows, cols), filter_mask=0)
 
-if len(sys.argv) > 2 and sys.argv[2] == "bomb":
-    # one gzip chunk of 65536 x 4096 float32 zeros (1 GiB) in a file of about 1 MB
-    rows, cols = 65536, 4096
-    with h5py.File(os.path.join(out, "bomb.h5"), "w") as f:
-        d = f.create_dataset("X", shape=(rows, cols), dtype="<f4", chunks=(rows, cols), compression="gzip")
-        d.id.write_direct_chunk((0, 0), zeros_chunk(rows, cols), filter_mask=0)
-        f["y"] = np.arange(rows, dtype="<i4")
+
+def main(out, big_bomb=False):
+    for libver in ("earliest", "latest"):
+        with h5py.File(os.path.join(out, f"graph_{libver}.h5"), "w", libver=libver) as f:
+            graph(f)
+        with h5py.File(os.path.join(out, f"deep_{libver}.h5"), "w", libver=libver) as f:
+            deep(f, 300 if libver == "latest" else 60)
+
+    # the issue's file, as reported: nothing else in it
+    with h5py.File(os.path.join(out, "loops.h5"), "w") as f:
+        g = f.create_group("g")
+        g["loop"] = g
+        f["a/b"] = f
+        f["x"] = np.arange(4, dtype="<f4")
+
+    with h5py.File(os.path.join(out, "softlink.h5"), "w") as f:
+        f["x"] = np.arange(6, dtype="<f4")
+        f["s"] = h5py.SoftLink("/x")
+
+    # datasets mlfeed cannot decode, beside one it can
+    with h5py.File(os.path.join(out, "undecodable.h5"), "w") as f:
+        f["ok"] = np.arange(100, dtype="<f4")
+        f.create_dataset("lzf", data=np.arange(100, dtype="<f4"), compression="lzf")
+        f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
+        f.create_dataset("half", data=np.arange(100, dtype="<f2"))
+        # LZ4 (32004) and bitshuffle (32008) are registered by hdf5plugin, which Debian lacks: the
+        # filters are declared optional-unknown and one chunk is written as stored bytes.
+        for name, fid in (("lz4", 32004), ("bitshuffle", 32008)):
+            d = f.create_dataset(name, shape=(100,), dtype="<f4", chunks=(100,), compression=fid, allow_unknown_filter=True)
+            d.id.write_direct_chunk((0,), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
+
+    with h5py.File(os.path.join(out, "only_lzf.h5"), "w") as f:
+        f.create_dataset("X", data=np.arange(100, dtype="<f4").reshape(50, 2), compression="lzf")
+        f.create_dataset("y", data=np.arange(50, dtype="<f2"))
+
+    # a small bomb, for fuzz seeds: one gzip chunk of 4096 x 1024 float32 zeros (16 MiB) in 16 kB
+    with h5py.File(os.path.join(out, "bomb_small.h5"), "w", libver="latest") as f:
+        bomb(f, 4096, 1024)
+
+    if big_bomb:
+        # one gzip chunk of 65536 x 4096 float32 zeros (1 GiB) in a file of about 1 MB
+        with h5py.File(os.path.join(out, "bomb.h5"), "w") as f:
+            bomb(f, 65536, 4096)
+            f["y"] = np.arange(65536, dtype="<i4")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], len(sys.argv) > 2 and sys.argv[2] == "bomb")
