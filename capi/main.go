@@ -51,9 +51,10 @@ import (
 
 func main() {}
 
-// abiVersion changes whenever an entry point or a layout changes incompatibly; the Python
-// package refuses a library of another version.
-const abiVersion = 3
+// abiVersion changes whenever an entry point, a layout or the set of operations the Python
+// package calls changes incompatibly; the Python package refuses a library of another
+// version. 4: the "close" operation.
+const abiVersion = 4
 
 // Error kinds, as the Python package maps them to exception classes.
 const (
@@ -194,8 +195,9 @@ func waitChan(c <-chan struct{}, ms int64) bool {
 //export mlfeed_abi_version
 func mlfeed_abi_version() C.int64_t { return abiVersion }
 
-// mlfeed_start starts operation op ("open", "info", "validate", "convert", "read", "source")
-// with arguments args (JSON) and returns the handle of the running job.
+// mlfeed_start starts operation op ("open", "info", "stats", "validate", "convert", "read",
+// "source", "close", "merge", "cache_stats", "formats") with arguments args (JSON) and returns
+// the handle of the running job.
 //
 //export mlfeed_start
 func mlfeed_start(op, args *C.char) C.uintptr_t {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"strings"
+	"sync"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/convert"
@@ -48,6 +49,8 @@ func run(ctx context.Context, name string, args []byte) ([]byte, error) {
 		out, err = opMerge(args)
 	case "cache_stats":
 		out, err = opCacheStats(args)
+	case "close":
+		out, err = opClose(args)
 	case "formats":
 		out = format.Names()
 	default:
@@ -180,9 +183,55 @@ type openDataset struct {
 	src    mlfeed.Source
 	format string
 	log    *warnLog // what its formats log after opening (reads), passed on by each read
+
+	once     sync.Once
+	closeErr error
 }
 
-func (d *openDataset) close() { d.src.Close() }
+// shut closes the data set once and returns what Close returned: a shard read through the
+// node cache while it was fetched is checked against its manifest once all of it has come,
+// which can be after the last read.
+func (d *openDataset) shut() error {
+	d.once.Do(func() { d.closeErr = d.src.Close() })
+	return d.closeErr
+}
+
+func (d *openDataset) close() { d.shut() }
+
+// closeInto closes an operation's own data set and, where the operation has no error of its
+// own, sets *err to Close's (see openDataset.shut).
+func closeInto(src mlfeed.Source, err *error) {
+	if cerr := src.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
+// opClose closes the data set (mlfeed.open's) or minibatch source whose handle args name,
+// and returns Close's error; the handle stays valid for mlfeed_free.
+func opClose(args []byte) (any, error) {
+	var a struct {
+		Dataset uint64 `json:"dataset"`
+		Source  uint64 `json:"source"`
+	}
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	if (a.Dataset == 0) == (a.Source == 0) {
+		return nil, fmt.Errorf("%w: close takes a dataset or a source handle", format.ErrUsage)
+	}
+	if a.Dataset != 0 {
+		d, err := value[*openDataset](uintptr(a.Dataset))
+		if err != nil {
+			return nil, err
+		}
+		return nil, d.shut()
+	}
+	s, err := value[*source](uintptr(a.Source))
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.shut()
+}
 
 func opOpen(ctx context.Context, args []byte) (any, error) {
 	var a openArgs
@@ -205,7 +254,7 @@ func opOpen(ctx context.Context, args []byte) (any, error) {
 	return map[string]any{"handle": uint64(cgo.NewHandle(ds)), "info": doc}, nil
 }
 
-func opInfo(ctx context.Context, args []byte) (any, error) {
+func opInfo(ctx context.Context, args []byte) (_ any, err error) {
 	var a struct {
 		openArgs
 		Chunks bool `json:"chunks"`
@@ -219,7 +268,7 @@ func opInfo(ctx context.Context, args []byte) (any, error) {
 	}
 	var name string
 	if own {
-		defer src.Close()
+		defer closeInto(src, &err)
 		name = spec.FormatName()
 	} else {
 		ds, _ := value[*openDataset](uintptr(a.Dataset))
@@ -306,7 +355,7 @@ func opValidate(ctx context.Context, args []byte) (any, error) {
 	return problems, nil
 }
 
-func opConvert(ctx context.Context, args []byte) (any, error) {
+func opConvert(ctx context.Context, args []byte) (_ any, err error) {
 	var a struct {
 		openArgs
 		Output       string            `json:"output"`
@@ -355,7 +404,7 @@ func opConvert(ctx context.Context, args []byte) (any, error) {
 		return nil, err
 	}
 	if own {
-		defer src.Close()
+		defer closeInto(src, &err)
 	}
 	if sharded {
 		so := &convert.ShardOptions{Options: *opts, Shards: a.Shards, ShardSize: a.ShardSize}

@@ -114,6 +114,7 @@ type source struct {
 	sets     []bufSet        // the caller's buffers, one set per batch of the engine
 	setOf    map[*minibatch.Batch]int
 	need     []int64 // scratch: byte sizes
+	closeErr error   // what closing its own data set returned
 }
 
 // bufSet is one set of the caller's buffers, laid out as chunkSizes describes.
@@ -313,18 +314,23 @@ func (s *source) place(b *minibatch.Batch) error {
 	return nil
 }
 
-func (s *source) close() {
+func (s *source) close() { s.shut() }
+
+// shut stops the engine and, where the source opened its data set, closes it, once; it
+// returns what that Close returned (see openDataset.shut), every time it is called.
+func (s *source) shut() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.r == nil {
-		return
+		return s.closeErr
 	}
 	s.settle()
 	s.r.Close()
 	s.r = nil
 	if s.own {
-		s.src.Close()
+		s.closeErr = s.src.Close()
 	}
+	return s.closeErr
 }
 
 // state returns the position after the minibatch the caller holds.

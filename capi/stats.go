@@ -12,7 +12,7 @@ import (
 
 // opStats computes the statistics of a data set (mlfeed.stats in Python): the document of
 // `mlfeed stats --json`.
-func opStats(ctx context.Context, args []byte) (any, error) {
+func opStats(ctx context.Context, args []byte) (_ any, err error) {
 	var a struct {
 		openArgs
 		Limit  int64  `json:"limit"`
@@ -37,7 +37,7 @@ func opStats(ctx context.Context, args []byte) (any, error) {
 		return nil, err
 	}
 	if own {
-		defer src.Close()
+		defer closeInto(src, &err)
 	}
 	return stats.Compute(ctx, src, &stats.Options{Limit: a.Limit, Sample: a.Sample, Seed: a.Seed, Bins: a.Bins, Top: a.Top})
 }

@@ -201,6 +201,49 @@ func TestNodeCacheS3(t *testing.T) {
 	}
 }
 
+// A reader of part of a shard (a rank's share of a sweep) may get its bytes before the shard
+// is checked against its manifest; Close, which waits for the fetch to end, returns the
+// failure in any case.
+func TestNodeCachePartRead(t *testing.T) {
+	bucket, dir := testutil.S3Server(t)
+	ctx := context.Background()
+	local := filepath.Join(t.TempDir(), "shards")
+	cbfFmt, _ := format.Lookup("cbf")
+	opts := convert.Options{Format: cbfFmt, Type: mlfeed.Float32, Write: format.WriteOptions{ChunkSize: 64 << 10}}
+	if _, err := convert.Shards(ctx, demo.Source(1000, 5), local, &convert.ShardOptions{Options: opts, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(local)
+	for _, e := range ents {
+		if err := storage.Upload(ctx, filepath.Join(local, e.Name()), bucket+"/part/"+e.Name()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "part", "part-00001.cbf")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)*3/4] ^= 0xff // a value in a chunk after the first
+	os.WriteFile(p, b, 0o644)
+	src, err := (&dataset.Spec{Paths: []string{bucket + "/part/"}, Cache: t.TempDir()}).Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := src.Chunks()
+	if len(n) < 4 {
+		t.Fatalf("%d chunks: the test wants several per shard", len(n))
+	}
+	// The second shard's first chunk is before the changed byte: it is served before the
+	// check ends, or, where the check has ended, fails with it.
+	if _, err := src.ReadChunk(ctx, len(n)/2); err != nil && !errors.Is(err, cache.ErrChecksum) {
+		t.Fatal(err)
+	}
+	if err := src.Close(); !errors.Is(err, cache.ErrChecksum) || !strings.Contains(err.Error(), "part-00001.cbf") {
+		t.Errorf("Close after reading part of a changed shard: %v, want cache.ErrChecksum naming it", err)
+	}
+}
+
 // An object without a manifest (a single file, read by its format through a local path) is
 // cached by its entity tag; a new version of it is fetched again.
 func TestNodeCacheObject(t *testing.T) {

@@ -224,7 +224,7 @@ func (f *batchFlags) config(cmd *cobra.Command, spec *dataset.Spec) (minibatch.C
 	return c, nil
 }
 
-func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string) error {
+func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string) (err error) {
 	if len(args) == 0 && in.config == "" && len(f.mix) == 0 && f.mixFile == "" {
 		return usageErr("batches needs FILE arguments, --config or --mix (see '%s --help')", cmd.CommandPath())
 	}
@@ -243,7 +243,7 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer closeSource(src, &err)
 	// The engine runs on the command's scheduler: --threads and --memory bound it too.
 	r, err := minibatch.NewContext(cmd.Context(), src, cfg)
 	if err != nil {

@@ -28,7 +28,7 @@ sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infiniti
 		Example: `  mlfeed cat --json -n 3 t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed cat -n 10 data.cbf`,
 		Args: filesArgs(&in, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if cmd.Flags().Changed("lines") {
 				if err := checkRange("-n", limit, 0, math.MaxInt64); err != nil {
 					return err
@@ -38,7 +38,7 @@ sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infiniti
 			if err != nil {
 				return err
 			}
-			defer src.Close()
+			defer closeSource(src, &err)
 			w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 			if asJSON {
 				err = catJSON(cmd.Context(), w, src, limit)

@@ -44,7 +44,7 @@ A progress bar is shown on a terminal.`,
   mlfeed convert --input features:dense:784 --input labels:dense:10 train.ctf train.cbf
   mlfeed convert --input x:sparse:100 in.ctf out.cbf --compat ctf2bin --chunk-size 10000`,
 		Args: filesArgs(&in, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			inputs, out := args[:len(args)-1], args[len(args)-1]
 			if fi, err := os.Stat(out); err == nil && fi.IsDir() && !sf.sharded(out) && !dirOutput(to) {
 				return usageErr("%s is a directory that holds other files: give an output file name, or write shards (--shards N, --shard-size SIZE) into an empty directory or a new one", out)
@@ -92,7 +92,7 @@ A progress bar is shown on a terminal.`,
 			if err != nil {
 				return err
 			}
-			defer src.Close()
+			defer closeSource(src, &err)
 			if !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 				_, total := mlfeed.Totals(src.Chunks())
 				bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr),

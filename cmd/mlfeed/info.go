@@ -28,7 +28,7 @@ number of sequences and samples, and chunks. Several files that hold one record 
   mlfeed info --json data.cbf
   mlfeed info --input features:dense:784 --input labels:dense:10 train.ctf`,
 		Args: filesArgs(&in, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			spec, err := in.spec(args)
 			if err != nil {
 				return err
@@ -37,7 +37,7 @@ number of sequences and samples, and chunks. Several files that hold one record 
 			if err != nil {
 				return err
 			}
-			defer src.Close()
+			defer closeSource(src, &err)
 			return writeInfo(cmd.OutOrStdout(), spec.FormatName(), src, asJSON, chunks)
 		},
 	}

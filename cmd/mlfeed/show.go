@@ -28,7 +28,7 @@ image instead.`,
 		Example: `  mlfeed show -n 2 t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz
   mlfeed show --png digits.png -n 100 train-images-idx3-ubyte.gz`,
 		Args: filesArgs(&in, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if cmd.Flags().Changed("lines") {
 				least := int64(0)
 				if pngOut != "" {
@@ -48,7 +48,7 @@ image instead.`,
 			if err != nil {
 				return err
 			}
-			defer src.Close()
+			defer closeSource(src, &err)
 			n := limit
 			if n < 0 {
 				n = 3

@@ -50,7 +50,7 @@ shown on a terminal.`,
   mlfeed stats --png stats.png train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz
   mlfeed stats s3://bucket/shards/`,
 		Args: filesArgs(&in, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := checkRange("--limit", opts.Limit, 0, math.MaxInt64); err != nil {
 				return err
 			}
@@ -71,7 +71,7 @@ shown on a terminal.`,
 			if err != nil {
 				return err
 			}
-			defer src.Close()
+			defer closeSource(src, &err)
 			finish := func() {}
 			if !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 				var bar *progressbar.ProgressBar

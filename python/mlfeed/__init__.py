@@ -421,12 +421,21 @@ class Dataset:
     def close(self) -> None:
         """Close the files; the data set cannot be used afterwards. Waits for reads in flight
         in other threads; a MinibatchSource over the data set keeps the files open until it is
-        closed or collected."""
+        closed or collected.
+
+        Raises FormatError naming a shard read through the node cache (cache=) whose bytes
+        are not its manifest's: a shard is checked once all of it has come, which can be
+        after the last read where only part of it was read (docs/scale.md)."""
         with self._cond:
+            first = not self._closed
             self._closed = True
             while self._busy:
                 self._cond.wait()
-            self._release_if_done()
+            try:
+                if first and self._users == 0 and self._finalize.alive and _lib.usable():
+                    _lib.call("close", {"dataset": self._h})
+            finally:
+                self._release_if_done()
 
     def __enter__(self) -> "Dataset":
         return self
@@ -1049,10 +1058,18 @@ class MinibatchSource:
     def close(self) -> None:
         """Stop reading and release the files and memory (also done when collected). A call
         in another thread that waits for a minibatch raises UsageError; one that is handing a
-        minibatch over finishes first."""
+        minibatch over finishes first.
+
+        Where the source opened its data set (paths, not a Dataset), raises FormatError
+        naming a shard read through the node cache (cache=) whose bytes are not its
+        manifest's, as Dataset.close does."""
         self._closing = True
         with self._lock:
-            self._finalize()
+            try:
+                if self._dataset is None and self._finalize.alive and _lib.usable():
+                    _lib.call("close", {"source": self._h})
+            finally:
+                self._finalize()
 
     def __enter__(self) -> "MinibatchSource":
         return self

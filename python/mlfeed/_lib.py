@@ -23,7 +23,7 @@ PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: One path or several.
 PathsArg = Union[PathArg, Iterable[PathArg]]
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 _POLL_MS = 100  # how long one wait in Go lasts before Python checks for signals
 
 

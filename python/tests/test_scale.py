@@ -110,10 +110,26 @@ def s3(tmp_path, monkeypatch):
     proc.wait()
 
 
-def test_object_storage(tmp_path, idx_pair, s3):  # noqa: F811
+def _in_child(s3, script, timeout):
+    """Runs script in a Python child process with the S3 server's environment (s3, from the
+    fixture) and this mlfeed package."""
+    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
+                                                               s3.get("PYTHONPATH")])))
+    return subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def one_cbf(tmp_path, idx_pair):  # noqa: F811
+    """The IDX pair's 1,000 samples as one float32 CBF file, and their labels."""
     paths, x, y = idx_pair
     one = tmp_path / "one.cbf"
     mlfeed.convert(paths, one, type="float32")
+    return one, y
+
+
+def test_object_storage(one_cbf, s3):
+    one, _ = one_cbf
     script = f"""
 import numpy as np, mlfeed
 mlfeed.convert({str(one)!r}, "s3://mlfeed-py/data/one.cbf")
@@ -130,16 +146,12 @@ else:
     raise AssertionError("a missing object opened")
 print("ok")
 """
-    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
-                                                               s3.get("PYTHONPATH")])))
-    r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    r = _in_child(s3, script, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
-def test_node_cache(tmp_path, idx_pair, s3):  # noqa: F811
-    paths, x, y = idx_pair
-    one = tmp_path / "one.cbf"
-    mlfeed.convert(paths, one, type="float32")
+def test_node_cache(tmp_path, one_cbf, s3):
+    one, y = one_cbf
     cache = tmp_path / "cache"
     script = f"""
 import os, numpy as np, mlfeed, torch
@@ -186,21 +198,68 @@ with mlfeed.open("s3://mlfeed-py/shards/") as d:
         raise AssertionError("cache with an open Dataset")
 print("ok")
 """
-    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
-                                                               s3.get("PYTHONPATH")])))
-    r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    r = _in_child(s3, script, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:3] == [
         "True", "['00000.cbf', '00001.cbf', '00002.cbf', '00003.cbf', 'mlfeed.json']", "ok"], r.stdout
 
 
-def test_every_reader_takes_cache(tmp_path, idx_pair, s3):  # noqa: F811
+def test_cache_checks_at_close(tmp_path, one_cbf, s3):
+    """A shard read through the node cache is checked against its manifest once all of it has
+    come: a reader of part of it, whose reads may end before the check does, learns of a
+    changed shard from close() (Dataset, and a MinibatchSource over paths), a FormatError
+    naming the shard."""
+    one, _ = one_cbf
+    shard = tmp_path / "s3" / "mlfeed-py" / "changed" / "part-00001.cbf"
+    script = f"""
+import os, mlfeed
+url = "s3://mlfeed-py/changed/"
+mlfeed.convert({str(one)!r}, url, to="cbf", shards=2, chunk_size=65536)
+# Changed behind the service's back after the manifest was written: a value in a chunk
+# after the shard's first.
+p = {str(shard)!r}
+b = bytearray(open(p, "rb").read())
+b[len(b) * 3 // 4] ^= 0xff
+open(p, "wb").write(bytes(b))
+def cache(name):
+    return os.path.join({str(tmp_path / "caches")!r}, name)
+def changed(what, f):
+    try:
+        f()
+    except mlfeed.FormatError as e:
+        assert "part-00001.cbf" in str(e) and "does not match its manifest" in str(e), (what, e)
+        print(what)
+    else:
+        raise AssertionError(what + ": no error")
+ds = mlfeed.open(url, cache=cache("open"))
+try:
+    # The second shard's first sequence: served before the check, or after it an error.
+    ds.read(len(ds) // 2, len(ds) // 2 + 1)
+except mlfeed.FormatError as e:
+    assert "part-00001.cbf" in str(e), e
+changed("Dataset.close", ds.close)
+ds.close()  # once only
+src = mlfeed.MinibatchSource(url, minibatch_size=10, randomize=False, cache=cache("source"))
+try:
+    for i, mb in enumerate(src):  # up to the second shard's first sequences
+        if i == len(ds) // 20:
+            break
+except mlfeed.FormatError as e:
+    assert "part-00001.cbf" in str(e), e
+changed("MinibatchSource.close", src.close)
+src.close()
+print("ok")
+"""
+    r = _in_child(s3, script, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["Dataset.close", "MinibatchSource.close", "ok"], r.stdout
+
+
+def test_every_reader_takes_cache(tmp_path, one_cbf, s3):
     """Each Python entry that reads data takes cache= and fills the node cache from object
     storage: mlfeed.open, MinibatchSource, mlfeed.torch.MinibatchDataset, mlfeed.cntk's
     MinibatchSource (a keyword beyond CNTK's) and mlfeed.dask.read."""
-    paths, x, y = idx_pair
-    one = tmp_path / "one.cbf"
-    mlfeed.convert(paths, one, type="float32")
+    one, y = one_cbf
     caches = tmp_path / "caches"
     script = f"""
 import os, numpy as np, mlfeed, mlfeed.cntk, torch
@@ -240,8 +299,6 @@ else:
     filled("dask", 4)
 print("ok")
 """
-    env = dict(s3, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(mlfeed.__file__)),
-                                                               s3.get("PYTHONPATH")])))
-    r = subprocess.run(["/usr/bin/python3", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    r = _in_child(s3, script, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-1] == "ok", r.stdout
