@@ -91,12 +91,19 @@ def close() -> int:
     """Close the data sets read() opened in this process (its blocks open them once per
     process, and keep them open for the blocks that follow); returns how many. On a cluster,
     client.run(mlfeed.dask.close) closes them on every worker. A later block opens its data set
-    again."""
+    again. Every data set is closed; the first error a close raised (a FormatError for a shard
+    that failed its check in the node cache) is raised after them all."""
     with _open_lock:
         sets = list(_opened.values())
         _opened.clear()
+    first: Optional[BaseException] = None
     for ds in sets:
-        ds.close()
+        try:
+            ds.close()
+        except Exception as e:
+            first = first or e
+    if first is not None:
+        raise first
     return len(sets)
 
 

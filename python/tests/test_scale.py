@@ -207,8 +207,8 @@ print("ok")
 def test_cache_checks_at_close(tmp_path, one_cbf, s3):
     """A shard read through the node cache is checked against its manifest once all of it has
     come: a reader of part of it, whose reads may end before the check does, learns of a
-    changed shard from close() (Dataset, and a MinibatchSource over paths), a FormatError
-    naming the shard."""
+    changed shard from close() (Dataset, a MinibatchSource over paths, mlfeed.dask.close), a
+    FormatError naming the shard."""
     one, _ = one_cbf
     shard = tmp_path / "s3" / "mlfeed-py" / "changed" / "part-00001.cbf"
     script = f"""
@@ -248,11 +248,22 @@ except mlfeed.FormatError as e:
     assert "part-00001.cbf" in str(e), e
 changed("MinibatchSource.close", src.close)
 src.close()
+try:
+    import dask, mlfeed.dask
+except ImportError:
+    print("mlfeed.dask.close")  # nothing to test without dask
+else:
+    a = mlfeed.dask.read(url, cache=cache("dask"))["labels"]
+    try:
+        a[len(a) // 2:len(a) // 2 + 1].compute(scheduler="sync")
+    except mlfeed.FormatError as e:
+        assert "part-00001.cbf" in str(e), e
+    changed("mlfeed.dask.close", mlfeed.dask.close)
 print("ok")
 """
     r = _in_child(s3, script, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["Dataset.close", "MinibatchSource.close", "ok"], r.stdout
+    assert r.stdout.split() == ["Dataset.close", "MinibatchSource.close", "mlfeed.dask.close", "ok"], r.stdout
 
 
 def test_every_reader_takes_cache(tmp_path, one_cbf, s3):
