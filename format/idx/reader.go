@@ -1,7 +1,6 @@
 package idx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/sniff"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // Default option values.
@@ -297,47 +297,34 @@ func checkPayload(h Header, have int64, name string, decompressed bool) error {
 // claim alone.
 func (rd *Reader) decompress(src io.Reader) error {
 	want, _ := rd.header.PayloadSize()
-	if want <= rd.maxMemory {
-		var buf bytes.Buffer
-		buf.Grow(int(min(want, 64<<20)) + 1)
-		if n, err := buf.ReadFrom(io.LimitReader(src, want+1)); err != nil {
-			return rd.gzipError(n, err)
-		}
-		if err := checkPayload(rd.header, int64(buf.Len()), rd.name, true); err != nil {
-			return err
-		}
-		if err := drain(src); err != nil {
-			return rd.gzipError(want, err)
-		}
-		rd.mem = buf.Bytes()
-		return nil
+	d, err := spill.ReadExpecting(io.LimitReader(src, want+1), want, rd.maxMemory, "mlfeed-idx-*")
+	var re *spill.ReadError
+	if errors.As(err, &re) {
+		return rd.gzipError(re.Offset, re.Err)
 	}
-	tmp, err := os.CreateTemp("", "mlfeed-idx-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", rd.name, err)
 	}
-	os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(src, want+1))
-	if err != nil {
-		tmp.Close()
-		return rd.gzipError(n, err)
-	}
-	if err := checkPayload(rd.header, n, rd.name, true); err != nil {
-		tmp.Close()
+	if err := checkPayload(rd.header, d.Size, rd.name, true); err != nil {
+		d.Close()
 		return err
 	}
 	if err := drain(src); err != nil {
-		tmp.Close()
+		d.Close()
 		return rd.gzipError(want, err)
 	}
-	reg, err := mmap.Map(tmp, n)
+	if d.File == nil {
+		rd.mem = d.Mem
+		return nil
+	}
+	reg, err := mmap.Map(d.File, d.Size)
 	if err != nil {
-		rd.ra, rd.base = tmp, 0
-		rd.closers = append(rd.closers, tmp.Close)
+		rd.ra, rd.base = d.File, 0
+		rd.closers = append(rd.closers, d.Close)
 		return nil
 	}
 	rd.mem = reg.Bytes()
-	rd.closers = append(rd.closers, reg.Close, tmp.Close)
+	rd.closers = append(rd.closers, reg.Close, d.Close)
 	return nil
 }
 

@@ -533,3 +533,23 @@ func TestGzipBudget(t *testing.T) {
 		src.Close()
 	}
 }
+
+// A gzip payload past MaxMemory that cannot go to a temporary file (a missing TMPDIR, a full
+// disk) is an error naming the file and the temporary file, not invalid data.
+func TestGzipNoTemp(t *testing.T) {
+	file, _ := randomFile(t, mlfeed.Uint8, []int{50, 4}, true)
+	name := filepath.Join(t.TempDir(), "f.idx.gz")
+	if err := os.WriteFile(name, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	r, err := Open(name, &ReaderOptions{MaxMemory: 16})
+	if err == nil {
+		_, err = r.ReadChunk(context.Background(), 0)
+		r.Close()
+	}
+	if err == nil || errors.Is(err, mlfeed.ErrFormat) || !errors.Is(err, os.ErrNotExist) ||
+		!strings.HasPrefix(err.Error(), name+": ") || !strings.Contains(err.Error(), "temporary file") {
+		t.Errorf("no temporary directory: %v; want an error naming %s and the temporary file, not invalid data", err, name)
+	}
+}

@@ -58,8 +58,25 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // (as os.CreateTemp names it) in the default temporary directory, removed from the directory
 // at once so that nothing is left behind whatever happens. On an error nothing is left open.
 func Read(r io.Reader, limit int64, pattern string) (*Data, error) {
+	return ReadExpecting(r, 0, limit, pattern)
+}
+
+// ReadExpecting is Read for a stream whose length a header claims: memory for up to 64 MiB
+// of size (and no more than limit) is taken at once, so that a stream as long as claimed is
+// read without the copies of a growing buffer, while a claim the stream does not bear out
+// costs no more than that. A size over limit goes to the temporary file from the first byte.
+func ReadExpecting(r io.Reader, size, limit int64, pattern string) (*Data, error) {
+	if size > limit {
+		limit = 0
+	}
 	cr := &counter{r: r}
 	var mem bytes.Buffer
+	if size > 0 && limit > 0 {
+		// The claimed bytes, the byte past them that ends a limited reader, and the room
+		// bytes.Buffer.ReadFrom wants before each read: a stream as long as claimed then ends
+		// without growing the buffer once more (a copy of all of it).
+		mem.Grow(int(min(size, limit, 64<<20)) + 1 + bytes.MinRead)
+	}
 	if _, err := io.Copy(&mem, io.LimitReader(cr, limit+1)); err != nil {
 		return nil, cr.fail(err)
 	}

@@ -91,3 +91,31 @@ func TestReadFullDisk(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// ReadExpecting holds a stream of the claimed size in memory when it fits the limit, goes to
+// the file from the start when the claim is over it, and reads a stream shorter or longer
+// than claimed as it is.
+func TestReadExpecting(t *testing.T) {
+	data := bytes.Repeat([]byte("mlfeed"), 1000)
+	for _, c := range []struct {
+		size, limit int64
+		inFile      bool
+	}{
+		{6000, 6000, false},
+		{6000, 5999, true},
+		{1 << 40, 1 << 20, true}, // a claim far over the limit: to the file at once
+		{10, 1 << 20, false},     // a claim short of the stream
+		{1 << 24, 1 << 40, false},
+	} {
+		d, err := ReadExpecting(bytes.NewReader(data), c.size, c.limit, "spill-test-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, d.Size)
+		d.ReaderAt().ReadAt(got, 0)
+		if (d.File != nil) != c.inFile || !bytes.Equal(got, data) {
+			t.Errorf("size %d, limit %d: in a file %v, bytes equal %v", c.size, c.limit, d.File != nil, bytes.Equal(got, data))
+		}
+		d.Close()
+	}
+}
