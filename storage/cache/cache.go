@@ -583,7 +583,10 @@ func (fl *fill) wait() error {
 // lock, shared, for the File that opened it.
 func (fl *fill) end(err error) {
 	if err != nil {
+		// Removed and closed (which releases its lock) before the room is given back: on a
+		// full disk, the file's blocks are what the count's new value is written into.
 		os.Remove(fl.tmp.Name())
+		fl.tmp.Close()
 		fl.c.release(fl.e.size)
 		unlock(fl.lock)
 		fl.lock = nil
@@ -593,8 +596,8 @@ func (fl *fill) end(err error) {
 		// removes it. (Where another process took the lock in between, the copy may be
 		// removed, but this process's open file still reads it.)
 		lockFD(fl.lock, shared)
+		fl.tmp.Close() // also releases its lock
 	}
-	fl.tmp.Close() // also releases its lock
 	fl.err = err
 	close(fl.done)
 }
@@ -701,13 +704,21 @@ func (c *Cache) readUsage() int64 {
 }
 
 // writeUsage replaces DIR/usage (a rename, so that no reader sees half of it).
+//
+// A count that cannot be written (a full disk) is removed, so that the next fill scans the
+// directory rather than trust an old one.
 func (c *Cache) writeUsage(n int64) error {
 	p := filepath.Join(c.dir, "usage")
 	tmp := p + ".new"
-	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
-		return err
+	err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, p)
 	}
-	return os.Rename(tmp, p)
+	if err != nil {
+		os.Remove(tmp)
+		os.Remove(p)
+	}
+	return err
 }
 
 // release takes back the room reserved for a fill that failed.

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -725,6 +726,65 @@ func FuzzParse(f *testing.F) {
 		}
 		if !strings.HasPrefix(spec, dir) {
 			t.Fatalf("Parse(%q): directory %q is not the specification's start", spec, dir)
+		}
+	})
+}
+
+// A disk that fills up in the middle of a fill (a tmpfs of 1 MiB under a cache whose limit
+// is 1 GiB, where this process may mount one): Open reads past the cache (ErrBypass naming
+// the disk's error); a File of OpenFilling serves every byte right, from object storage where
+// the disk failed, and its Wait says why the object was not kept. Nothing is left in the
+// cache, and nothing counted.
+func TestFullDiskMidFill(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		urls, data := objects(t, 1, 3<<20)
+		dir := t.TempDir()
+		if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", dir).Run() })
+		c, err := New(dir, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := open(c, urls[0], nil)
+		if !filling {
+			if !errors.Is(err, ErrBypass) || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), urls[0]) {
+				t.Fatalf("Open on a full disk: %v, want ErrBypass naming the object and ENOSPC", err)
+			}
+		} else {
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, f.Size())
+			if _, err := f.ReadAt(b, 0); err != nil && err != io.EOF {
+				t.Fatalf("reading while the disk fills: %v", err)
+			}
+			if !bytes.Equal(b, data[0]) {
+				t.Error("wrong bytes from a fill whose disk filled up")
+			}
+			if err := f.Wait(); !errors.Is(err, ErrBypass) || !errors.Is(err, syscall.ENOSPC) {
+				t.Errorf("Wait: %v, want ErrBypass and ENOSPC", err)
+			}
+			if err := f.Close(); err != nil {
+				t.Errorf("Close after the disk filled up: %v, want nil (the bytes were served)", err)
+			}
+		}
+		for _, sub := range []string{"data", "tmp"} {
+			if ents, _ := os.ReadDir(filepath.Join(dir, sub)); len(ents) != 0 {
+				t.Errorf("left in %s/: %v", sub, ents)
+			}
+		}
+		if u := c.readUsage(); u > 0 {
+			t.Errorf("a failed fill left %d bytes counted", u)
+		}
+		// A count that cannot be written on a full disk is removed: the next fill scans.
+		c.writeUsage(7)
+		fill, _ := os.Create(filepath.Join(dir, "filler"))
+		fill.Write(make([]byte, 2<<20))
+		fill.Close()
+		if err := c.writeUsage(8); !errors.Is(err, syscall.ENOSPC) || c.readUsage() != -1 {
+			t.Errorf("writing the count on a full disk: %v, then the count reads %d, want ENOSPC and none", err, c.readUsage())
 		}
 	})
 }
