@@ -17,7 +17,7 @@ go test -tags "$MLFEED_TAGS" -timeout 20m -skip '^(TestFault|TestSoak)' "$@" ./.
 # process in a 64 MiB memory cgroup when root may make one. One to two minutes, 3.5 GB of disk.
 go test -tags "$MLFEED_TAGS" -timeout 10m -count=1 -run '^(TestFault|TestSoak)' "$@" ./cmd/mlfeed
 # The packages with goroutines of their own, again under the race detector.
-go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx ./storage/cache
+go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx ./storage ./storage/cache
 # The pure-Go HDF5 layer against libhdf5 (cgo), where libhdf5 is installed.
 if [ -n "${MLFEED_ORACLE_TAGS:-}" ]; then
   go test -tags "$MLFEED_ORACLE_TAGS" -run Oracle "$@" ./format/binsparse
