@@ -66,6 +66,7 @@ func Read(r io.Reader, limit int64, pattern string) (*Data, error) {
 // read without the copies of a growing buffer, while a claim the stream does not bear out
 // costs no more than that. A size over limit goes to the temporary file from the first byte.
 func ReadExpecting(r io.Reader, size, limit int64, pattern string) (*Data, error) {
+	inMemory := limit // for the message of a temporary file that fails
 	if size > limit {
 		limit = 0
 	}
@@ -85,17 +86,17 @@ func ReadExpecting(r io.Reader, size, limit int64, pattern string) (*Data, error
 	}
 	tmp, err := os.CreateTemp("", pattern)
 	if err != nil {
-		return nil, tempError(limit, err)
+		return nil, tempError(inMemory, err)
 	}
 	os.Remove(tmp.Name()) // gone when closed
 	if _, err := tmp.Write(mem.Bytes()); err != nil {
 		tmp.Close()
-		return nil, tempError(limit, err)
+		return nil, tempError(inMemory, err)
 	}
 	if _, err := io.Copy(tmp, cr); err != nil {
 		tmp.Close()
 		if err = cr.fail(err); !errors.As(err, new(*ReadError)) {
-			err = tempError(limit, err)
+			err = tempError(inMemory, err)
 		}
 		return nil, err
 	}
