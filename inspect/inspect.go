@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -98,7 +99,8 @@ func IsUsage(err error) bool {
 // and the chunk table. Each problem goes to report, up to max of them; warnings
 // (format.IsWarning: worth knowing, the file stays valid) go to report too, up to max, and do
 // not count. It returns the number of problems. The error is non-nil only when the check
-// could not run: usage (IsUsage), or ctx ended.
+// could not run: usage (IsUsage), ctx ended, or the system failed (a full disk, a file that
+// cannot be read: an error number, not an error of the format).
 func Validate(ctx context.Context, name, formatName string, opts *format.Options, max int, report func(error)) (int, error) {
 	var ft *format.Format
 	if formatName != "" {
@@ -133,12 +135,20 @@ func Validate(ctx context.Context, name, formatName string, opts *format.Options
 	}
 	switch {
 	case err == nil:
-	case IsUsage(err), ctx.Err() != nil:
+	case IsUsage(err), ctx.Err() != nil, systemError(err):
 		return n, err
 	default:
 		add(err)
 	}
 	return n, nil
+}
+
+// systemError reports whether err is the system's rather than the data's: an error number
+// (a full disk, a temporary directory that is missing, a file that cannot be read) in an
+// error that is not one of the format. The file could then not be checked.
+func systemError(err error) bool {
+	var errno syscall.Errno
+	return errors.As(err, &errno) && !errors.Is(err, mlfeed.ErrFormat)
 }
 
 // readAll opens a file and decodes and checks every chunk, reading ahead on the scheduler ctx

@@ -3,12 +3,14 @@ package inspect_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/demo"
 	"github.com/mlfeed/mlfeed/format"
 	_ "github.com/mlfeed/mlfeed/format/all"
@@ -34,6 +36,23 @@ func TestDescribeAndValidate(t *testing.T) {
 	}
 	if _, err := inspect.Validate(context.Background(), bad, "nosuch", &format.Options{}, 10, func(error) {}); !inspect.IsUsage(err) {
 		t.Fatalf("unknown format: %v", err)
+	}
+}
+
+// A check the system stops (a temporary file that cannot be made, for a gzip payload over
+// max_memory) is an error of its own, not a problem of the file: the file was not checked.
+func TestValidateSystemError(t *testing.T) {
+	dir := t.TempDir()
+	gz := filepath.Join(dir, "images-idx3-ubyte.gz")
+	if err := convert.File(context.Background(), demo.Source(200, 1), gz, &convert.Options{Streams: []string{"features"}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+	opts := &format.Options{Params: map[string]string{"max_memory": "1000"}}
+	var got []error
+	n, err := inspect.Validate(context.Background(), gz, "", opts, 10, func(e error) { got = append(got, e) })
+	if n != 0 || len(got) != 0 || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), gz) {
+		t.Errorf("no temporary directory: %d problems %v, error %v; want no problem and an error naming the file", n, got, err)
 	}
 }
 
