@@ -36,20 +36,31 @@ removed afterwards).`,
 		Example: `  mlfeed demo
   mlfeed demo --dir /tmp/mlfeed-demo -n 5000`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := checkRange("-n", int64(n), 1, maxDemoRecords); err != nil {
 				return err
 			}
 			keep := dir != ""
 			if !keep {
-				var err error
 				var remove func()
 				if dir, remove, err = atomicfile.MkdirTemp("mlfeed-demo-*"); err != nil {
 					return err
 				}
 				defer remove()
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
+			} else {
+				var made []string
+				if made, err = mkdirAll(dir); err != nil {
+					return err
+				}
+				// A demo that fails (a full disk, an interrupt) leaves no directory it made:
+				// its files are gone already (each is written atomically).
+				defer func() {
+					if err != nil {
+						for _, d := range made {
+							os.Remove(d) // only if empty
+						}
+					}
+				}()
 			}
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), dir, n, seed, keep)
 		},
@@ -58,6 +69,28 @@ removed afterwards).`,
 	cmd.Flags().IntVarP(&n, "records", "n", 2000, "number of digits to generate")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	rootCmd.AddCommand(cmd)
+}
+
+// mkdirAll is os.MkdirAll, returning the directories it made, the deepest first; where it
+// fails, it removes those it made.
+func mkdirAll(dir string) ([]string, error) {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !os.IsNotExist(err) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		for _, d := range made {
+			os.Remove(d)
+		}
+		return nil, err
+	}
+	return made, nil
 }
 
 // maxDemoRecords bounds demo -n: the generated set is held in memory (784 bytes a digit) and

@@ -377,6 +377,9 @@ func TestFaultDiskFullAndFileSizeLimit(t *testing.T) {
 	shards := filepath.Join(mnt, "shards")
 	_, stderr, code := run(t, "convert", "-q", "--shards", "3", "--to", "cbf", images, shards, "--type", "float32")
 	check("ENOSPC shards", mnt, filepath.Join(shards, "part-0000"), "no space left on device", stderr, code)
+	// The demo: the directories it made for --dir go too.
+	_, stderr, code = run(t, "demo", "--dir", filepath.Join(mnt, "demo", "out"))
+	check("ENOSPC demo", mnt, filepath.Join(mnt, "demo", "out", "demo-images-idx3-ubyte"), "no space left on device", stderr, code)
 }
 
 // TestFaultInputTruncatedWhileRead shrinks mapped and read inputs while cat, convert and batches
