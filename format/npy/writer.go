@@ -108,10 +108,10 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 			f, err := os.CreateTemp(opts.TempDir, "mlfeed-npy-*")
 			if err != nil {
 				wr.cleanup()
-				return nil, err
+				return nil, spoolError(err)
 			}
 			os.Remove(f.Name())
-			m.spool, m.buf = f, bufio.NewWriterSize(f, 1<<20)
+			m.spool, m.buf = f, bufio.NewWriterSize(spoolWriter{f}, 1<<20)
 		}
 	}
 	return wr, nil
@@ -198,6 +198,24 @@ func (wr *Writer) Close() error {
 		return bw.Flush()
 	}
 	return wr.writeArchive()
+}
+
+// spoolWriter writes to a temporary file, its errors (a full disk) described as the
+// temporary file's.
+type spoolWriter struct{ f *os.File }
+
+func (s spoolWriter) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	if err != nil {
+		err = spoolError(err)
+	}
+	return n, err
+}
+
+// spoolError describes a failure of a temporary file, where data waits until the record
+// count is known (or, for .npz, is deflated before its size is known).
+func spoolError(err error) error {
+	return fmt.Errorf("holding the data in a temporary file until its size is known: %w", err)
 }
 
 // header returns the member's .npy header for n records.
@@ -290,11 +308,11 @@ func (wr *Writer) writeArchive() error {
 			e.method = 8
 			f, err := os.CreateTemp(wr.opts.TempDir, "mlfeed-npz-*")
 			if err != nil {
-				return err
+				return spoolError(err)
 			}
 			os.Remove(f.Name())
 			defer f.Close()
-			fw, _ := flate.NewWriter(f, 6) // zlib's default level, as Python's zipfile uses
+			fw, _ := flate.NewWriter(spoolWriter{f}, 6) // zlib's default level, as Python's zipfile uses
 			cnt := &countWriter{w: io.MultiWriter(fw, crc)}
 			if err := m.writeArray(cnt, wr.records); err != nil {
 				return err
