@@ -391,6 +391,16 @@ func TestSpoolSinkUnknownCount(t *testing.T) {
 			t.Errorf("%s: values differ after spooling", gz)
 		}
 	}
+	// A spool that cannot be made (or a full disk) says it was the temporary file.
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	sink, err := newFileSink(io.Discard, r.Schema(), "x.idx", "none", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.ReadChunk(ctx, 0)
+	if err := sink.WriteChunk(c); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "temporary file") {
+		t.Errorf("no temporary directory: %v, want an error about the temporary file", err)
+	}
 }
 
 func TestDecodeHeader(t *testing.T) {
