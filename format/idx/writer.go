@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/byteswap"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // WriterOptions control writing. The zero value writes uncompressed data.
@@ -174,23 +175,8 @@ func (s *Sink) WriteChunk(c *mlfeed.Chunk) error {
 // Close finishes the file.
 func (s *Sink) Close() error { return s.w.Close() }
 
-// spoolWriter writes to the spool's temporary file, its errors (a full disk) described as the
-// temporary file's.
-type spoolWriter struct{ f *os.File }
-
-func (s spoolWriter) Write(p []byte) (int, error) {
-	n, err := s.f.Write(p)
-	if err != nil {
-		err = spoolError(err)
-	}
-	return n, err
-}
-
-// spoolError describes a failure of the temporary file the payload waits in until the record
-// count is known.
-func spoolError(err error) error {
-	return fmt.Errorf("holding the records in a temporary file until their count is known: %w", err)
-}
+// spoolWhat is what the temporary files hold, for their errors.
+const spoolWhat = "the records until their count is known"
 
 // spoolSink writes the payload to a temporary file when the record count is unknown up front,
 // and the header and payload to the output at Close.
@@ -210,14 +196,14 @@ func (s *spoolSink) WriteChunk(c *mlfeed.Chunk) error {
 		// checked at Close against what was actually written.
 		var err error
 		if s.tmp, err = os.CreateTemp("", "mlfeed-idx-spool-*"); err != nil {
-			return spoolError(err)
+			return spill.TempError(spoolWhat, err)
 		}
 		os.Remove(s.tmp.Name())
 		h, err := HeaderFor(&s.schema.Streams[0], 0)
 		if err != nil {
 			return err
 		}
-		s.tmpBuf = bufio.NewWriterSize(spoolWriter{s.tmp}, 1<<16)
+		s.tmpBuf = bufio.NewWriterSize(spill.TempWriter{File: s.tmp, What: spoolWhat}, 1<<16)
 		s.sink = &Sink{w: &Writer{h: h, bw: s.tmpBuf, want: 1 << 62, scratch: make([]byte, 1<<16)}, stream: s.schema.Streams[0], schema: s.schema}
 	}
 	s.n += c.Sequences

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
 // WriterOptions control writing. The zero value writes a .npy file, spooling the data to a
@@ -108,10 +109,10 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 			f, err := os.CreateTemp(opts.TempDir, "mlfeed-npy-*")
 			if err != nil {
 				wr.cleanup()
-				return nil, spoolError(err)
+				return nil, spill.TempError(spoolWhat, err)
 			}
 			os.Remove(f.Name())
-			m.spool, m.buf = f, bufio.NewWriterSize(spoolWriter{f}, 1<<20)
+			m.spool, m.buf = f, bufio.NewWriterSize(spill.TempWriter{File: f, What: spoolWhat}, 1<<20)
 		}
 	}
 	return wr, nil
@@ -200,23 +201,8 @@ func (wr *Writer) Close() error {
 	return wr.writeArchive()
 }
 
-// spoolWriter writes to a temporary file, its errors (a full disk) described as the
-// temporary file's.
-type spoolWriter struct{ f *os.File }
-
-func (s spoolWriter) Write(p []byte) (int, error) {
-	n, err := s.f.Write(p)
-	if err != nil {
-		err = spoolError(err)
-	}
-	return n, err
-}
-
-// spoolError describes a failure of a temporary file, where data waits until the record
-// count is known (or, for .npz, is deflated before its size is known).
-func spoolError(err error) error {
-	return fmt.Errorf("holding the data in a temporary file until its size is known: %w", err)
-}
+// spoolWhat is what the temporary files hold, for their errors.
+const spoolWhat = "the data until its size is known"
 
 // header returns the member's .npy header for n records.
 func (m *member) header(n int64) []byte {
@@ -308,11 +294,11 @@ func (wr *Writer) writeArchive() error {
 			e.method = 8
 			f, err := os.CreateTemp(wr.opts.TempDir, "mlfeed-npz-*")
 			if err != nil {
-				return spoolError(err)
+				return spill.TempError(spoolWhat, err)
 			}
 			os.Remove(f.Name())
 			defer f.Close()
-			fw, _ := flate.NewWriter(spoolWriter{f}, 6) // zlib's default level, as Python's zipfile uses
+			fw, _ := flate.NewWriter(spill.TempWriter{File: f, What: spoolWhat}, 6) // zlib's default level, as Python's zipfile uses
 			cnt := &countWriter{w: io.MultiWriter(fw, crc)}
 			if err := m.writeArray(cnt, wr.records); err != nil {
 				return err

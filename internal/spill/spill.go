@@ -1,6 +1,8 @@
 // Package spill holds a stream of unknown length for random access: in memory up to a limit,
 // in an unlinked temporary file beyond it. Readers of compressed data (a gzipped tar, a
-// compressed TFRecord file) decompress into it once and read their records from it.
+// compressed TFRecord file) decompress into it once and read their records from it. Writers
+// that hold data in a temporary file until its size is known describe that file's failures
+// with TempError and TempWriter.
 package spill
 
 import (
@@ -103,10 +105,33 @@ func ReadExpecting(r io.Reader, size, limit int64, pattern string) (*Data, error
 	return &Data{File: tmp, Size: cr.n}, nil
 }
 
-// tempError describes a failure of the temporary file (its directory is missing, the disk is
-// full) as one of holding the decompressed data, which was over limit bytes.
+// tempError describes a failure of the temporary file as one of holding the decompressed
+// data, which was over limit bytes.
 func tempError(limit int64, err error) error {
-	return fmt.Errorf("holding the decompressed data (over the %d bytes held in memory) in a temporary file: %w", limit, err)
+	return TempError(fmt.Sprintf("the decompressed data (over the %d bytes held in memory)", limit), err)
+}
+
+// TempError describes err, a failure of a temporary file (its directory is missing, the disk
+// is full), as one of the temporary file holding what, so that a message says which file
+// failed and why there was one.
+func TempError(what string, err error) error {
+	return fmt.Errorf("a temporary file holding %s: %w", what, err)
+}
+
+// TempWriter writes to File, a temporary file holding What, its errors described by
+// TempError: the writers that hold data until its size is known write through it.
+type TempWriter struct {
+	File *os.File
+	What string
+}
+
+// Write writes p to File; its error is described by TempError.
+func (w TempWriter) Write(p []byte) (int, error) {
+	n, err := w.File.Write(p)
+	if err != nil {
+		err = TempError(w.What, err)
+	}
+	return n, err
 }
 
 // counter counts the bytes read from r and keeps the error r returned, to tell it from the

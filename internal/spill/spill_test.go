@@ -68,7 +68,7 @@ func TestReadNoTemp(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	_, err := Read(bytes.NewReader(make([]byte, 100)), 10, "spill-test-*")
 	var re *ReadError
-	if err == nil || errors.As(err, &re) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "over the 10 bytes held in memory) in a temporary file") {
+	if err == nil || errors.As(err, &re) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "a temporary file holding the decompressed data (over the 10 bytes held in memory)") {
 		t.Errorf("no temporary directory: %v; want an error that is no ReadError, about the temporary file", err)
 	}
 	// A claimed size over the limit goes to the file at once; the message gives the limit.
