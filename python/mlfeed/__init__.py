@@ -294,6 +294,7 @@ class Dataset:
         self._busy = 0       # calls in flight that use the handle
         self._users = 0      # open MinibatchSources over this data set
         self._closed = False
+        self._close_error: Optional[Error] = None  # what closing the files raised, not yet raised
         self._finalize = _lib.finalizer(self, self._h)
         self._info: Dict[str, Any] = res["info"]
 
@@ -362,8 +363,21 @@ class Dataset:
 
     def _release_if_done(self) -> None:
         self._cond.notify_all()
-        if self._closed and self._busy == 0 and self._users == 0:
-            self._finalize()
+        if self._closed and self._busy == 0 and self._users == 0 and self._finalize.alive:
+            # Closed in Go first, for its error (a shard that failed its node-cache check),
+            # which the close that asked for this (or the last MinibatchSource's) raises.
+            try:
+                if _lib.usable():
+                    _lib.call("close", {"dataset": self._h})
+            except Error as e:
+                self._close_error = e
+            finally:
+                self._finalize()
+
+    def _take_close_error(self) -> Optional[Error]:
+        with self._cond:
+            err, self._close_error = self._close_error, None
+            return err
 
     def _stream_names(self, streams: object) -> Optional[List[str]]:
         names = _names(streams, "streams")
@@ -427,15 +441,13 @@ class Dataset:
         are not its manifest's: a shard is checked once all of it has come, which can be
         after the last read where only part of it was read (docs/scale.md)."""
         with self._cond:
-            first = not self._closed
             self._closed = True
             while self._busy:
                 self._cond.wait()
-            try:
-                if first and self._users == 0 and self._finalize.alive and _lib.usable():
-                    _lib.call("close", {"dataset": self._h})
-            finally:
-                self._release_if_done()
+            self._release_if_done()
+        err = self._take_close_error()
+        if err is not None:
+            raise err
 
     def __enter__(self) -> "Dataset":
         return self
@@ -1060,9 +1072,9 @@ class MinibatchSource:
         in another thread that waits for a minibatch raises UsageError; one that is handing a
         minibatch over finishes first.
 
-        Where the source opened its data set (paths, not a Dataset), raises FormatError
-        naming a shard read through the node cache (cache=) whose bytes are not its
-        manifest's, as Dataset.close does."""
+        Raises FormatError naming a shard read through the node cache (cache=) whose bytes
+        are not its manifest's, as Dataset.close does, where closing the source closes the
+        files: the source opened its data set (paths), or its Dataset was closed first."""
         self._closing = True
         with self._lock:
             try:
@@ -1070,6 +1082,10 @@ class MinibatchSource:
                     _lib.call("close", {"source": self._h})
             finally:
                 self._finalize()
+        # Over a Dataset closed before it, this source's release closed the files.
+        err = None if self._dataset is None else self._dataset._take_close_error()
+        if err is not None:
+            raise err
 
     def __enter__(self) -> "MinibatchSource":
         return self

@@ -207,8 +207,8 @@ print("ok")
 def test_cache_checks_at_close(tmp_path, one_cbf, s3):
     """A shard read through the node cache is checked against its manifest once all of it has
     come: a reader of part of it, whose reads may end before the check does, learns of a
-    changed shard from close() (Dataset, a MinibatchSource over paths, mlfeed.dask.close), a
-    FormatError naming the shard."""
+    changed shard from the close() that closes the files (Dataset; a MinibatchSource over
+    paths, or over a Dataset closed first; mlfeed.dask.close), a FormatError naming the shard."""
     one, _ = one_cbf
     shard = tmp_path / "s3" / "mlfeed-py" / "changed" / "part-00001.cbf"
     script = f"""
@@ -248,6 +248,17 @@ except mlfeed.FormatError as e:
     assert "part-00001.cbf" in str(e), e
 changed("MinibatchSource.close", src.close)
 src.close()
+# Over a Dataset closed first: the source's close closes the files, and raises.
+ds = mlfeed.open(url, cache=cache("over"))
+src = mlfeed.MinibatchSource(ds, minibatch_size=10, randomize=False)
+try:
+    for i, mb in enumerate(src):
+        if i == len(ds) // 20:
+            break
+except mlfeed.FormatError as e:
+    assert "part-00001.cbf" in str(e), e
+ds.close()  # the source still reads it: nothing is closed yet
+changed("MinibatchSource.close over a closed Dataset", src.close)
 try:
     import dask, mlfeed.dask
 except ImportError:
@@ -263,7 +274,9 @@ print("ok")
 """
     r = _in_child(s3, script, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["Dataset.close", "MinibatchSource.close", "mlfeed.dask.close", "ok"], r.stdout
+    assert r.stdout.split("\n")[:-1] == ["Dataset.close", "MinibatchSource.close",
+                                          "MinibatchSource.close over a closed Dataset",
+                                          "mlfeed.dask.close", "ok"], r.stdout
 
 
 def test_every_reader_takes_cache(tmp_path, one_cbf, s3):
