@@ -124,7 +124,7 @@ func checkABIError(t *testing.T, path, op string, err error) {
 
 // freeHandle releases handle h as mlfeed_free does.
 func freeHandle(h uint64) {
-	c, err := value[closer](uintptr(h))
+	c, err := value[releaser](uintptr(h))
 	if err != nil {
 		return
 	}

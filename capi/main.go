@@ -155,8 +155,8 @@ func value[T any](h uintptr) (v T, err error) {
 	return x, nil
 }
 
-// closer is an object that a handle holds and mlfeed_free releases.
-type closer interface{ close() }
+// releaser is an object that a handle holds and mlfeed_free releases.
+type releaser interface{ close() }
 
 // job is an operation running on its own goroutine.
 type job struct {
@@ -302,7 +302,7 @@ func put(buf *C.char, capacity C.int64_t, data []byte) bool {
 //export mlfeed_free
 func mlfeed_free(h C.uintptr_t) {
 	defer func() { recover() }()
-	c, err := value[closer](uintptr(h))
+	c, err := value[releaser](uintptr(h))
 	if err != nil {
 		return
 	}

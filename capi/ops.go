@@ -16,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/shard"
 )
@@ -198,14 +199,6 @@ func (d *openDataset) shut() error {
 
 func (d *openDataset) close() { d.shut() }
 
-// closeInto closes an operation's own data set and, where the operation has no error of its
-// own, sets *err to Close's (see openDataset.shut).
-func closeInto(src mlfeed.Source, err *error) {
-	if cerr := src.Close(); cerr != nil && *err == nil {
-		*err = cerr
-	}
-}
-
 // opClose closes the data set (mlfeed.open's) or minibatch source whose handle args name,
 // and returns Close's error; the handle stays valid for mlfeed_free.
 func opClose(args []byte) (any, error) {
@@ -268,7 +261,7 @@ func opInfo(ctx context.Context, args []byte) (_ any, err error) {
 	}
 	var name string
 	if own {
-		defer closeInto(src, &err)
+		defer closer.Into(src, &err)
 		name = spec.FormatName()
 	} else {
 		ds, _ := value[*openDataset](uintptr(a.Dataset))
@@ -404,7 +397,7 @@ func opConvert(ctx context.Context, args []byte) (_ any, err error) {
 		return nil, err
 	}
 	if own {
-		defer closeInto(src, &err)
+		defer closer.Into(src, &err)
 	}
 	if sharded {
 		so := &convert.ShardOptions{Options: *opts, Shards: a.Shards, ShardSize: a.ShardSize}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/stats"
 )
 
@@ -37,7 +38,7 @@ func opStats(ctx context.Context, args []byte) (_ any, err error) {
 		return nil, err
 	}
 	if own {
-		defer closeInto(src, &err)
+		defer closer.Into(src, &err)
 	}
 	return stats.Compute(ctx, src, &stats.Options{Limit: a.Limit, Sample: a.Sample, Seed: a.Seed, Bins: a.Bins, Top: a.Top})
 }

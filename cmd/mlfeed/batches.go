@@ -16,6 +16,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -243,7 +244,7 @@ func runBatches(cmd *cobra.Command, in *inputFlags, f *batchFlags, args []string
 	if err != nil {
 		return err
 	}
-	defer closeSource(src, &err)
+	defer closer.Into(src, &err)
 	// The engine runs on the command's scheduler: --threads and --memory bound it too.
 	r, err := minibatch.NewContext(cmd.Context(), src, cfg)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/closer"
 )
 
 func init() {
@@ -38,7 +39,7 @@ sample {"indices": [...], "values": [...]}, text a JSON string; NaN and infiniti
 			if err != nil {
 				return err
 			}
-			defer closeSource(src, &err)
+			defer closer.Into(src, &err)
 			w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 			if asJSON {
 				err = catJSON(cmd.Context(), w, src, limit)

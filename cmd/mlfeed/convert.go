@@ -11,6 +11,7 @@ import (
 	"github.com/mlfeed/mlfeed/convert"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/bytesize"
+	"github.com/mlfeed/mlfeed/internal/closer"
 )
 
 // maxChunkSize bounds convert --chunk-size (a chunk is held in memory while it is written).
@@ -92,7 +93,7 @@ A progress bar is shown on a terminal.`,
 			if err != nil {
 				return err
 			}
-			defer closeSource(src, &err)
+			defer closer.Into(src, &err)
 			if !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 				_, total := mlfeed.Totals(src.Chunks())
 				bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr),

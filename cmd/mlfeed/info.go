@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/closer"
 )
 
 func init() {
@@ -37,7 +38,7 @@ number of sequences and samples, and chunks. Several files that hold one record 
 			if err != nil {
 				return err
 			}
-			defer closeSource(src, &err)
+			defer closer.Into(src, &err)
 			return writeInfo(cmd.OutOrStdout(), spec.FormatName(), src, asJSON, chunks)
 		},
 	}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -182,16 +181,6 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	return exitData
-}
-
-// closeSource closes a command's data set and, where the command has no error of its own,
-// sets *err to Close's: a shard read through the node cache while it is fetched is checked
-// against its manifest once all of it has come, which can be after the command has read what
-// it needed (cat -n, a rank's share of a sweep), and Close reports what that check found.
-func closeSource(src io.Closer, err *error) {
-	if cerr := src.Close(); cerr != nil && *err == nil {
-		*err = cerr
-	}
 }
 
 // usageErr returns an error that makes mlfeed exit with status 2.

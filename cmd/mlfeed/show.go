@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/render"
 )
 
@@ -48,7 +49,7 @@ image instead.`,
 			if err != nil {
 				return err
 			}
-			defer closeSource(src, &err)
+			defer closer.Into(src, &err)
 			n := limit
 			if n < 0 {
 				n = 3

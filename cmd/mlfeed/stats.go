@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/render"
 	"github.com/mlfeed/mlfeed/stats"
 )
@@ -71,7 +72,7 @@ shown on a terminal.`,
 			if err != nil {
 				return err
 			}
-			defer closeSource(src, &err)
+			defer closer.Into(src, &err)
 			finish := func() {}
 			if !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 				var bar *progressbar.ProgressBar

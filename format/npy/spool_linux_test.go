@@ -4,11 +4,12 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mlfeed/mlfeed/internal/testutil/tmpfs"
 )
 
 // The temporary files data waits in (an .npz member, a .npy of unknown length) say so when
@@ -20,11 +21,10 @@ func TestSpoolErrors(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "temporary file") {
 		t.Errorf("a missing TempDir: %v, want an error about the temporary file", err)
 	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
+	dir, err := tmpfs.Mount(t, "64k")
+	if err != nil {
+		t.Skip(err)
 	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	for _, opts := range []WriterOptions{{TempDir: dir}, {TempDir: dir, Archive: true, Compress: true}} {
 		w, err := NewWriter(io.Discard, sc, &opts)
 		if err != nil {

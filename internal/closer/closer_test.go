@@ -21,3 +21,23 @@ func TestStack(t *testing.T) {
 		t.Errorf("stack not emptied: %v", s)
 	}
 }
+
+type closeErr struct{ err error }
+
+func (c closeErr) Close() error { return c.err }
+
+func TestInto(t *testing.T) {
+	first, second := errors.New("first"), errors.New("close")
+	for _, c := range []struct{ err, cerr, want error }{
+		{nil, nil, nil},
+		{nil, second, second},
+		{first, second, first},
+		{first, nil, first},
+	} {
+		err := c.err
+		Into(closeErr{c.cerr}, &err)
+		if err != c.want {
+			t.Errorf("error %v, Close's %v: got %v, want %v", c.err, c.cerr, err, c.want)
+		}
+	}
+}

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"testing/iotest"
+
+	"github.com/mlfeed/mlfeed/internal/testutil/tmpfs"
 )
 
 func TestRead(t *testing.T) {
@@ -81,13 +82,12 @@ func TestReadNoTemp(t *testing.T) {
 // A full disk while the data is written to the temporary file is an error of its own, and
 // says so (a small tmpfs, where this process may mount one).
 func TestReadFullDisk(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
+	dir, err := tmpfs.Mount(t, "64k")
+	if err != nil {
+		t.Skip(err)
 	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	t.Setenv("TMPDIR", dir)
-	_, err := Read(bytes.NewReader(make([]byte, 1<<20)), 10, "spill-test-*")
+	_, err = Read(bytes.NewReader(make([]byte, 1<<20)), 10, "spill-test-*")
 	var re *ReadError
 	if !errors.Is(err, syscall.ENOSPC) || errors.As(err, &re) || !strings.Contains(err.Error(), "temporary file") {
 		t.Errorf("a full disk: %v; want ENOSPC about the temporary file, no ReadError", err)

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlfeed/mlfeed/internal/testutil/tmpfs"
 	"github.com/mlfeed/mlfeed/storage"
 )
 
@@ -738,11 +739,10 @@ func FuzzParse(f *testing.F) {
 func TestFullDiskMidFill(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
 		urls, data := objects(t, 1, 3<<20)
-		dir := t.TempDir()
-		if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
+		dir, err := tmpfs.Mount(t, "1m")
+		if err != nil {
+			t.Skip(err)
 		}
-		t.Cleanup(func() { exec.Command("umount", dir).Run() })
 		c, err := New(dir, 1<<30)
 		if err != nil {
 			t.Fatal(err)
