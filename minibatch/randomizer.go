@@ -40,12 +40,10 @@ type chunkCounts struct {
 	samples   int64
 }
 
-// plan computes the order of sweep s into p, reusing p's memory.
-func (rz *randomizer) plan(s int64, p *plan) { rz.planFirst(s, p, nil) }
-
-// planFirst is plan, calling first (when not nil and the order is not empty) with the
-// sequences of the first chunk in the order, in their final order, as soon as they are known:
-// before the shuffle of the positions after them is done.
+// planFirst computes the order of sweep s into p, reusing p's memory. It calls first (when
+// not nil and the order is not empty) with the sequences of the first chunk in the order, in
+// their final order, as soon as they are known: before the shuffle of the positions after them
+// is done.
 func (rz *randomizer) planFirst(s int64, p *plan, first func([]seqRef)) {
 	n := len(rz.chunks)
 	p.sweep = s

@@ -150,3 +150,6 @@ func TestPlanFirst(t *testing.T) {
 		}
 	}
 }
+
+// plan computes the order of sweep s into p, reusing p's memory (planFirst without first).
+func (rz *randomizer) plan(s int64, p *plan) { rz.planFirst(s, p, nil) }
