@@ -47,7 +47,7 @@ case "${1:-}" in
 esac
 mkdir -p "$LOGDIR"
 export GOFLAGS=${GOFLAGS:--pgo=off}
-binary='^(capi|internal/hdf5|format/(hdf5|idv|idx|cbf|npy|arrow|parquet|binsparse|tfrecord))$'
+binary='^(capi|internal/hdf5|format/(hdf5|idv|idx|cbf|npy|arrow|parquet|binsparse|tfrecord|mds|webdataset))$'
 
 # targets prints "package target goal-minutes" for every fuzz target, the C ABI's first, then
 # the binary readers', then the rest.
