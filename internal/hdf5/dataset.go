@@ -161,10 +161,9 @@ func (d *Dataset) Attrs() ([]*Attribute, error) { return d.obj.Attrs() }
 // knownFilters names the registered HDF5 filters this package does not decode, for errors
 // (the HDF Group's registry; files from h5py and hdf5plugin name only some of them).
 var knownFilters = map[uint16]string{
-	305: "LZO", 307: "bzip2", 32000: "LZF", 32001: "Blosc", 32002: "MAFISC", 32003: "Snappy",
-	32004: "LZ4", 32005: "APAX", 32006: "CBF", 32007: "JPEG-XR", 32008: "bitshuffle",
-	32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123", 32012: "JPEG-LS", 32013: "zfp",
-	32014: "fpzip", 32015: "Zstandard", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
+	305: "LZO", 32001: "Blosc", 32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
+	32007: "JPEG-XR", 32008: "bitshuffle", 32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123",
+	32012: "JPEG-LS", 32013: "zfp", 32014: "fpzip", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
 	32019: "JPEG", 32020: "VBZ", 32022: "FAPEC", 32023: "bitgroom", 32024: "granular bitround",
 	32025: "SZ3", 32026: "Delta-Rice", 32027: "BLOSC2", 32028: "FLAC",
 }
@@ -207,6 +206,14 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			fl.name = "shuffle"
 		case 3:
 			fl.name = "fletcher32"
+		case filterBzip2:
+			fl.name = "bzip2"
+		case filterLZF:
+			fl.name = "lzf"
+		case filterLZ4:
+			fl.name = "lz4"
+		case filterZstd:
+			fl.name = "zstd"
 		case 4:
 			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")
 		case 5:

@@ -71,6 +71,8 @@ func walkAll(f *File) error {
 func seeds() []string {
 	var files []string
 	files, _ = filepath.Glob("testdata/*.h5")
+	plugins, _ := filepath.Glob("testdata/plugins/*.h5")
+	files = append(files, plugins...)
 	corpus := filepath.Join(testutil.SharedDir(), "testdata")
 	if testutil.SharedDir() == "" {
 		corpus = "../../testdata" // the repository's copy

@@ -8,9 +8,10 @@
 // Datasets may have any rank; their elements may be integers of 8 to 64 bits of either sign and
 // byte order, IEEE float32 or float64, and (for attributes and small datasets) fixed or
 // variable-length strings. Layouts are contiguous, compact and chunked, with every chunk index
-// (version 1 B-tree, single chunk, implicit, fixed array, extensible array, version 2 B-tree) and
-// the deflate, shuffle and Fletcher-32 filters (checksums verified). Fill values stand in for
-// chunks never written.
+// (version 1 B-tree, single chunk, implicit, fixed array, extensible array, version 2 B-tree),
+// the deflate, shuffle and Fletcher-32 filters (checksums verified), and the registered LZF,
+// LZ4, bzip2 and Zstandard filters as h5py and the HDF Group's plugins write them. Fill values
+// stand in for chunks never written.
 //
 // Every size and address a file states is checked against the file's size before it is used, and
 // nothing is allocated that the file's size does not justify: a dataset whose dimensions claim more

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
 )
 
 // RowLen returns the number of elements in one row (one index of the first dimension); 1 for a
@@ -129,6 +131,9 @@ type scratch struct {
 	reg       []uint64
 	zr        io.ReadCloser
 	br        bytes.Reader
+	zd        *zstd.Decoder // decodes at most zdMax bytes, all at once
+	zdMax     int
+	zs        *zstd.Decoder // decodes a stream
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -400,6 +405,24 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 			}
 			if k > len(out) {
 				return f.errAt(loc.addr, where, ErrFormat, "chunk inflates to more than the %d bytes expected", len(out))
+			}
+		case filterLZF, filterLZ4, filterBzip2, filterZstd:
+			var err error
+			switch filters[i].id {
+			case filterLZF:
+				k, err = lzfDecode(next, cur)
+			case filterLZ4:
+				k, err = lz4Decode(next, cur)
+			case filterBzip2:
+				k, err = bzip2Decode(next, cur)
+			default:
+				k, err = s.zstdDecode(next, cur)
+			}
+			if err == errOverrun || errors.Is(err, errOverrun) {
+				return f.errAt(loc.addr, where, ErrFormat, "%s: chunk decodes to more than the %d bytes expected", filters[i].name, len(out))
+			}
+			if err != nil {
+				return f.errAt(loc.addr, where, ErrFormat, "%s: %v", filters[i].name, err)
 			}
 		case 2: // shuffle
 			size := d.Type.Size

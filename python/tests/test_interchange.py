@@ -1,5 +1,5 @@
-"""The interchange formats (NumPy, LIBSVM, Arrow, Parquet) through the Python package, with
-numpy and scikit-learn as the independent writers and readers."""
+"""The interchange formats (NumPy, LIBSVM, Arrow, Parquet, HDF5) through the Python package,
+with numpy, scikit-learn and h5py as the independent writers and readers."""
 
 import numpy as np
 import pytest
@@ -26,6 +26,25 @@ def test_npy_and_npz(tmp_path):
         np.testing.assert_array_equal(z["images"], x)
     mlfeed.convert(str(tmp_path / "x.npy"), tmp_path / "back.npy")
     assert (tmp_path / "back.npy").read_bytes() == (tmp_path / "x.npy").read_bytes()
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_hdf5_lzf_with_h5py(tmp_path, shuffle):
+    # h5py's own compression filter, LZF: random floats (chunks it cannot shrink are stored
+    # as they are), a ramp, edge chunks
+    h5py = pytest.importorskip("h5py")
+    x = np.random.default_rng(2).standard_normal((70, 6, 5)).astype(np.float32)
+    y = np.arange(70 * 3, dtype=np.int16).reshape(70, 3)
+    path = tmp_path / "lzf.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("X", data=x, chunks=(16, 6, 5), compression="lzf", shuffle=shuffle)
+        f.create_dataset("y", data=y, chunks=(9, 2), compression="lzf", shuffle=shuffle)
+    with mlfeed.open(str(path)) as ds:
+        assert len(ds) == 70
+        got = ds.read()
+        np.testing.assert_array_equal(got["X"], x)
+        np.testing.assert_array_equal(got["y"], y)
+    assert "lzf" in mlfeed.info(str(path))["details"]["datasets"]["/X"]
 
 
 def test_libsvm_with_sklearn(tmp_path):

@@ -92,3 +92,19 @@ for libver in ("earliest", "latest"):
 with h5py.File(os.path.join(out, "xy.h5"), "w") as f:
     f.create_dataset("X", data=floats("<f4", (300, 8, 8)), chunks=(32, 8, 8), compression="gzip")
     f.create_dataset("y", data=ints("<i8", (300,)))
+
+# h5py's LZF filter (32000), each dataset beside a copy without filters (NAME_plain): random
+# floats LZF cannot shrink (their chunks are stored as they are, the filter's bit set in the
+# chunk's mask), ramps it can, shuffle before LZF, and edge chunks.
+with h5py.File(os.path.join(out, "lzf.h5"), "w") as f:
+    data = {
+        "noise": (floats("<f4", (100, 30)), (16, 30), False),
+        "ramp": (np.arange(5000, dtype=">i2").reshape(50, 100), (7, 33), False),
+        "shuffled": (np.linspace(0, 1, 3000).reshape(300, 10), (64, 10), True),
+        "bytes": (ints("u1", (40, 9, 9)) // 16, (8, 4, 4), False),
+    }
+    for name, (d, chunks, shuffle) in data.items():
+        ds = f.create_dataset(name, data=d, chunks=chunks, compression="lzf", shuffle=shuffle)
+        f.create_dataset(name + "_plain", data=d)
+        masks = {ds.id.get_chunk_info(i).filter_mask for i in range(ds.id.get_num_chunks())}
+        print(f"lzf.h5 {name}: chunk filter masks {sorted(masks)}")

@@ -81,17 +81,17 @@ def main(out, big_bomb=False):
     # datasets mlfeed cannot decode, beside one it can
     with h5py.File(os.path.join(out, "undecodable.h5"), "w") as f:
         f["ok"] = np.arange(100, dtype="<f4")
-        f.create_dataset("lzf", data=np.arange(100, dtype="<f4"), compression="lzf")
         f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
         f.create_dataset("half", data=np.arange(100, dtype="<f2"))
-        # LZ4 (32004) and bitshuffle (32008) are registered by hdf5plugin, which Debian lacks: the
-        # filters are declared optional-unknown and one chunk is written as stored bytes.
-        for name, fid in (("lz4", 32004), ("bitshuffle", 32008)):
+        # Blosc (32001) and bitshuffle (32008) are registered by hdf5plugin, which Debian lacks:
+        # the filters are declared optional-unknown and one chunk is written as stored bytes.
+        for name, fid in (("blosc", 32001), ("bitshuffle", 32008)):
             d = f.create_dataset(name, shape=(100,), dtype="<f4", chunks=(100,), compression=fid, allow_unknown_filter=True)
             d.id.write_direct_chunk((0,), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
 
-    with h5py.File(os.path.join(out, "only_lzf.h5"), "w") as f:
-        f.create_dataset("X", data=np.arange(100, dtype="<f4").reshape(50, 2), compression="lzf")
+    with h5py.File(os.path.join(out, "nothing_readable.h5"), "w") as f:
+        d = f.create_dataset("X", shape=(50, 2), dtype="<f4", chunks=(50, 2), compression=32001, allow_unknown_filter=True)
+        d.id.write_direct_chunk((0, 0), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
         f.create_dataset("y", data=np.arange(50, dtype="<f2"))
 
     # a small bomb, for fuzz seeds: one gzip chunk of 4096 x 1024 float32 zeros (16 MiB) in 16 kB

@@ -1,0 +1,245 @@
+package hdf5
+
+import (
+	"bytes"
+	"compress/bzip2"
+	"encoding/binary"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// readAll reads dataset path of the file name whole.
+func readAll(t *testing.T, name, path string) (*Dataset, []byte) {
+	t.Helper()
+	f, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	o, err := f.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := o.Dataset()
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, path, err)
+	}
+	buf := make([]byte, d.Len()*uint64(d.Type.Size))
+	if err := d.ReadRows(buf, 0, d.Rows()); err != nil {
+		t.Fatalf("%s %s: %v", name, path, err)
+	}
+	return d, buf
+}
+
+// The HDF Group's example files for its bzip2, LZF, LZ4 and Zstandard plugins
+// (testdata/plugins, from github.com/HDFGroup/hdf5_plugins) read as the examples wrote them:
+// DS1[i][j] = i*j - j as int32 (the bzip2, LZF and LZ4 examples), and byte k of the
+// Zstandard example's 2 x 512 x 1024 uint8 is k mod 256.
+func TestPluginFilters(t *testing.T) {
+	files, _ := filepath.Glob("testdata/plugins/*.h5")
+	if len(files) != 7 {
+		t.Fatalf("%d files in testdata/plugins, want 7", len(files))
+	}
+	for _, name := range files {
+		d, buf := readAll(t, name, "/DS1")
+		want := map[string]string{"bzip2": "bzip2", "lzf": "lzf", "lz4": "lz4", "zstd": "zstd"}
+		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "h5ex_d_"), ".h5")
+		if fl := d.Filters(); len(fl) != 1 || fl[0] != want[strings.TrimPrefix(base, "np")] {
+			t.Errorf("%s: filters %v", name, fl)
+		}
+		bad := 0
+		if base == "zstd" {
+			for k, b := range buf {
+				if b != byte(k) {
+					bad++
+				}
+			}
+		} else {
+			cols := d.Dims[1]
+			for k := 0; k < len(buf)/4; k++ {
+				i, j := int32(uint64(k)/cols), int32(uint64(k)%cols)
+				if v := int32(binary.LittleEndian.Uint32(buf[4*k:])); v != i*j-j {
+					bad++
+				}
+			}
+		}
+		if bad != 0 || len(buf) == 0 {
+			t.Errorf("%s: %d of %d bytes or values differ from the example's", name, bad, len(buf))
+		}
+	}
+}
+
+// h5py's LZF filter: every dataset of testdata/lzf.h5 (gen.py) reads as its copy without
+// filters, including chunks LZF could not shrink (stored as they are, marked in the chunk's
+// filter mask), shuffle before LZF, and edge chunks.
+func TestLZF(t *testing.T) {
+	for _, name := range []string{"noise", "ramp", "shuffled", "bytes"} {
+		d, got := readAll(t, "testdata/lzf.h5", name)
+		_, want := readAll(t, "testdata/lzf.h5", name+"_plain")
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s (filters %v): differs from %s_plain", name, d.Filters(), name)
+		}
+	}
+}
+
+// Each decoder fills exactly what the chunk holds: a stream that decodes to more is refused
+// (errOverrun) without producing more than the chunk's bytes, truncated or malformed input is
+// an error, never a panic.
+func TestFilterDecoders(t *testing.T) {
+	data := bytes.Repeat([]byte("mlfeed chunk "), 1000) // 13000 bytes
+	s := new(scratch)
+	type dec struct {
+		name   string
+		encode func(t *testing.T, b []byte) []byte
+		decode func(dst, src []byte) (int, error)
+	}
+	decs := []dec{
+		{"lzf", lzfEncodeRuns, lzfDecode},
+		{"lz4", lz4Frame, lz4Decode},
+		{"bzip2", bzip2Encode, bzip2Decode},
+		{"zstd", zstdEncode, s.zstdDecode},
+		{"zstd stream", zstdStream, s.zstdDecode},
+	}
+	for _, d := range decs {
+		src := d.encode(t, data)
+		dst := make([]byte, len(data))
+		if k, err := d.decode(dst, src); err != nil || k != len(data) || !bytes.Equal(dst, data) {
+			t.Errorf("%s: %d bytes, %v; want the data back", d.name, k, err)
+		}
+		short := make([]byte, len(data)-1)
+		if _, err := d.decode(short, src); !errors.Is(err, errOverrun) {
+			t.Errorf("%s into one byte less: %v, want errOverrun", d.name, err)
+		}
+		for cut := 1; cut < len(src); cut += 1 + len(src)/7 {
+			if k, err := d.decode(dst, src[:len(src)-cut]); err == nil && k == len(data) {
+				t.Errorf("%s cut by %d bytes: no error and all the data", d.name, cut)
+			}
+		}
+		if _, err := d.decode(dst, bytes.Repeat([]byte{0xff}, 64)); err == nil {
+			t.Errorf("%s of 0xff bytes: no error", d.name)
+		}
+	}
+}
+
+// A Zstandard frame that claims far more than the chunk is refused before the decoder
+// allocates for it; one that holds far more without saying so is stopped at zstdWindow.
+func TestZstdBomb(t *testing.T) {
+	zeros := make([]byte, 256<<20)
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	stated := enc.EncodeAll(zeros, nil) // the content size is in the frame's header
+	enc.Close()
+	var b bytes.Buffer
+	enc, _ = zstd.NewWriter(&b, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20))
+	enc.Write(zeros)
+	enc.Close()
+	unstated := b.Bytes()
+	zeros = nil
+	if h := new(zstd.Header); h.Decode(unstated) != nil || h.HasFCS {
+		t.Fatalf("the stream states its size: %+v", h)
+	}
+	s := new(scratch)
+	dst := make([]byte, 4096)
+	for _, c := range []struct {
+		name  string
+		frame []byte
+	}{{"stated", stated}, {"unstated", unstated}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := s.zstdDecode(dst, c.frame)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, errOverrun) {
+			t.Errorf("256 MiB into 4 KiB, size %s: %v, want errOverrun", c.name, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*zstdWindow {
+			t.Errorf("refusing 256 MiB, size %s, allocated %d bytes", c.name, grew)
+		}
+	}
+}
+
+// lzfEncodeRuns writes b as LZF literal runs and, where a run of 13 bytes repeats the one
+// before, back references: enough to exercise both kinds of token.
+func lzfEncodeRuns(t *testing.T, b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		if i >= 13 && i+13 <= len(b) && bytes.Equal(b[i:i+13], b[i-13:i]) {
+			n, dist := 13, 12 // length 13, distance 13
+			out = append(out, byte(7<<5|dist>>8), byte(n-2-7), byte(dist))
+			i += n
+			continue
+		}
+		n := min(32, len(b)-i)
+		out = append(out, byte(n-1))
+		out = append(out, b[i:i+n]...)
+		i += n
+	}
+	return out
+}
+
+// lz4Frame writes b as the HDF Group's LZ4 filter does, in blocks of 4096 bytes.
+func lz4Frame(t *testing.T, b []byte) []byte {
+	const block = 4096
+	out := binary.BigEndian.AppendUint64(nil, uint64(len(b)))
+	out = binary.BigEndian.AppendUint32(out, block)
+	for i := 0; i < len(b); i += block {
+		in := b[i:min(i+block, len(b))]
+		c := make([]byte, lz4.CompressBlockBound(len(in)))
+		n, err := lz4.CompressBlock(in, c, nil)
+		if err != nil || n == 0 || n >= len(in) {
+			c, n = in, len(in)
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(n))
+		out = append(out, c[:n]...)
+	}
+	return out
+}
+
+// bzip2Encode compresses b with the bzip2 command, or skips the test without it.
+func bzip2Encode(t *testing.T, b []byte) []byte {
+	cmd := exec.Command("bzip2", "-c")
+	cmd.Stdin = bytes.NewReader(b)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("no bzip2 command: %v", err)
+	}
+	if r, err := bzip2.NewReader(bytes.NewReader(out)).Read(make([]byte, 1)); r != 1 || err != nil {
+		t.Fatalf("bzip2 output unreadable: %v", err)
+	}
+	return out
+}
+
+func zstdEncode(t *testing.T, b []byte) []byte {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(b, nil)
+}
+
+// zstdStream writes b as a Zstandard stream: no content size in the frame's header.
+func zstdStream(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	enc, err := zstd.NewWriter(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(b[:len(b)/2])
+	enc.Flush() // the frame's header goes out before the size is known
+	enc.Write(b[len(b)/2:])
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var h zstd.Header
+	if h.Decode(out.Bytes()) != nil || h.HasFCS {
+		t.Fatalf("the stream states its size: %+v", h)
+	}
+	return out.Bytes()
+}
