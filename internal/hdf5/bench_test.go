@@ -1,10 +1,12 @@
 package hdf5
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // benchDataset writes 4 million float64 values with o and opens the dataset.
@@ -76,4 +78,51 @@ func BenchmarkWriteDeflate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReadFile reads every dataset of the HDF5 file MLFEED_BENCH_H5 whole, on one
+// goroutine (bench/hdf5.sh writes the files with h5py and times h5py reading them too).
+func BenchmarkReadFile(b *testing.B) {
+	name := os.Getenv("MLFEED_BENCH_H5")
+	if name == "" {
+		b.Skip("MLFEED_BENCH_H5 names no file (bench/hdf5.sh sets it)")
+	}
+	f, err := Open(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var ds []*Dataset
+	var size int64
+	err = f.Walk(func(e WalkEntry) error {
+		if e.Object == nil || e.Kind != HardLink || e.Seen || !e.Object.IsDataset() {
+			return nil
+		}
+		d, err := e.Object.Dataset()
+		if err != nil {
+			return err
+		}
+		ds = append(ds, d)
+		size += int64(d.Len()) * int64(d.Type.Size)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bufs := make([][]byte, len(ds))
+	for i, d := range ds {
+		bufs[i] = make([]byte, d.Len()*uint64(d.Type.Size))
+	}
+	b.SetBytes(size)
+	cpu := testutil.CPUTime()
+	b.ResetTimer()
+	for range b.N {
+		for i, d := range ds {
+			if err := d.ReadRows(bufs[i], 0, d.Rows()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((testutil.CPUTime()-cpu)/float64(b.N), "cpu-s/op")
 }

@@ -398,17 +398,11 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1: // deflate
-			var err error
-			if k, err = s.inflate(next, cur); err != nil {
-				return f.errAt(loc.addr, where, ErrFormat, "deflate: %v", err)
-			}
-			if k > len(out) {
-				return f.errAt(loc.addr, where, ErrFormat, "chunk inflates to more than the %d bytes expected", len(out))
-			}
-		case filterLZF, filterLZ4, filterBzip2, filterZstd:
+		case 1, filterLZF, filterLZ4, filterBzip2, filterZstd:
 			var err error
 			switch filters[i].id {
+			case 1:
+				k, err = s.inflate(next, cur)
 			case filterLZF:
 				k, err = lzfDecode(next, cur)
 			case filterLZ4:
@@ -418,7 +412,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}
-			if err == errOverrun || errors.Is(err, errOverrun) {
+			if errors.Is(err, errOverrun) {
 				return f.errAt(loc.addr, where, ErrFormat, "%s: chunk decodes to more than the %d bytes expected", filters[i].name, len(out))
 			}
 			if err != nil {
@@ -444,8 +438,8 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 	return nil
 }
 
-// inflate decompresses the zlib stream src into dst, which must be exactly filled; it returns
-// the number of bytes the stream held (up to len(dst)+1, to detect overruns). The zlib header
+// inflate decompresses the zlib stream src into dst and returns the bytes written; a stream
+// that holds more than dst is errOverrun. The zlib header
 // and the Adler-32 checksum of the data are checked here (the checksum with a faster loop
 // than hash/adler32's); the deflate stream itself is klauspost/compress's.
 func (s *scratch) inflate(dst, src []byte) (int, error) {
@@ -465,28 +459,9 @@ func (s *scratch) inflate(dst, src []byte) (int, error) {
 	} else if err := s.zr.(flate.Resetter).Reset(&s.br, nil); err != nil {
 		return 0, err
 	}
-	k, err := io.ReadFull(s.zr, dst)
-	switch {
-	case err == io.ErrUnexpectedEOF || err == io.EOF:
-	case err != nil:
+	k, err := readExactly(s.zr, dst)
+	if err != nil {
 		return k, err
-	default: // dst is full: the stream must end here
-		var one [1]byte
-		for tries := 0; ; tries++ {
-			m, err := s.zr.Read(one[:])
-			if m > 0 {
-				return k + 1, nil
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return k, err
-			}
-			if tries > 16 {
-				return k, io.ErrNoProgress
-			}
-		}
 	}
 	// the deflate stream has ended where the bytes reader stands: the checksum follows
 	var sum [4]byte
