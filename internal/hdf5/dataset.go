@@ -292,9 +292,13 @@ func (d *Dataset) parseLayout(m message) error {
 		}
 		switch d.layout {
 		case layoutChunked:
-			c.u32()
+			// the last dimension is the element's size; no field follows (the format's
+			// description lists one, but the library neither writes nor reads it)
 			if nd != rank+1 {
 				return f.errAt(m.addr, "layout", ErrFormat, "chunk rank %d for a rank-%d dataset", nd-1, rank)
+			}
+			if dims[rank] != esize && !c.bad {
+				return f.errAt(m.addr, "layout", ErrFormat, "chunk element size %d for a %d-byte type", dims[rank], esize)
 			}
 			d.chunk, d.index, d.indexAddr = dims[:rank], idxBtree1, d.addr
 		case layoutCompact:

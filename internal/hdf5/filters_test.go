@@ -243,3 +243,37 @@ func zstdStream(t *testing.T, b []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// Enumerations of integers and bitfields read as their integers, as h5py reads them:
+// testdata/enum.h5 (gen.py) holds each beside NAME_int, the integers h5py read.
+func TestEnumAndBitfield(t *testing.T) {
+	for _, c := range []struct{ name, typ string }{
+		{"mask", "int8 enum"}, {"colour", "int16 big-endian enum"},
+		{"bits8", "uint8 bitfield"}, {"bits32", "uint32 big-endian bitfield"},
+	} {
+		d, got := readAll(t, "testdata/enum.h5", c.name)
+		_, want := readAll(t, "testdata/enum.h5", c.name+"_int")
+		if d.Type.String() != c.typ {
+			t.Errorf("%s: type %q, want %q", c.name, d.Type, c.typ)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: differs from %s_int", c.name, c.name)
+		}
+	}
+}
+
+// Layout messages of versions 1 and 2 (HDF5 1.4 and 1.6) end after the chunk's dimensions,
+// the last of which is the element's size: a rank-1 chunked dataset's message is 24 bytes,
+// and reading one more field made such files "short layout message". PyTables' attr-u16.h5
+// (testdata/pytables) has one: .../digital/order, int32 0 to 7.
+func TestLayoutVersion1Chunked(t *testing.T) {
+	d, got := readAll(t, "testdata/pytables/attr-u16.h5", "/wfm_group0/traces/trace0/render_info/digital/order")
+	if d.Layout() != "chunked" || len(got) != 32 {
+		t.Fatalf("layout %s, %d bytes", d.Layout(), len(got))
+	}
+	for i := range 8 {
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != uint32(i) {
+			t.Errorf("value %d: %d", i, v)
+		}
+	}
+}

@@ -72,7 +72,8 @@ func seeds() []string {
 	var files []string
 	files, _ = filepath.Glob("testdata/*.h5")
 	plugins, _ := filepath.Glob("testdata/plugins/*.h5")
-	files = append(files, plugins...)
+	pytables, _ := filepath.Glob("testdata/pytables/*.h5")
+	files = append(append(files, plugins...), pytables...)
 	corpus := filepath.Join(testutil.SharedDir(), "testdata")
 	if testutil.SharedDir() == "" {
 		corpus = "../../testdata" // the repository's copy

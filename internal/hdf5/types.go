@@ -27,6 +27,10 @@ type Datatype struct {
 	Signed    bool // Integer only
 	BigEndian bool // Integer and Float
 	UTF8      bool // String and VarString: the character set is UTF-8 (else ASCII)
+	// Integer only: stored as an enumeration of this integer type (h5py's bool: FALSE 0 and
+	// TRUE 1 in int8) or as a bitfield, read as the integers (h5py reads both so); the names
+	// of an enumeration's members are not kept.
+	Enum, Bitfield bool
 }
 
 // ElemType returns the mlfeed element type of a numeric datatype, or mlfeed.Invalid.
@@ -55,6 +59,11 @@ func (t Datatype) String() string {
 		s = t.ElemType().String()
 		if t.BigEndian && t.Size > 1 {
 			s += " big-endian"
+		}
+		if t.Enum {
+			s += " enum"
+		} else if t.Bitfield {
+			s += " bitfield"
 		}
 	case String:
 		s = fmt.Sprintf("string of %d bytes", t.Size)
@@ -87,6 +96,28 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 		if !c.bad && (off != 0 || int(prec) != 8*size) {
 			return t, f.errAt(at, "datatype", ErrUnsupported, "integers of %d bits at bit offset %d in %d bytes", prec, off, size)
 		}
+	case 4: // a bitfield: unsigned integers of its size, as h5py reads it
+		off, prec := c.u16(), c.u16()
+		t.Class, t.BigEndian, t.Bitfield = Integer, bits[0]&1 != 0, true
+		if size != 1 && size != 2 && size != 4 && size != 8 {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte bitfields", size)
+		}
+		if !c.bad && (off != 0 || int(prec) != 8*size) {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "bitfields of %d bits at bit offset %d in %d bytes", prec, off, size)
+		}
+	case 8: // an enumeration: its base integer type's values, as h5py reads it
+		if len(b) <= c.p || b[c.p]&0x0f != 0 {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "enum datatype of a base other than an integer")
+		}
+		base, err := f.parseDatatype(b[c.p:], at+uint64(c.p))
+		if err != nil {
+			return t, err
+		}
+		if base.Size != size {
+			return t, f.errAt(at, "datatype", ErrFormat, "enum of %d bytes over a %d-byte integer", size, base.Size)
+		}
+		t = base
+		t.Enum = true
 	case 1:
 		t.Class, t.BigEndian = Float, bits[0]&1 != 0
 		if bits[0]&0x40 != 0 {

@@ -108,3 +108,23 @@ with h5py.File(os.path.join(out, "lzf.h5"), "w") as f:
         f.create_dataset(name + "_plain", data=d)
         masks = {ds.id.get_chunk_info(i).filter_mask for i in range(ds.id.get_num_chunks())}
         print(f"lzf.h5 {name}: chunk filter masks {sorted(masks)}")
+
+# Enumerations and bitfields, which h5py reads as their integers: numpy bools (h5py stores
+# them as an enum of int8, FALSE 0 and TRUE 1), an enum of big-endian int16 with names, and
+# bitfields of 8 and 32 bits (written through h5py's low-level API). NAME_int holds the
+# integers h5py reads from NAME.
+with h5py.File(os.path.join(out, "enum.h5"), "w") as f:
+    mask = rng.random(60) < 0.3
+    f["mask"] = mask
+    f["mask_int"] = mask.astype("i1")
+    colours = rng.integers(-2, 3, size=(60, 2)).astype(">i2")
+    f.create_dataset("colour", data=colours, dtype=h5py.enum_dtype({"RED": -2, "GREEN": 0, "BLUE": 2, "X": -1, "Y": 1}, basetype=">i2"))
+    f["colour_int"] = colours
+    for name, tid, dt in (("bits8", h5py.h5t.STD_B8LE, "u1"), ("bits32", h5py.h5t.STD_B32BE, ">u4")):
+        vals = ints(dt, (60,))
+        space = h5py.h5s.create_simple((60,))
+        d = h5py.h5d.create(f.id, name.encode(), tid, space)
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, vals, mtype=tid)
+        f[name + "_int"] = vals
+    assert f["mask"].id.get_type().get_class() == h5py.h5t.ENUM
+    assert f["bits8"].id.get_type().get_class() == h5py.h5t.BITFIELD
