@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/half"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 )
 
@@ -108,12 +109,12 @@ func (rd *Reader) decodeColumn(c *mlfeed.Chunk, ci int, v []byte) error {
 	switch col.kind {
 	case kScalar, kNDFixed:
 		if col.esize == 2 && col.typ == mlfeed.Float32 {
-			d.Values.Bytes = appendHalf(d.Values.Bytes, v)
+			d.Values.Bytes = half.AppendWiden(d.Values.Bytes, v)
 		} else {
 			d.Values.Bytes = append(d.Values.Bytes, v...)
 		}
 	case kFloat16:
-		d.Values.Bytes = appendHalf(d.Values.Bytes, v)
+		d.Values.Bytes = half.AppendWiden(d.Values.Bytes, v)
 	case kText:
 		if !utf8.Valid(v) {
 			return fmt.Errorf("%w: %s text is not UTF-8", ErrFormat, col.enc)
@@ -240,7 +241,7 @@ func (rd *Reader) decodeNDArray(c *mlfeed.Chunk, ci int, v []byte) error {
 		return fmt.Errorf("%w: an ndarray of %d %s values in %d bytes", ErrFormat, count, col.typ, len(body))
 	}
 	if col.esize == 2 && col.typ == mlfeed.Float32 {
-		d.Values.Bytes = appendHalf(d.Values.Bytes, body)
+		d.Values.Bytes = half.AppendWiden(d.Values.Bytes, body)
 	} else {
 		d.Values.Bytes = append(d.Values.Bytes, body...)
 	}
@@ -257,70 +258,4 @@ func str(b []byte) string {
 		return ""
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// appendHalf appends the float16 values of v (little-endian) as float32.
-func appendHalf(dst, v []byte) []byte {
-	for i := 0; i+1 < len(v); i += 2 {
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(halfToFloat(binary.LittleEndian.Uint16(v[i:]))))
-	}
-	return dst
-}
-
-// halfToFloat returns the float32 of IEEE binary16 bits h, exactly (NaN payloads kept).
-func halfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalize
-		e := uint32(127 - 15 + 1)
-		for frac&0x400 == 0 {
-			frac <<= 1
-			e--
-		}
-		return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
-}
-
-// floatToHalf returns the binary16 bits of f and whether f is exactly a float16 value.
-func floatToHalf(f float32) (uint16, bool) {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23) & 0xff
-	frac := b & 0x7fffff
-	switch {
-	case exp == 0xff:
-		if frac&0x1fff != 0 {
-			return 0, false
-		}
-		return sign | 0x7c00 | uint16(frac>>13), true
-	case exp == 0 && frac == 0:
-		return sign, true
-	}
-	e := exp - 127 + 15
-	if e >= 0x1f {
-		return 0, false
-	}
-	if e >= 1 {
-		if frac&0x1fff != 0 {
-			return 0, false
-		}
-		return sign | uint16(e)<<10 | uint16(frac>>13), true
-	}
-	// subnormal float16: value = m * 2^-24
-	if exp == 0 || e < -10 {
-		return 0, false
-	}
-	m := frac | 0x800000
-	shift := uint(14 - e)
-	if m&(1<<shift-1) != 0 {
-		return 0, false
-	}
-	return sign | uint16(m>>shift), true
 }

@@ -384,22 +384,6 @@ func replaceIn(t *testing.T, name, old, new string) {
 	os.WriteFile(name, bytes.Replace(b, []byte(old), []byte(new), -1), 0o644)
 }
 
-// TestHalf: every float16 converts to float32 and back exactly; floats between are refused.
-func TestHalf(t *testing.T) {
-	for h := 0; h < 1<<16; h++ {
-		f := halfToFloat(uint16(h))
-		back, ok := floatToHalf(f)
-		if !ok || (back != uint16(h)) {
-			t.Fatalf("%#04x -> %v -> %#04x %v", h, f, back, ok)
-		}
-	}
-	for _, f := range []float32{0.1, 65520, 1e-8, 1 + 1.0/2048} {
-		if _, ok := floatToHalf(f); ok {
-			t.Errorf("%v taken as a float16", f)
-		}
-	}
-}
-
 // TestConcurrentEviction: goroutines reading chunks of compressed shards at once, with a
 // memory budget of about two shards so that shards are evicted and decompressed again, get
 // the chunks a sequential read gets.

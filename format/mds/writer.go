@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/half"
 )
 
 // WriterOptions configures a Writer. The zero value writes what MDSWriter writes by default:
@@ -536,7 +537,7 @@ func (w *Writer) appendNDArray(s []byte, c *mlfeed.Chunk, col *wcol, q int) ([]b
 func appendFloat16(s, v []byte, name string) ([]byte, error) {
 	for i := 0; i+3 < len(v); i += 4 {
 		f := math.Float32frombits(binary.LittleEndian.Uint32(v[i:]))
-		h, ok := floatToHalf(f)
+		h, ok := half.FromFloat32(f)
 		if !ok {
 			return nil, fmt.Errorf("%w: stream %q: %v is not a float16 value (write it as float32)", mlfeed.ErrRange, name, f)
 		}
