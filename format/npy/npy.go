@@ -31,6 +31,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
+
+	"github.com/mlfeed/mlfeed/internal/half"
 )
 
 var (
@@ -63,6 +65,9 @@ type Header struct {
 	Type mlfeed.ElemType
 	// BigEndian is set for '>' dtypes of more than one byte.
 	BigEndian bool
+	// Half is set for float16 ('<f2', '>f2'): Type is then Float32 and ItemSize 2, and the
+	// values are widened as they are read (every float16 is exactly a float32).
+	Half bool
 	// ItemSize is the size of one element in bytes (4 × length for '<U').
 	ItemSize int
 	// Fortran is the header's fortran_order: the first axis varies fastest.
@@ -213,6 +218,9 @@ func parseDescr(s string) (h Header, err error) {
 		return h, fmt.Errorf("%w: dtype %q has byte order %q (want <, > or |)", ErrFormat, s, order)
 	}
 	t, ok := dtypeType(kind, size)
+	if kind == 'f' && size == 2 {
+		t, ok, h.Half = mlfeed.Float32, true, true
+	}
 	if !ok {
 		return h, fmt.Errorf("%w: dtype %q (%s) has no mlfeed type; numeric types, bool and unicode strings are supported", ErrUnsupported, s, kindName(kind, size))
 	}
@@ -232,8 +240,6 @@ func parseDescr(s string) (h Header, err error) {
 
 func kindName(kind byte, size int) string {
 	switch {
-	case kind == 'f' && size == 2:
-		return "float16"
 	case kind == 'f' || kind == 'c':
 		return "extended precision"
 	case kind == 'S' || kind == 'a':
@@ -567,9 +573,10 @@ func MatchNPZ(head []byte) bool {
 }
 
 // AppendC appends the elements of an array with header h to dst in C order and little-endian
-// byte order, converting a Fortran-order or big-endian array; data holds the array's data
-// (what follows the header), at least DataSize bytes. Unicode ('<U') arrays are not numbers:
-// AppendC reports ErrUnsupported for them, and ErrTruncated when data is short.
+// byte order, converting a Fortran-order or big-endian array and widening float16 to float32
+// (h.Half: 4 bytes appended per element); data holds the array's data (what follows the
+// header), at least DataSize bytes. Unicode ('<U') arrays are not numbers: AppendC reports
+// ErrUnsupported for them, and ErrTruncated when data is short.
 func (h *Header) AppendC(dst, data []byte) ([]byte, error) {
 	if h.Type == mlfeed.String {
 		return dst, fmt.Errorf("%w: dtype %q: unicode strings are not numbers", ErrUnsupported, h.Descr)
@@ -580,6 +587,16 @@ func (h *Header) AppendC(dst, data []byte) ([]byte, error) {
 	}
 	start := len(dst)
 	a := array{h: h}
+	if h.Half {
+		src := data[:n]
+		if a.fortran() {
+			src = make([]byte, n)
+			gatherFortran(src, data, h.Shape, h.ItemSize, 0, h.Shape[0])
+		}
+		dst = slices.Grow(dst, 2*int(n))[:start+2*int(n)]
+		half.Widen(dst[start:], src, h.BigEndian)
+		return dst, nil
+	}
 	if a.fortran() {
 		dst = slices.Grow(dst, int(n))[:start+int(n)]
 		gatherFortran(dst[start:], data, h.Shape, h.ItemSize, 0, h.Shape[0])

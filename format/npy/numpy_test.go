@@ -20,7 +20,8 @@ import (
 // numpyCases writes one .npy file per case into a directory with numpy, and beside each:
 // NAME.raw, the values in C order as little-endian bytes (or NAME.json for strings), and
 // NAME.ref.npy, what numpy.save writes for the same values little-endian and C-ordered, with a
-// 0-d array as one record (what mlfeed's writer must reproduce byte for byte).
+// 0-d array as one record (what mlfeed's writer must reproduce byte for byte). float16 is
+// read as float32: its raw and ref files hold numpy's astype(float32).
 const numpyCases = `
 import json, sys
 import numpy as np
@@ -28,15 +29,18 @@ from numpy.lib import format as fmt
 d = sys.argv[1]
 rng = np.random.default_rng(7)
 cases = {}
-for t in ['b1', 'i1', 'u1', 'i2', 'u2', 'i4', 'u4', 'i8', 'u8', 'f4', 'f8', 'c8', 'c16']:
+for t in ['b1', 'i1', 'u1', 'i2', 'u2', 'i4', 'u4', 'i8', 'u8', 'f2', 'f4', 'f8', 'c8', 'c16']:
     for shape in [(5,), (3, 4), (2, 3, 4), (0,), (4, 0), (), (1, 1), (3, 1)]:
         a = (rng.integers(-100, 100, shape) * 1.5).astype(t) if t != 'b1' else rng.integers(0, 2, shape).astype(t)
         cases['%s_%s' % (t, 'x'.join(map(str, shape)) or 'scalar')] = (a, None)
-for t in ['>i2', '>u4', '>i8', '>f4', '>f8', '>c8', '>c16']:
+for t in ['>i2', '>u4', '>i8', '>f2', '>f4', '>f8', '>c8', '>c16']:
     cases['be_' + t[1:]] = ((np.arange(12).reshape(3, 4) * 3 - 7).astype(t), None)
 cases['fortran_f4_3x4'] = (np.asfortranarray(np.arange(12, dtype='<f4').reshape(3, 4)), None)
 cases['fortran_i2_2x3x4'] = (np.asfortranarray(np.arange(24, dtype='<i2').reshape(2, 3, 4)), None)
 cases['fortran_be_f8_4x2'] = (np.asfortranarray((np.arange(8).reshape(4, 2) / 3).astype('>f8')), None)
+cases['fortran_be_f2_4x2'] = (np.asfortranarray((np.arange(8).reshape(4, 2) / 3).astype('>f2')), None)
+# float16 NaNs with payloads, infinities, subnormals, signed zeros
+cases['f2_special'] = (np.array([0x7e01, 0xfc01, 0x7c00, 0xfc00, 0x0001, 0x83ff, 0x8000, 0x7bff], dtype='<u2').view('<f2'), None)
 cases['v2_f8_3x2'] = (np.arange(6, dtype='<f8').reshape(3, 2) / 7, (2, 0))
 cases['v3_i4_5'] = (np.arange(5, dtype='<i4'), (3, 0))
 cases['str_U5'] = (np.array(['a', 'héllo', '', 'x y', '日本']), None)
@@ -50,6 +54,8 @@ for name, (a, version) in cases.items():
         else:
             fmt.write_array(f, a, version=version)
     le = np.ascontiguousarray(a.astype(a.dtype.newbyteorder('<')))
+    if a.dtype.kind == 'f' and a.dtype.itemsize == 2:
+        le = le.astype('<f4')
     if le.ndim == 0:
         le = le.reshape(1)
     if a.dtype.kind == 'U':
@@ -68,6 +74,13 @@ for k, a in arrs.items():
         json.dump(a.tolist(), open('%s/npz_%s.json' % (d, k), 'w'))
     else:
         open('%s/npz_%s.raw' % (d, k), 'wb').write(a.tobytes())
+# float16 members, big-endian and Fortran-ordered, stored and deflated; half_NAME.raw holds
+# numpy's astype('<f4') of each
+halves = dict(h=rng.standard_normal((n, 2)).astype('>f2'), g=np.asfortranarray(rng.standard_normal((n, 3, 2)).astype('<f2')))
+np.savez(d + '/half.npz', **halves)
+np.savez_compressed(d + '/half_deflated.npz', **halves)
+for k, a in halves.items():
+    open('%s/half_%s.raw' % (d, k), 'wb').write(np.ascontiguousarray(a.astype('<f4')).tobytes())
 print(json.dumps(sorted(cases)))
 `
 
@@ -113,6 +126,47 @@ func readAll(t *testing.T, src mlfeed.Source) ([]mlfeed.Buffer, int) {
 		prev = c
 	}
 	return out, n
+}
+
+// TestNumpyFloat16: float16 members of archives (big-endian, Fortran order, stored and
+// deflated) read as numpy's astype(float32), announced in Details; written back, they are
+// float32 members numpy reads as the same values.
+func TestNumpyFloat16(t *testing.T) {
+	d, _ := numpyDir(t)
+	for _, name := range []string{"half.npz", "half_deflated.npz"} {
+		rd, err := npy.Open(filepath.Join(d, name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := rd.Schema()
+		if got := rd.Details()["float16_read_as_float32"]; !reflect.DeepEqual(got, []string{"h", "g"}) {
+			t.Errorf("%s: float16_read_as_float32 %v", name, got)
+		}
+		got, _ := readAll(t, rd)
+		for k, st := range sc.Streams {
+			want, _ := os.ReadFile(filepath.Join(d, "half_"+st.Name+".raw"))
+			if st.Type != mlfeed.Float32 || !bytes.Equal(got[k].Bytes, want) {
+				t.Errorf("%s: %s (%v) differs from numpy's astype(float32)", name, st.Name, st.Type)
+			}
+		}
+		out := filepath.Join(t.TempDir(), "back.npz")
+		f, _ := os.Create(out)
+		w, err := npy.NewWriter(f, sc, &npy.WriterOptions{Archive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.WriteAll(t, rd, w)
+		f.Close()
+		rd.Close()
+		check := `import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+for k in a.keys():
+    assert b[k].dtype == np.float32 and (a[k].astype(np.float32) == b[k]).all(), k
+`
+		if out, err := exec.Command(testutil.Python(t, "numpy"), "-c", check, filepath.Join(d, name), out).CombinedOutput(); err != nil {
+			t.Fatalf("%s: numpy reads other values back: %v\n%s", name, err, out)
+		}
+	}
 }
 
 // TestNumpyFiles reads every file numpy wrote, compares the values with numpy's, and writes

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/closer"
+	"github.com/mlfeed/mlfeed/internal/half"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
@@ -73,7 +74,7 @@ type array struct {
 
 // copyFree reports whether the array's little-endian C-order bytes are its values as they are.
 func (a *array) copyFree() bool {
-	return !a.h.BigEndian && !a.fortran() && a.h.Type != mlfeed.String
+	return !a.h.BigEndian && !a.fortran() && a.h.Type != mlfeed.String && !a.h.Half
 }
 
 // fortran reports whether the array's Fortran order differs from C order.
@@ -296,7 +297,11 @@ func (rd *Reader) plan(chunkSize int) error {
 	recBytes := 0
 	for _, a := range rd.arrays {
 		rd.schema.Streams = append(rd.schema.Streams, a.stream)
-		recBytes += a.h.RecordElems() * a.h.ItemSize
+		size := a.h.ItemSize
+		if a.h.Half {
+			size = 4 // as read
+		}
+		recBytes += a.h.RecordElems() * size
 	}
 	if err := rd.schema.Validate(); err != nil {
 		return mlfeed.OffsetError(rd.name, 0, "names", fmt.Errorf("%w: %v", ErrFormat, err))
@@ -331,7 +336,8 @@ func (rd *Reader) Headers() []*Header {
 	return hs
 }
 
-// Details reports each array's dtype, shape, order, version and storage.
+// Details reports each array's dtype, shape, order, version and storage, and the streams of
+// float16 arrays, read as float32.
 func (rd *Reader) Details() map[string]any {
 	arrays := make([]map[string]any, len(rd.arrays))
 	for i, a := range rd.arrays {
@@ -344,6 +350,15 @@ func (rd *Reader) Details() map[string]any {
 		arrays[i] = m
 	}
 	d := map[string]any{"arrays": arrays, "mmap": rd.mapped}
+	var half []string
+	for _, a := range rd.arrays {
+		if a.h.Half {
+			half = append(half, a.stream.Name)
+		}
+	}
+	if len(half) > 0 {
+		d["float16_read_as_float32"] = half
+	}
 	if len(rd.ignored) > 0 {
 		d["ignored_members"] = rd.ignored
 	}
@@ -461,10 +476,25 @@ func (rd *Reader) values(a *array, from, to int, old []byte) (mlfeed.Buffer, err
 		return mlfeed.Buffer{Type: a.h.Type, Bytes: raw}, err
 	}
 	out := mlfeed.Buffer{Type: a.h.Type}
-	if len(old) > 0 && cap(old) >= int(hi-lo) && !a.copyFree() {
-		out.Bytes = old[:hi-lo]
+	if need := elems * a.h.Type.Size(); len(old) > 0 && cap(old) >= need && !a.copyFree() {
+		out.Bytes = old[:need]
 	} else {
 		out = mlfeed.NewBuffer(a.h.Type, elems)
+	}
+	if a.h.Half {
+		// float16: the stored values (C order), widened into out
+		var raw []byte
+		if a.fortran() {
+			raw = make([]byte, hi-lo)
+			gatherFortran(raw, a.mem, a.h.Shape, a.h.ItemSize, from, to)
+		} else {
+			var err error
+			if raw, err = rd.raw(a, lo, hi, nil); err != nil {
+				return mlfeed.Buffer{}, err
+			}
+		}
+		half.Widen(out.Bytes, raw, a.h.BigEndian)
+		return out, nil
 	}
 	if a.fortran() {
 		gatherFortran(out.Bytes, a.mem, a.h.Shape, a.h.ItemSize, from, to)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -484,7 +485,8 @@ func TestRawSamples(t *testing.T) {
 			le[4*j] = byte(q + j)
 		}
 		be[1], be[3] = byte(q), byte(q+1)
-		pairs = append(pairs, k+".cls", "1", k+".a.npy", npyBytes("<f4", []int{3}, le), k+".b.npy", npyBytes(">i2", []int{2, 2}, be))
+		pairs = append(pairs, k+".cls", "1", k+".a.npy", npyBytes("<f4", []int{3}, le), k+".b.npy", npyBytes(">i2", []int{2, 2}, be),
+			k+".h.npy", npyBytes("<f2", []int{2}, []byte{byte(q), 0x3c, 0, 0xc0})) // float16: widened, so never raw
 		if q != 33 {
 			pairs = append(pairs, k+".c.npy", npyBytes("<u1", []int{1}, []byte{byte(q)}))
 		}
@@ -521,7 +523,7 @@ func rawSamples(t *testing.T, path string, opts *ReaderOptions) {
 			// Sample 33 lacks c.npy, so its members lie closer to those of sample 34.
 			has := func(id string) bool { return c.IDs[0] <= id && c.IDs[len(c.IDs)-1] >= id }
 			lacks := has("0033") && (st.Name == "c.npy" || has("0034"))
-			if want := strings.HasSuffix(st.Name, ".npy") && !lacks; ok != want {
+			if want := strings.HasSuffix(st.Name, ".npy") && st.Name != "h.npy" && !lacks; ok != want {
 				t.Fatalf("chunk %d stream %s: ok %v", i, st.Name, ok)
 			}
 			if !ok {
@@ -542,6 +544,35 @@ func rawSamples(t *testing.T, path string, opts *ReaderOptions) {
 					t.Fatalf("chunk %d stream %s sample %d differs", i, st.Name, q)
 				}
 			}
+		}
+	}
+}
+
+// float16 .npy members, either byte order, read as float32 exactly.
+func TestFloat16Members(t *testing.T) {
+	le := []byte{0x00, 0x3c, 0x00, 0xc0, 0x55, 0x35, 0x00, 0x7c, 0x01, 0x00} // 1, -2, 0.333251953125, +Inf, 2^-24
+	be := make([]byte, len(le))
+	for i := 0; i < len(le); i += 2 {
+		be[i], be[i+1] = le[i+1], le[i]
+	}
+	path := filepath.Join(t.TempDir(), "half.tar")
+	os.WriteFile(path, tarOf(t, "a.le.npy", npyBytes("<f2", []int{5}, le), "a.be.npy", npyBytes(">f2", []int{5}, be)), 0o644)
+	rd, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1, -2, 0.333251953125, float32(math.Inf(1)), 0x1p-24}
+	for s, st := range rd.Schema().Streams {
+		if st.Type != mlfeed.Float32 || st.Dim != 5 {
+			t.Fatalf("stream %s: %v %d", st.Name, st.Type, st.Dim)
+		}
+		if got := c.Streams[s].Values.Float32s(); !slices.Equal(got, want) {
+			t.Errorf("stream %s: %v, want %v", st.Name, got, want)
 		}
 	}
 }

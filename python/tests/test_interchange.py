@@ -28,6 +28,18 @@ def test_npy_and_npz(tmp_path):
     assert (tmp_path / "back.npy").read_bytes() == (tmp_path / "x.npy").read_bytes()
 
 
+def test_npy_float16_as_float32(tmp_path):
+    # float16 arrays (embeddings saved to halve their size) read as numpy's astype(float32)
+    x = np.random.default_rng(3).standard_normal((9, 4)).astype(np.float16)
+    x[0, 0], x[0, 1] = np.nan, -np.inf
+    np.save(tmp_path / "h.npy", x.astype(">f2"))
+    with mlfeed.open(str(tmp_path / "h.npy")) as ds:
+        (arr,) = ds.read().values()
+    assert arr.dtype == np.float32
+    assert arr.tobytes() == x.astype(np.float32).tobytes()
+    assert mlfeed.info(str(tmp_path / "h.npy"))["details"]["float16_read_as_float32"] == ["features"]
+
+
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_hdf5_lzf_with_h5py(tmp_path, shuffle):
     # h5py's own compression filter, LZF: random floats (chunks it cannot shrink are stored
