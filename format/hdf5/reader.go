@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/half"
 	h5 "github.com/mlfeed/mlfeed/internal/hdf5"
 )
 
@@ -100,7 +101,7 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 			return nil, fmt.Errorf("%w: %s: %s is not a dataset", ErrFormat, name, p)
 		}
 		d, err := o.Dataset()
-		if err == nil && d.Type.ElemType() == mlfeed.Invalid {
+		if err == nil && elemType(d) == mlfeed.Invalid {
 			err = fmt.Errorf("%w: dataset %s holds %s values", ErrUnsupported, p, d.Type)
 		}
 		if err == nil && len(d.Dims) == 0 {
@@ -143,7 +144,7 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 		if _, err := d.ChunkCount(); err != nil {
 			return nil, err
 		}
-		st := mlfeed.Stream{Name: strings.TrimPrefix(d.Path(), "/"), Storage: mlfeed.Dense, Type: d.Type.ElemType(), Dim: int(d.RowLen())}
+		st := mlfeed.Stream{Name: strings.TrimPrefix(d.Path(), "/"), Storage: mlfeed.Dense, Type: elemType(d), Dim: int(d.RowLen())}
 		// a rank-2 dataset of one column keeps its shape [1], so that it is written back as such
 		if len(d.Dims) > 2 || len(d.Dims) == 2 && d.Dims[1] == 1 {
 			for _, x := range d.Dims[1:] {
@@ -154,7 +155,7 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 			return nil, fmt.Errorf("%w: dataset %s has rows of %d elements", ErrUnsupported, d.Path(), d.RowLen())
 		}
 		r.schema.Streams = append(r.schema.Streams, st)
-		rowBytes += d.RowLen() * uint64(d.Type.Size)
+		rowBytes += d.RowLen() * uint64(st.Type.Size())
 	}
 	if rowBytes == 0 && r.rows > uint64(size) {
 		// rows of no data: the file's size bounds how many a real file holds
@@ -258,12 +259,21 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 			sd.SeqStart[q] = int64(q)
 		}
 		sd.SampleStart, sd.Indices = nil, nil
-		t := d.Type.ElemType()
-		nb := int(n * d.RowLen() * uint64(d.Type.Size))
+		t := elemType(d)
+		nb := int(n * d.RowLen() * uint64(t.Size()))
 		if sd.Values.Type == t && cap(sd.Values.Bytes) >= nb {
 			sd.Values.Bytes = sd.Values.Bytes[:nb]
 		} else {
 			sd.Values = mlfeed.NewBuffer(t, int(n*d.RowLen()))
+		}
+		if d.Type.Half {
+			// float16: read as stored (2 bytes a value), then widened into the chunk
+			stored := make([]byte, n*d.RowLen()*2)
+			if err := d.ReadRowsContext(ctx, stored, row, n); err != nil {
+				return nil, err
+			}
+			half.Widen(sd.Values.Bytes, stored, false)
+			continue
 		}
 		if err := d.ReadRowsContext(ctx, sd.Values.Bytes, row, n); err != nil {
 			return nil, err
@@ -298,6 +308,15 @@ func (r *Reader) Details() map[string]any {
 		sets[d.Path()] = s
 	}
 	m := map[string]any{"datasets": sets, "rows_per_chunk": r.per}
+	var halves []string
+	for k, d := range r.sets {
+		if d.Type.Half {
+			halves = append(halves, r.schema.Streams[k].Name)
+		}
+	}
+	if len(halves) > 0 {
+		m["float16_read_as_float32"] = halves
+	}
 	if len(r.skip) > 0 {
 		m["skipped"] = r.skip
 	}
@@ -331,4 +350,13 @@ func trimSentinels(s string) string {
 		s = strings.TrimPrefix(s, e.Error()+": ")
 	}
 	return s
+}
+
+// elemType is the type a dataset's values are read as: its own, or float32 for float16 (which
+// holds every float16 exactly).
+func elemType(d *h5.Dataset) mlfeed.ElemType {
+	if d.Type.Half {
+		return mlfeed.Float32
+	}
+	return d.Type.ElemType()
 }

@@ -27,6 +27,9 @@ type Datatype struct {
 	Signed    bool // Integer only
 	BigEndian bool // Integer and Float
 	UTF8      bool // String and VarString: the character set is UTF-8 (else ASCII)
+	// Float only: IEEE binary16 (numpy's float16). It has no mlfeed type (ElemType is
+	// Invalid): format/hdf5 widens it to float32, which holds every float16 exactly.
+	Half bool
 	// Integer only: stored as an enumeration of this integer type (h5py's bool: FALSE 0 and
 	// TRUE 1 in int8) or as a bitfield, read as the integers (h5py reads both so); the names
 	// of an enumeration's members are not kept.
@@ -37,10 +40,12 @@ type Datatype struct {
 func (t Datatype) ElemType() mlfeed.ElemType {
 	switch t.Class {
 	case Float:
-		if t.Size == 4 {
+		switch t.Size {
+		case 4:
 			return mlfeed.Float32
+		case 8:
+			return mlfeed.Float64
 		}
-		return mlfeed.Float64
 	case Integer:
 		i := map[int]int{1: 0, 2: 1, 4: 2, 8: 3}[t.Size]
 		if t.Signed {
@@ -55,8 +60,11 @@ func (t Datatype) ElemType() mlfeed.ElemType {
 func (t Datatype) String() string {
 	s := ""
 	switch t.Class {
-	case Integer, Float:
+	case Float, Integer:
 		s = t.ElemType().String()
+		if t.Half {
+			s = "float16"
+		}
 		if t.BigEndian && t.Size > 1 {
 			s += " big-endian"
 		}
@@ -124,11 +132,14 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 			return t, f.errAt(at, "datatype", ErrUnsupported, "VAX floating-point byte order")
 		}
 		off, prec := c.u16(), c.u16()
-		c.skip(2)
+		c.skip(1) // the exponent's bit position
+		ebits := c.u8()
 		c.u8()
 		mant := c.u8()
-		if (size != 4 && size != 8) || c.bad || off != 0 || int(prec) != 8*size || (size == 4 && mant != 23) || (size == 8 && mant != 52) {
-			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte floating point with %d-bit mantissa (only IEEE float32 and float64)", size, mant)
+		bias := c.u32()
+		t.Half = size == 2 && mant == 10 && ebits == 5 && bias == 15
+		if (size != 4 && size != 8 && !t.Half) || c.bad || off != 0 || int(prec) != 8*size || (size == 4 && mant != 23) || (size == 8 && mant != 52) {
+			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte floating point with %d-bit mantissa (only IEEE float16, float32 and float64)", size, mant)
 		}
 	case 3:
 		t.Class, t.UTF8 = String, bits[0]>>4 == 1

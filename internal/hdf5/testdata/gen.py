@@ -128,3 +128,14 @@ with h5py.File(os.path.join(out, "enum.h5"), "w") as f:
         f[name + "_int"] = vals
     assert f["mask"].id.get_type().get_class() == h5py.h5t.ENUM
     assert f["bits8"].id.get_type().get_class() == h5py.h5t.BITFIELD
+
+# float16 (read as float32): little-endian contiguous, big-endian chunked with gzip, special
+# values (NaN with a payload, infinities, subnormals, -0); NAME_f4 holds numpy's astype(float32).
+with h5py.File(os.path.join(out, "half.h5"), "w") as f:
+    x = rng.standard_normal((40, 3)).astype("<f2")
+    x[0] = np.array([0x7e01, 0xfc00, 0x0001], dtype="<u2").view("<f2")
+    x[1] = np.array([0x8000, 0x7c00, 0x83ff], dtype="<u2").view("<f2")
+    f["x"] = x
+    f["x_f4"] = x.astype("<f4")
+    f.create_dataset("xbe", data=x.astype(">f2"), chunks=(16, 3), compression="gzip")
+    f["xbe_f4"] = x.astype("<f4")

@@ -82,7 +82,7 @@ def main(out, big_bomb=False):
     with h5py.File(os.path.join(out, "undecodable.h5"), "w") as f:
         f["ok"] = np.arange(100, dtype="<f4")
         f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
-        f.create_dataset("half", data=np.arange(100, dtype="<f2"))
+        f.create_dataset("pair", data=np.zeros(100, dtype=[("a", "<i4"), ("b", "<f4")]))
         # Blosc (32001) and bitshuffle (32008) are registered by hdf5plugin, which Debian lacks:
         # the filters are declared optional-unknown and one chunk is written as stored bytes.
         for name, fid in (("blosc", 32001), ("bitshuffle", 32008)):
@@ -92,7 +92,7 @@ def main(out, big_bomb=False):
     with h5py.File(os.path.join(out, "nothing_readable.h5"), "w") as f:
         d = f.create_dataset("X", shape=(50, 2), dtype="<f4", chunks=(50, 2), compression=32001, allow_unknown_filter=True)
         d.id.write_direct_chunk((0, 0), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
-        f.create_dataset("y", data=np.arange(50, dtype="<f2"))
+        f.create_dataset("y", data=np.zeros(50, dtype=[("a", "<i4"), ("b", "<f4")]))
 
     # a small bomb, for fuzz seeds: one gzip chunk of 4096 x 1024 float32 zeros (16 MiB) in 16 kB
     with h5py.File(os.path.join(out, "bomb_small.h5"), "w", libver="latest") as f:
