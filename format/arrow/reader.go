@@ -329,7 +329,11 @@ func (rd *Reader) Details() map[string]any {
 	if rd.stream {
 		kind = "stream"
 	}
-	return map[string]any{"ipc": kind, "record_batches": len(rd.chunks), "mapped": rd.zero}
+	d := map[string]any{"ipc": kind, "record_batches": len(rd.chunks), "mapped": rd.zero}
+	if h := rd.plan.HalfStreams(); h != nil {
+		d["float16_read_as_float32"] = h
+	}
+	return d
 }
 
 // Close releases the file.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -135,4 +137,45 @@ func FuzzFooterWalk(f *testing.F) {
 			t.Fatalf("an unknown logical type left after the edit")
 		}
 	})
+}
+
+// Float16 columns (FIXED_LEN_BYTE_ARRAY(2), logical type FLOAT16) read as float32, exactly:
+// parquet-mr's floating_orders_nan_count.parquet holds each value as FLOAT, DOUBLE and FLOAT16
+// (finite values, signed zeros, signed NaNs, five row groups), so the float16 columns must
+// read as the FLOAT ones do.
+func TestFloat16Columns(t *testing.T) {
+	rd, err := Open("testdata/floating_orders_nan_count.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	sc := rd.Schema()
+	if got := rd.Details()["float16_read_as_float32"]; !reflect.DeepEqual(got, []string{"float16_ieee754", "float16_typedef"}) {
+		t.Errorf("float16_read_as_float32: %v", got)
+	}
+	rows := 0
+	for i := range rd.Chunks() {
+		c, err := rd.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, order := range []string{"ieee754", "typedef"} {
+			h := c.Streams[sc.Index("float16_"+order)].Values
+			f := c.Streams[sc.Index("float_"+order)].Values
+			if h.Type != mlfeed.Float32 {
+				t.Fatalf("float16_%s read as %v", order, h.Type)
+			}
+			for k, want := range f.Float32s() {
+				got := h.Float32s()[k]
+				same := got == want || math.IsNaN(float64(got)) && math.IsNaN(float64(want))
+				if !same || math.Signbit(float64(got)) != math.Signbit(float64(want)) {
+					t.Errorf("chunk %d row %d: float16_%s %v, float_%s %v", i, k, order, got, order, want)
+				}
+			}
+		}
+		rows += c.Sequences
+	}
+	if rows == 0 {
+		t.Fatal("no rows")
+	}
 }

@@ -484,6 +484,9 @@ func (rd *Reader) Details() map[string]any {
 	if len(rd.md.RowGroups) > 0 && len(rd.md.RowGroups[0].Columns) > 0 {
 		d["compression"] = rd.md.RowGroups[0].Columns[0].MetaData.Codec.String()
 	}
+	if h := rd.plan.HalfStreams(); h != nil {
+		d["float16_read_as_float32"] = h
+	}
 	return d
 }
 

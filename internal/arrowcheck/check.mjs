@@ -15,7 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
   tableFromIPC, tableToIPC, vectorFromArray, Table, Field,
-  Float32, Float64, Int64, Uint8, Int32, Bool, Utf8, Dictionary, FixedSizeList, List,
+  Float16, Float32, Float64, Int64, Uint8, Int32, Bool, Utf8, Dictionary, FixedSizeList, List,
 } from 'apache-arrow';
 
 function flat(v, out, where) {
@@ -75,6 +75,7 @@ function arrowSample(from, n) {
     color: vectorFromArray(r.map(i => ['red', 'green', 'blue'][i % 3]), new Dictionary(new Utf8(), new Int32())),
     vec: vectorFromArray(r.map(i => [i, -i, i / 2]), new FixedSizeList(3, new Field('item', new Float32(), true))),
     pair: vectorFromArray(r.map(i => [i * 0.1, i * 0.2]), new List(new Field('item', new Float64(), true))),
+    half: vectorFromArray(r.map(i => i / 8 - 0.5 + (i % 3) * 1024), new Float16()),
   });
 }
 

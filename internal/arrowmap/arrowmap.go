@@ -129,6 +129,8 @@ func elemType(dt arrow.DataType) mlfeed.ElemType {
 		return mlfeed.Float32
 	case arrow.FLOAT64:
 		return mlfeed.Float64
+	case arrow.FLOAT16:
+		return mlfeed.Float32 // widened as read: every float16 is a float32
 	case arrow.INT8:
 		return mlfeed.Int8
 	case arrow.INT16:

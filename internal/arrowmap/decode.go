@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/half"
 )
 
 // Decoder turns record batches into chunks following a Plan.
@@ -385,6 +386,20 @@ func (dec *Decoder) leaf(arr arrow.Array, from, to int64, t mlfeed.ElemType, pre
 			j := off + from + int64(k)
 			out.Bytes[k] = bb[j/8] >> (j % 8) & 1
 		}
+		return out, nil
+	case *array.Float16:
+		if t != mlfeed.Float32 {
+			return mlfeed.Buffer{}, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(from, "float16 values read as %s", t))
+		}
+		bufs := a.Data().Buffers()
+		if n == 0 {
+			return mlfeed.Buffer{Type: t, Bytes: grow(prev.Bytes, 0)}, nil
+		}
+		if len(bufs) < 2 || bufs[1] == nil || 2*(off+to) > int64(bufs[1].Len()) {
+			return mlfeed.Buffer{}, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(from, "float16 value buffer too short"))
+		}
+		out := mlfeed.Buffer{Type: t, Bytes: grow(prev.Bytes, 4*n)}
+		half.Widen(out.Bytes, bufs[1].Bytes()[2*(off+from):2*(off+to)], false)
 		return out, nil
 	case *array.String:
 		offs := a.ValueOffsets()

@@ -36,6 +36,8 @@ type Column struct {
 	Dim int
 	// Type is the element type.
 	Type mlfeed.ElemType
+	// Half reports Arrow float16 values, read as float32 (Type), which holds each exactly.
+	Half bool
 
 	learn bool // the dimension comes from the first row (Learn)
 }
@@ -50,6 +52,18 @@ type Plan struct {
 	IDField int
 	// Arrow is the Arrow schema the plan was made from.
 	Arrow *arrow.Schema
+}
+
+// HalfStreams returns the names of the streams whose Arrow values are float16, read as
+// float32, for a reader's Details ("float16_read_as_float32"); nil if none.
+func (p *Plan) HalfStreams() []string {
+	var out []string
+	for k, c := range p.Columns {
+		if c.Half {
+			out = append(out, p.Schema.Streams[k].Name)
+		}
+	}
+	return out
 }
 
 // NeedsDim returns the streams (indices into Schema.Streams) whose fixed dimension is not
@@ -173,6 +187,7 @@ func planField(f arrow.Field, get func(string) (string, bool), variableLists boo
 	}
 	leaf = storageType(leaf)
 	col.Type = elemType(leaf)
+	col.Half = leaf.ID() == arrow.FLOAT16
 	if ts, ok := get(KeyType); ok {
 		t, err := mlfeed.ParseElemType(ts)
 		if err != nil {

@@ -1,10 +1,13 @@
 """The interchange formats (NumPy, LIBSVM, Arrow, Parquet, HDF5) through the Python package,
 with numpy, scikit-learn and h5py as the independent writers and readers."""
 
+import os
+
 import numpy as np
 import pytest
 
 import mlfeed
+from conftest import ROOT
 
 
 def test_npy_and_npz(tmp_path):
@@ -38,6 +41,17 @@ def test_npy_float16_as_float32(tmp_path):
     assert arr.dtype == np.float32
     assert arr.tobytes() == x.astype(np.float32).tobytes()
     assert mlfeed.info(str(tmp_path / "h.npy"))["details"]["float16_read_as_float32"] == ["features"]
+
+
+def test_parquet_float16_as_float32():
+    # parquet-mr's file holds each value as FLOAT and as FLOAT16: the two read the same
+    path = os.path.join(ROOT, "format", "parquet", "testdata", "floating_orders_nan_count.parquet")
+    with mlfeed.open(path) as ds:
+        got = ds.read()
+    assert got["float16_ieee754"].dtype == np.float32
+    h, f = got["float16_ieee754"], got["float_ieee754"]
+    np.testing.assert_array_equal(h, f)  # NaN where NaN (their payloads differ: 16 vs 32 bits)
+    np.testing.assert_array_equal(np.signbit(h), np.signbit(f))
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
