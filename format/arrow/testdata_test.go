@@ -25,7 +25,8 @@ func TestTestdata(t *testing.T) {
 		got = append(got, st.String())
 	}
 	want := []string{"f32 dense float32 1", "i64 dense int64 1", "u8 dense uint8 1", "flag dense bool 1",
-		"name dense string 1", "color dense string 1", "vec dense float32 3", "pair dense float64 2"}
+		"name dense string 1", "color dense string 1", "vec dense float32 3", "pair dense float64 2",
+		"half dense float32 1"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("streams %q\nwant %q", got, want)
 	}
@@ -33,7 +34,8 @@ func TestTestdata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Row 4: i/4, i*1000003-7, i%256, i%3==0, "row i é", colors[i%3], [i, -i, i/2], [i/10, i/5].
+	// Row 4: i/4, i*1000003-7, i%256, i%3==0, "row i é", colors[i%3], [i, -i, i/2], [i/10, i/5],
+	// and a float16 i/8 - 0.5 + (i%3)*1024.
 	if v := c.Streams[0].Values.Float32s()[4]; v != 1 {
 		t.Errorf("f32 %v", v)
 	}
@@ -54,6 +56,9 @@ func TestTestdata(t *testing.T) {
 	}
 	if v := c.Streams[7].Values.Float64s()[8:10]; !reflect.DeepEqual(v, []float64{0.4, 0.8}) {
 		t.Errorf("pair %v", v)
+	}
+	if v := c.Streams[8].Values.Float32s()[4]; v != 1024 {
+		t.Errorf("half %v", v)
 	}
 
 	stream, err := Open("testdata/apache-arrow-js.arrows", nil)

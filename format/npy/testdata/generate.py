@@ -23,3 +23,5 @@ dump_svmlight_file(X, y, svm + '/sklearn_zero.svm', comment='zero-based, from sc
 dump_svmlight_file(X, y, svm + '/sklearn_one_qid.svm', zero_based=False, query_id=np.array([1, 1, 2, 2, 3, 3]))
 Y = sp.csr_matrix(rng.random((6, 4)) < 0.4)
 dump_svmlight_file(X, Y, svm + '/sklearn_multi.svm', multilabel=True)
+# float16 (read as float32): big-endian, Fortran order, NaN, infinity, -0, a subnormal
+np.save(npy + '/fortran_be_f2_2x3.npy', np.asfortranarray(np.array([[1, -2, np.nan], [np.inf, -0.0, 6e-8]], dtype='>f2')))
