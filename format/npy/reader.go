@@ -350,14 +350,14 @@ func (rd *Reader) Details() map[string]any {
 		arrays[i] = m
 	}
 	d := map[string]any{"arrays": arrays, "mmap": rd.mapped}
-	var half []string
+	var halves []string
 	for _, a := range rd.arrays {
 		if a.h.Half {
-			half = append(half, a.stream.Name)
+			halves = append(halves, a.stream.Name)
 		}
 	}
-	if len(half) > 0 {
-		d["float16_read_as_float32"] = half
+	if len(halves) > 0 {
+		d["float16_read_as_float32"] = halves
 	}
 	if len(rd.ignored) > 0 {
 		d["ignored_members"] = rd.ignored
