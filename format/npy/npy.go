@@ -206,6 +206,9 @@ func StringDescr(n int) string { return "<U" + strconv.Itoa(n) }
 // parseDescr parses a dtype string such as "<f8" or "|b1".
 func parseDescr(s string) (h Header, err error) {
 	h.Descr = s
+	if len(s) >= 2 && s[1] == 'O' { // Python 3's numpy writes "|O", without a size
+		return h, fmt.Errorf("%w: dtype %q (%s) has no mlfeed type; numeric types, bool and unicode strings are supported", ErrUnsupported, s, kindName('O', 0))
+	}
 	if len(s) < 3 {
 		return h, fmt.Errorf("%w: dtype %q is not a simple type", ErrUnsupported, s)
 	}

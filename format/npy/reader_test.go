@@ -38,6 +38,7 @@ func TestBadInput(t *testing.T) {
 		{"short data", npyBytes(ok, make([]byte, 7)), mlfeed.ErrTruncated, "announces 8 data bytes, file has 7"},
 		{"trailing data", npyBytes(ok, make([]byte, 9)), mlfeed.ErrFormat, "1 bytes after"},
 		{"longdouble", npyBytes("{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", make([]byte, 32)), mlfeed.ErrUnsupported, "extended precision"},
+		{"objects", npyBytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", make([]byte, 16)), mlfeed.ErrUnsupported, "Python objects"},
 		{"bytes", npyBytes("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }", make([]byte, 6)), mlfeed.ErrUnsupported, "bytes"},
 		{"structured", npyBytes("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }", make([]byte, 8)), mlfeed.ErrUnsupported, "structured"},
 		{"unknown key", npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), 'x': 1}", make([]byte, 4)), mlfeed.ErrFormat, "unknown key"},
