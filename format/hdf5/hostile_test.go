@@ -102,7 +102,7 @@ func TestSkippedAnnounced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.(interface{ Close() error }).Close()
-	want := []string{"/bitshuffle: filter 32008 (bitshuffle)", "/blosc: filter 32001 (Blosc)", "/pair: compound datatype", "/szip: filter 4 (szip)"}
+	want := []string{"/blosc: filter 32001 (Blosc)", "/pair: compound datatype", "/szip: filter 4 (szip)", "/zfp: filter 32013 (zfp)"}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
 	if len(lines) != len(want) {
 		t.Fatalf("log:\n%s", log.String())

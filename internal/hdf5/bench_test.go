@@ -126,3 +126,17 @@ func BenchmarkReadFile(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric((testutil.CPUTime()-cpu)/float64(b.N), "cpu-s/op")
 }
+
+// BenchmarkUnbitshuffle undoes bitshuffle (no compression) on 4 MiB of float32 in blocks of
+// the default 2048 elements.
+func BenchmarkUnbitshuffle(b *testing.B) {
+	src := testData(mlfeed.Float32, 1<<20)
+	dst := make([]byte, len(src))
+	params := []uint32{0, 4, 4, 0, bshufNone}
+	b.SetBytes(int64(len(src)))
+	for range b.N {
+		if _, err := bitshuffleDecode(dst, src, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -162,7 +162,7 @@ func (d *Dataset) Attrs() ([]*Attribute, error) { return d.obj.Attrs() }
 // (the HDF Group's registry; files from h5py and hdf5plugin name only some of them).
 var knownFilters = map[uint16]string{
 	305: "LZO", 32001: "Blosc", 32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
-	32007: "JPEG-XR", 32008: "bitshuffle", 32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123",
+	32007: "JPEG-XR", 32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123",
 	32012: "JPEG-LS", 32013: "zfp", 32014: "fpzip", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
 	32019: "JPEG", 32020: "VBZ", 32022: "FAPEC", 32023: "bitgroom", 32024: "granular bitround",
 	32025: "SZ3", 32026: "Delta-Rice", 32027: "BLOSC2", 32028: "FLAC",
@@ -214,6 +214,14 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			fl.name = "lz4"
 		case filterZstd:
 			fl.name = "zstd"
+		case filterBitshuffle:
+			fl.name = "bitshuffle"
+			if len(fl.params) < 3 || fl.params[2] == 0 {
+				return nil, f.errAt(at, "filter pipeline", ErrFormat, "filter 32008 (bitshuffle) without its element size")
+			}
+			if len(fl.params) > 4 && fl.params[4] != bshufNone && fl.params[4] != bshufLZ4 {
+				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 32008 (bitshuffle) with compression %d (only none and LZ4)", fl.params[4])
+			}
 		case 4:
 			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")
 		case 5:

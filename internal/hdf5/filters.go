@@ -13,12 +13,13 @@ import (
 )
 
 // The registered third-party filters this package decodes, as the HDF Group's plugins
-// (github.com/HDFGroup/hdf5_plugins) and h5py (LZF) write them.
+// (github.com/HDFGroup/hdf5_plugins), h5py (LZF) and hdf5plugin write them.
 const (
-	filterBzip2 = 307
-	filterLZF   = 32000
-	filterLZ4   = 32004
-	filterZstd  = 32015
+	filterBzip2      = 307
+	filterLZF        = 32000
+	filterLZ4        = 32004
+	filterBitshuffle = 32008
+	filterZstd       = 32015
 )
 
 // errOverrun is returned by a decoder whose output would not fit the chunk: the caller names
@@ -129,6 +130,126 @@ func lz4Decode(dst, src []byte) (int, error) {
 		return op, fmt.Errorf("%d bytes after the last LZ4 block", len(src))
 	}
 	return op, nil
+}
+
+// Bitshuffle's parameters (cd_values) name the element size (slot 2), the block size in
+// elements (slot 3, 0 for the default) and the compression (slot 4): none, or LZ4. Its
+// Zstandard variant (3) is refused when the file is opened.
+const (
+	bshufNone = 0
+	bshufLZ4  = 2
+)
+
+// bitshuffleDecode undoes the bitshuffle filter into dst and returns the bytes written. The
+// elements are taken in blocks (of a multiple of 8 elements); within a block, bit j of byte b
+// of every element is stored together, as row 8b+j of the block, element i at bit i%8 of the
+// row's byte i/8. A chunk's last elements that do not fill 8 are stored as they are. With
+// LZ4 the chunk starts with its size (8 bytes, big-endian) and the block size in bytes (4),
+// and each block is an LZ4 block after its stored size (4).
+func bitshuffleDecode(dst, src []byte, params []uint32) (int, error) {
+	if len(params) < 3 || params[2] == 0 || params[2] > 1<<16 {
+		return 0, fmt.Errorf("bitshuffle parameters %v name no element size", params)
+	}
+	elem := int(params[2])
+	comp := uint32(bshufNone)
+	if len(params) > 4 {
+		comp = params[4]
+	}
+	block := 0
+	if len(params) > 3 {
+		block = int(params[3])
+	}
+	total := len(src)
+	if comp == bshufLZ4 {
+		if len(src) < 12 {
+			return 0, io.ErrUnexpectedEOF
+		}
+		t := binary.BigEndian.Uint64(src)
+		if t > uint64(len(dst)) {
+			return 0, fmt.Errorf("bitshuffle header says %d bytes: %w", t, errOverrun)
+		}
+		total, block = int(t), int(binary.BigEndian.Uint32(src[8:]))/elem
+		src = src[12:]
+	}
+	if total > len(dst) {
+		return 0, errOverrun
+	}
+	if total%elem != 0 {
+		return 0, fmt.Errorf("bitshuffle: %d bytes are not whole %d-byte elements", total, elem)
+	}
+	if block == 0 {
+		block = max(8192/elem/8*8, 128)
+	}
+	if block%8 != 0 || block < 0 {
+		return 0, fmt.Errorf("bitshuffle block of %d elements (not a multiple of 8)", block)
+	}
+	n := total / elem
+	block = min(block, n/8*8) // the blocks never exceed the chunk's whole groups of 8
+	var tmp []byte
+	if comp == bshufLZ4 && block > 0 {
+		tmp = make([]byte, block*elem)
+	}
+	op := 0
+	for left := n / 8 * 8; left > 0; {
+		bs := min(block, left)
+		out := dst[op : op+bs*elem]
+		in := src
+		if comp == bshufLZ4 {
+			if len(src) < 4 {
+				return op, io.ErrUnexpectedEOF
+			}
+			stored := binary.BigEndian.Uint32(src)
+			if uint64(stored) > uint64(len(src)-4) {
+				return op, io.ErrUnexpectedEOF
+			}
+			k, err := lz4.UncompressBlock(src[4:4+stored], tmp[:bs*elem])
+			if err != nil || k != bs*elem {
+				return op, fmt.Errorf("LZ4 block at decoded byte %d: %d bytes where %d are expected (%v)", op, k, bs*elem, err)
+			}
+			in, src = tmp[:bs*elem], src[4+stored:]
+		} else {
+			if len(src) < bs*elem {
+				return op, io.ErrUnexpectedEOF
+			}
+			in, src = src[:bs*elem], src[bs*elem:]
+		}
+		unbitshuffle(out, in, bs, elem)
+		op += bs * elem
+		left -= bs
+	}
+	rest := (n % 8) * elem
+	if len(src) != rest {
+		return op, fmt.Errorf("bitshuffle: %d bytes after the blocks where %d are expected", len(src), rest)
+	}
+	op += copy(dst[op:], src)
+	return op, nil
+}
+
+// unbitshuffle writes into out the n elements of elem bytes whose bit rows in holds (n a
+// multiple of 8, len(in) == len(out) == n*elem). Eight row bytes (bits j of byte b of eight
+// elements) form an 8x8 bit matrix; its transpose is byte b of those eight elements.
+func unbitshuffle(out, in []byte, n, elem int) {
+	rowLen := n / 8
+	for b := range elem {
+		rows := in[8*b*rowLen : 8*(b+1)*rowLen]
+		for k := range rowLen {
+			var x uint64
+			for j := range 8 {
+				x |= uint64(rows[j*rowLen+k]) << (8 * j)
+			}
+			// transpose: bit 8j+m (row j, element m) goes to bit 8m+j
+			t := (x ^ x>>7) & 0x00AA00AA00AA00AA
+			x ^= t ^ t<<7
+			t = (x ^ x>>14) & 0x0000CCCC0000CCCC
+			x ^= t ^ t<<14
+			t = (x ^ x>>28) & 0x00000000F0F0F0F0
+			x ^= t ^ t<<28
+			o := 8*k*elem + b
+			for m := range 8 {
+				out[o+m*elem] = byte(x >> (8 * m))
+			}
+		}
+	}
 }
 
 // bzip2Decode decodes the bzip2 stream src into dst and returns the bytes written.

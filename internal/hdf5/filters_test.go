@@ -38,18 +38,18 @@ func readAll(t *testing.T, name, path string) (*Dataset, []byte) {
 	return d, buf
 }
 
-// The HDF Group's example files for its bzip2, LZF, LZ4 and Zstandard plugins
+// The HDF Group's example files for its bzip2, LZF, LZ4, bitshuffle and Zstandard plugins
 // (testdata/plugins, from github.com/HDFGroup/hdf5_plugins) read as the examples wrote them:
-// DS1[i][j] = i*j - j as int32 (the bzip2, LZF and LZ4 examples), and byte k of the
-// Zstandard example's 2 x 512 x 1024 uint8 is k mod 256.
+// DS1[i][j] = i*j - j as int32 (the bzip2, LZF, LZ4 and bitshuffle examples), and byte k of
+// the Zstandard example's 2 x 512 x 1024 uint8 is k mod 256.
 func TestPluginFilters(t *testing.T) {
-	files, _ := filepath.Glob("testdata/plugins/*.h5")
-	if len(files) != 7 {
-		t.Fatalf("%d files in testdata/plugins, want 7", len(files))
+	files, _ := filepath.Glob("testdata/plugins/h5ex_d_*.h5")
+	if len(files) != 8 {
+		t.Fatalf("%d example files in testdata/plugins, want 8", len(files))
 	}
 	for _, name := range files {
 		d, buf := readAll(t, name, "/DS1")
-		want := map[string]string{"bzip2": "bzip2", "lzf": "lzf", "lz4": "lz4", "zstd": "zstd"}
+		want := map[string]string{"bzip2": "bzip2", "lzf": "lzf", "lz4": "lz4", "zstd": "zstd", "bshuf": "bitshuffle"}
 		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "h5ex_d_"), ".h5")
 		if fl := d.Filters(); len(fl) != 1 || fl[0] != want[strings.TrimPrefix(base, "np")] {
 			t.Errorf("%s: filters %v", name, fl)
@@ -72,6 +72,20 @@ func TestPluginFilters(t *testing.T) {
 		}
 		if bad != 0 || len(buf) == 0 {
 			t.Errorf("%s: %d of %d bytes or values differ from the example's", name, bad, len(buf))
+		}
+	}
+}
+
+// Bitshuffle, alone and with LZ4 (testdata/plugins/bitshuffle.h5, written by h5py through
+// the HDF Group's bitshuffle plugin): every dataset reads as its copy without filters, with
+// the default block size and a block of 64 elements, chunks whose last elements do not fill a
+// group of 8, 1- to 8-byte elements of either byte order.
+func TestBitshuffle(t *testing.T) {
+	for _, name := range []string{"lz4_f4", "lz4_i2", "lz4_i8_block64", "none_u1", "none_f8"} {
+		d, got := readAll(t, "testdata/plugins/bitshuffle.h5", name)
+		_, want := readAll(t, "testdata/plugins/bitshuffle.h5", name+"_plain")
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s (filters %v): differs from %s_plain", name, d.Filters(), name)
 		}
 	}
 }
@@ -275,5 +289,34 @@ func TestLayoutVersion1Chunked(t *testing.T) {
 		if v := binary.LittleEndian.Uint32(got[4*i:]); v != uint32(i) {
 			t.Errorf("value %d: %d", i, v)
 		}
+	}
+}
+
+// Forged bitshuffle chunks are errors, never more than the chunk: a header claiming more, a
+// block that is not a multiple of 8 elements, a truncated block, more bytes than the chunk.
+func TestBitshuffleForged(t *testing.T) {
+	lz4 := []uint32{0, 4, 4, 0, bshufLZ4}
+	head := func(total uint64, blockBytes uint32, rest ...byte) []byte {
+		b := binary.BigEndian.AppendUint64(nil, total)
+		return append(binary.BigEndian.AppendUint32(b, blockBytes), rest...)
+	}
+	dst := make([]byte, 64)
+	for name, c := range map[string]struct {
+		src    []byte
+		params []uint32
+	}{
+		"claims more":         {head(1<<40, 32), lz4},
+		"odd block":           {head(64, 12), lz4},
+		"truncated block":     {head(64, 64, 0, 0, 0, 9, 1, 2), lz4},
+		"no element size":     {make([]byte, 64), []uint32{0, 4}},
+		"more than the chunk": {make([]byte, 66), []uint32{0, 4, 2, 0, bshufNone}},
+		"short header":        {[]byte{0, 0, 0}, lz4},
+	} {
+		if k, err := bitshuffleDecode(dst, c.src, c.params); err == nil {
+			t.Errorf("%s: %d bytes, no error", name, k)
+		}
+	}
+	if _, err := bitshuffleDecode(dst, head(1<<40, 32), lz4); !errors.Is(err, errOverrun) {
+		t.Errorf("claims more: %v, want errOverrun", err)
 	}
 }

@@ -10,7 +10,8 @@
 // variable-length strings. Layouts are contiguous, compact and chunked, with every chunk index
 // (version 1 B-tree, single chunk, implicit, fixed array, extensible array, version 2 B-tree),
 // the deflate, shuffle and Fletcher-32 filters (checksums verified), and the registered LZF,
-// LZ4, bzip2 and Zstandard filters as h5py and the HDF Group's plugins write them. Fill values
+// LZ4, bitshuffle (alone or with LZ4), bzip2 and Zstandard filters as h5py and the HDF Group's
+// plugins write them. Fill values
 // stand in for chunks never written.
 //
 // Every size and address a file states is checked against the file's size before it is used, and

@@ -398,7 +398,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1, filterLZF, filterLZ4, filterBzip2, filterZstd:
+		case 1, filterLZF, filterLZ4, filterBzip2, filterZstd, filterBitshuffle:
 			var err error
 			switch filters[i].id {
 			case 1:
@@ -409,6 +409,8 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				k, err = lz4Decode(next, cur)
 			case filterBzip2:
 				k, err = bzip2Decode(next, cur)
+			case filterBitshuffle:
+				k, err = bitshuffleDecode(next, cur, filters[i].params)
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}

@@ -83,9 +83,9 @@ def main(out, big_bomb=False):
         f["ok"] = np.arange(100, dtype="<f4")
         f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
         f.create_dataset("pair", data=np.zeros(100, dtype=[("a", "<i4"), ("b", "<f4")]))
-        # Blosc (32001) and bitshuffle (32008) are registered by hdf5plugin, which Debian lacks:
-        # the filters are declared optional-unknown and one chunk is written as stored bytes.
-        for name, fid in (("blosc", 32001), ("bitshuffle", 32008)):
+        # Blosc (32001) and zfp (32013) are registered by hdf5plugin, which Debian lacks: the
+        # filters are declared optional-unknown and one chunk is written as stored bytes.
+        for name, fid in (("blosc", 32001), ("zfp", 32013)):
             d = f.create_dataset(name, shape=(100,), dtype="<f4", chunks=(100,), compression=fid, allow_unknown_filter=True)
             d.id.write_direct_chunk((0,), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
 
