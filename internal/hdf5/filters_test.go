@@ -262,7 +262,7 @@ func zstdStream(t *testing.T, b []byte) []byte {
 // testdata/enum.h5 (gen.py) holds each beside NAME_int, the integers h5py read.
 func TestEnumAndBitfield(t *testing.T) {
 	for _, c := range []struct{ name, typ string }{
-		{"mask", "int8 enum"}, {"colour", "int16 big-endian enum"},
+		{"mask", "bool enum"}, {"colour", "int16 big-endian enum"},
 		{"bits8", "uint8 bitfield"}, {"bits32", "uint32 big-endian bitfield"},
 	} {
 		d, got := readAll(t, "testdata/enum.h5", c.name)

@@ -93,6 +93,9 @@ func goDump(name string) (map[string]pyEntry, error) {
 				if d.Type.Signed {
 					k = "i"
 				}
+				if d.Type.Bool {
+					k = "b"
+				}
 				e.Dtype = fmt.Sprintf("<%s%d", k, d.Type.Size)
 				buf := make([]byte, d.Len()*uint64(d.Type.Size))
 				if err := d.ReadRows(buf, 0, d.Rows()); err != nil {

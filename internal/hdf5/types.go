@@ -30,10 +30,12 @@ type Datatype struct {
 	// Float only: IEEE binary16 (numpy's float16). It has no mlfeed type (ElemType is
 	// Invalid): format/hdf5 widens it to float32, which holds every float16 exactly.
 	Half bool
-	// Integer only: stored as an enumeration of this integer type (h5py's bool: FALSE 0 and
-	// TRUE 1 in int8) or as a bitfield, read as the integers (h5py reads both so); the names
-	// of an enumeration's members are not kept.
+	// Integer only: stored as an enumeration of this integer type or as a bitfield, read as
+	// the integers (h5py reads both so); the names of an enumeration's members are not kept.
 	Enum, Bitfield bool
+	// Bool marks h5py's bool: an enumeration of a 1-byte integer whose members are exactly
+	// FALSE (0) and TRUE (1). ElemType is then mlfeed.Bool.
+	Bool bool
 }
 
 // ElemType returns the mlfeed element type of a numeric datatype, or mlfeed.Invalid.
@@ -47,6 +49,9 @@ func (t Datatype) ElemType() mlfeed.ElemType {
 			return mlfeed.Float64
 		}
 	case Integer:
+		if t.Bool {
+			return mlfeed.Bool
+		}
 		i := map[int]int{1: 0, 2: 1, 4: 2, 8: 3}[t.Size]
 		if t.Signed {
 			return []mlfeed.ElemType{mlfeed.Int8, mlfeed.Int16, mlfeed.Int32, mlfeed.Int64}[i]
@@ -124,8 +129,11 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 		if base.Size != size {
 			return t, f.errAt(at, "datatype", ErrFormat, "enum of %d bytes over a %d-byte integer", size, base.Size)
 		}
+		version := cv >> 4
+		n := int(bits[0]) | int(bits[1])<<8
 		t = base
 		t.Enum = true
+		t.Bool = size == 1 && len(b) >= c.p+12 && isBoolEnum(b[c.p+12:], n, version)
 	case 1:
 		t.Class, t.BigEndian = Float, bits[0]&1 != 0
 		if bits[0]&0x40 != 0 {
@@ -165,6 +173,39 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 		return t, f.errAt(at, "datatype", ErrUnsupported, "%s datatype", name)
 	}
 	return t, nil
+}
+
+// isBoolEnum reports whether the members of an enumeration of 1-byte integers (p: the
+// properties after the base type's 12 bytes: n names, then n values) are exactly FALSE = 0
+// and TRUE = 1, as h5py writes numpy's bool. Names are NUL-terminated, padded to a multiple
+// of 8 bytes before version 3.
+func isBoolEnum(p []byte, n int, version byte) bool {
+	if n != 2 {
+		return false
+	}
+	var names [2]string
+	for i := range names {
+		end := bytes.IndexByte(p, 0)
+		if end < 0 {
+			return false
+		}
+		names[i] = string(p[:end])
+		skip := end + 1
+		if version < 3 {
+			skip = (end + 8) &^ 7
+		}
+		if skip > len(p) {
+			return false
+		}
+		p = p[skip:]
+	}
+	if len(p) < 2 {
+		return false
+	}
+	v := map[string]byte{names[0]: p[0], names[1]: p[1]}
+	f, okF := v["FALSE"]
+	t, okT := v["TRUE"]
+	return okF && okT && f == 0 && t == 1
 }
 
 // Dataspace is the shape of a dataset or attribute.

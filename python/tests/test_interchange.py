@@ -65,15 +65,15 @@ def test_hdf5_lzf_with_h5py(tmp_path, shuffle):
     with h5py.File(path, "w") as f:
         f.create_dataset("X", data=x, chunks=(16, 6, 5), compression="lzf", shuffle=shuffle)
         f.create_dataset("y", data=y, chunks=(9, 2), compression="lzf", shuffle=shuffle)
-        f["valid"] = x[:, 0, 0] > 0  # a bool: h5py stores an enum of int8
+        f["valid"] = x[:, 0, 0] > 0  # a bool: h5py stores an enum of int8, FALSE and TRUE
         f["half"] = x[:, 0].astype(np.float16)
     with mlfeed.open(str(path)) as ds:
         assert len(ds) == 70
         got = ds.read()
         np.testing.assert_array_equal(got["X"], x)
         np.testing.assert_array_equal(got["y"], y)
-        assert got["valid"].dtype == np.int8
-        np.testing.assert_array_equal(got["valid"].reshape(-1), (x[:, 0, 0] > 0).astype(np.int8))
+        assert got["valid"].dtype == np.bool_  # as h5py reads it
+        np.testing.assert_array_equal(got["valid"].reshape(-1), x[:, 0, 0] > 0)
         assert got["half"].dtype == np.float32
         assert got["half"].tobytes() == x[:, 0].astype(np.float16).astype(np.float32).tobytes()
     assert "lzf" in mlfeed.info(str(path))["details"]["datasets"]["/X"]

@@ -1,8 +1,8 @@
 """Print what h5py reads from HDF5 files, as JSON, for the Go tests to compare with.
 
 Usage: h5dump.py FILE...   One JSON object per file: {"path": {...}} for every group and
-dataset. A dataset: dtype (numpy str, little-endian normalised; bool as int8), shape, sha256 of
-its C-order little-endian bytes. A group or dataset: attrs, string attributes' values.
+dataset. A dataset: dtype (numpy str, little-endian normalised), shape, sha256 of its C-order
+little-endian bytes. A group or dataset: attrs, string attributes' values.
 """
 import hashlib
 import json
@@ -41,10 +41,8 @@ def dump(name):
         if isinstance(obj, h5py.Dataset):
             entry["shape"] = list(obj.shape)
             dt = obj.dtype
-            if dt.kind == "b":  # h5py's bool is an enum of int8 (FALSE 0, TRUE 1): its integers
-                dt = np.dtype("i1")
-            entry["dtype"] = dt.newbyteorder("<").str.replace("|", "<") if dt.kind in "iuf" else dt.str
-            if dt.kind in "iuf":
+            entry["dtype"] = dt.newbyteorder("<").str.replace("|", "<") if dt.kind in "iufb" else dt.str
+            if dt.kind in "iufb":
                 a = np.ascontiguousarray(obj[()]).astype(dt.newbyteorder("<"))
                 entry["sha256"] = hashlib.sha256(a.tobytes()).hexdigest()
             entry["chunks"] = list(obj.chunks) if obj.chunks else None
