@@ -7,15 +7,16 @@ import (
 	"testing"
 )
 
-// TestWriteback writes more than twice writebackEvery in uneven pieces and checks that every
-// byte arrives and that writeback was started for all but less than writebackEvery bytes.
+// TestWriteback writes more than three times writebackEvery in uneven pieces and checks that every
+// byte arrives, that writeback was started for all but less than writebackEvery bytes and
+// waited for up to where the last one started.
 func TestWriteback(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	want := make([]byte, 2*writebackEvery+12345)
+	want := make([]byte, 3*writebackEvery+12345)
 	for i := range want {
 		want[i] = byte(i * 7)
 	}
@@ -29,6 +30,9 @@ func TestWriteback(t *testing.T) {
 	}
 	if w.done < writebackEvery || w.done > w.off || w.off-w.done >= writebackEvery {
 		t.Errorf("writeback started up to %d of %d bytes", w.done, w.off)
+	}
+	if w.waited < writebackEvery || w.waited >= w.done || w.done-w.waited > 2*writebackEvery {
+		t.Errorf("writeback waited for up to %d bytes, started up to %d", w.waited, w.done)
 	}
 	got, err := os.ReadFile(f.Name())
 	if err != nil {

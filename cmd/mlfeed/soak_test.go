@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // soakLimit is the memory limit of every process of the soak test. Chunks are 2 MiB (read and
@@ -50,7 +52,14 @@ func TestSoakBoundedMemory(t *testing.T) {
 	if err := syscall.Statfs(dir, &st); err == nil && int64(st.Bavail)*st.Bsize < 6<<30 {
 		t.Skipf("soak test: %s has less than the 6 GiB free it needs", dir)
 	}
-	cg := newMemCgroup(t, soakLimit)
+	var cg *memCgroup
+	if st.Type == unix.TMPFS_MAGIC {
+		// Files written on tmpfs are memory the cgroup cannot reclaim: the outputs alone are
+		// over the limit.
+		t.Logf("%s is on tmpfs: no memory cgroup", dir)
+	} else {
+		cg = newMemCgroup(t, soakLimit)
+	}
 	if cg != nil {
 		t.Logf("limit %d MiB: a %s memory cgroup (hard), GOMEMLIMIT and RSS sampling", soakLimit>>20, cg.kind)
 	} else {
@@ -99,16 +108,44 @@ func TestSoakBoundedMemory(t *testing.T) {
 
 // soakRun runs mlfeed with args under the limit, fails the test when it fails, is killed or
 // its anonymous memory reaches the limit, logs what it used and returns its standard output.
+//
+// A v1 memory cgroup counts the page cache its processes write, dirty and under writeback,
+// and its reclaim cannot write dirty pages itself: it waits for the kernel's flusher, and can
+// call the OOM killer first when the disk is slow. That killed convert once in CI with 28.8
+// MiB of anonymous memory (before convert waited for its writeback every 8 MiB). So a v1 kill
+// of a process whose sampled anonymous memory stayed under half the limit is logged, with what
+// the cgroup held, and the run is tried once more; a second kill fails the test.
 func soakRun(t *testing.T, cg *memCgroup, what string, dataBytes int64, args ...string) string {
 	t.Helper()
+	for try := 1; ; try++ {
+		out, anon, killed := soakOnce(t, cg, what, dataBytes, args...)
+		if killed == "" {
+			return out
+		}
+		if try == 1 && cg != nil && !cg.v2 && anon < soakLimit/2 {
+			t.Logf("%s: killed in a v1 cgroup with %.1f MiB of anonymous memory%s; once more", what, float64(anon)/(1<<20), killed)
+			continue
+		}
+		t.Fatalf("%s: mlfeed %v killed (over the %d MiB limit?)%s", what, args, soakLimit>>20, killed)
+	}
+}
+
+// soakOnce runs mlfeed for soakRun. It fails the test when mlfeed fails or its anonymous
+// memory reaches the limit, and returns its standard output, its peak anonymous memory and,
+// when it was killed by a signal, what to say of it (the signal, what the cgroup held, and
+// mlfeed's standard error).
+func soakOnce(t *testing.T, cg *memCgroup, what string, dataBytes int64, args ...string) (stdout string, anon int64, killed string) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	ooms := 0
 	if cg != nil { // enter the cgroup before mlfeed starts: a shell joins it, then execs mlfeed
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, cg.procs, bin}, args...)...)
 		cg.reset()
+		ooms = cg.ooms()
 	}
 	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMEMLIMIT=%dMiB", soakLimit/2>>20), "GOMAXPROCS=2")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -128,13 +165,13 @@ func soakRun(t *testing.T, cg *memCgroup, what string, dataBytes int64, args ...
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			t.Fatalf("%s: mlfeed %v killed by %v (over the %d MiB limit?)\n%s", what, args, ws.Signal(), soakLimit>>20, stderr.String())
+			return "", m.anon, fmt.Sprintf(" by signal %q%s\n%s", ws.Signal(), cg.charged(), stderr.String())
 		}
 	}
 	if err != nil {
 		t.Fatalf("%s: mlfeed %v: %v\n%s", what, args, err, stderr.String())
 	}
-	if cg != nil && cg.ooms() > 0 {
+	if cg != nil && cg.ooms() > ooms {
 		t.Errorf("%s: the cgroup's OOM killer ran", what)
 	}
 	if m.samples < 10 {
@@ -143,7 +180,7 @@ func soakRun(t *testing.T, cg *memCgroup, what string, dataBytes int64, args ...
 	if m.anon >= soakLimit {
 		t.Errorf("%s: peak anonymous RSS %d bytes, over the %d MiB limit", what, m.anon, soakLimit>>20)
 	}
-	return stdout.String()
+	return out.String(), m.anon, ""
 }
 
 // rssPeaks are the highest values sampled from /proc/PID/status.
@@ -266,6 +303,30 @@ func (cg *memCgroup) peak() int64 {
 	}
 	n, _ := strconv.ParseInt(strings.TrimSpace(cg.read(name)), 10, 64)
 	return n
+}
+
+// charged returns what the cgroup holds now, by kind (anonymous memory, page cache, its dirty
+// pages and those under writeback, shared memory), for the message of a process it killed: the
+// page cache stays charged after the process ends. Empty for a nil cgroup.
+func (cg *memCgroup) charged() string {
+	if cg == nil {
+		return ""
+	}
+	keys := []string{"total_rss", "total_cache", "total_dirty", "total_writeback", "total_shmem", "total_mapped_file"}
+	if cg.v2 {
+		keys = []string{"anon", "file", "file_dirty", "file_writeback", "shmem", "file_mapped"}
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(cg.read("memory.stat"), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && slices.Contains(keys, k) {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			fmt.Fprintf(&b, " %s %.1f MiB", k, float64(n)/(1<<20))
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return ";\nthe cgroup holds" + b.String()
 }
 
 // ooms returns how many processes the cgroup's OOM killer has killed.
