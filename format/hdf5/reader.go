@@ -267,8 +267,9 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 			sd.Values = mlfeed.NewBuffer(t, int(n*d.RowLen()))
 		}
 		if d.Type.Half {
-			// float16: read as stored (2 bytes a value), then widened into the chunk
-			stored := make([]byte, n*d.RowLen()*2)
+			// float16: read as stored (2 bytes a value) into the second half of the chunk's
+			// values, then widened in place
+			stored := sd.Values.Bytes[nb/2:]
 			if err := d.ReadRowsContext(ctx, stored, row, n); err != nil {
 				return nil, err
 			}

@@ -149,24 +149,41 @@ func TestNumpyFloat16(t *testing.T) {
 				t.Errorf("%s: %s (%v) differs from numpy's astype(float32)", name, st.Name, st.Type)
 			}
 		}
-		out := filepath.Join(t.TempDir(), "back.npz")
-		f, _ := os.Create(out)
-		w, err := npy.NewWriter(f, sc, &npy.WriterOptions{Archive: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testutil.WriteAll(t, rd, w)
-		f.Close()
-		rd.Close()
-		check := `import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+		writeBack(t, filepath.Join(d, name), rd, &npy.WriterOptions{Archive: true}, `
 for k in a.keys():
     assert b[k].dtype == np.float32 and (a[k].astype(np.float32) == b[k]).all(), k
-`
-		if out, err := exec.Command(testutil.Python(t, "numpy"), "-c", check, filepath.Join(d, name), out).CombinedOutput(); err != nil {
-			t.Fatalf("%s: numpy reads other values back: %v\n%s", name, err, out)
-		}
+`)
 	}
+}
+
+// writeBack writes the archive rd reads (numpy wrote it at name) into a new file with opts,
+// closes rd, runs check (Python, with numpy as np, numpy's archive loaded as a and the new one
+// as b) and returns the new file's bytes.
+func writeBack(t *testing.T, name string, rd *npy.Reader, opts *npy.WriterOptions, check string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(name))
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := npy.NewWriter(f, rd.Schema(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteAll(t, rd, w)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd.Close()
+	script := "import sys, numpy as np\na, b = np.load(sys.argv[1]), np.load(sys.argv[2])\n" + check
+	if msg, err := exec.Command(testutil.Python(t, "numpy"), "-c", script, name, out).CombinedOutput(); err != nil {
+		t.Fatalf("%s: numpy reads other arrays back: %v\n%s", filepath.Base(name), err, msg)
+	}
+	mine, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mine
 }
 
 // TestNumpyFiles reads every file numpy wrote, compares the values with numpy's, and writes
@@ -256,28 +273,14 @@ func TestNumpyArchives(t *testing.T) {
 				t.Fatalf("%s: %s differs from numpy's", name, st.Name)
 			}
 		}
-		out := filepath.Join(t.TempDir(), name)
-		f, _ := os.Create(out)
-		w, err := npy.NewWriter(f, sc, &npy.WriterOptions{Archive: true, Compress: name == "deflated.npz"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testutil.WriteAll(t, rd, w)
-		f.Close()
-		rd.Close()
-		mine, _ := os.ReadFile(out)
-		theirs, _ := os.ReadFile(filepath.Join(d, name))
-		if name == "stored.npz" && !bytes.Equal(mine, theirs) {
-			t.Fatalf("stored archive differs from numpy.savez's at byte %d", testutil.FirstDiff(mine, theirs))
-		}
-		check := `import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+		mine := writeBack(t, filepath.Join(d, name), rd, &npy.WriterOptions{Archive: true, Compress: name == "deflated.npz"}, `
 assert list(a.keys()) == list(b.keys()), (list(a.keys()), list(b.keys()))
 for k in a.keys():
     assert a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
-`
-		if out, err := exec.Command(testutil.Python(t, "numpy"), "-c", check, filepath.Join(d, name), out).CombinedOutput(); err != nil {
-			t.Fatalf("%s: numpy reads a different archive: %v\n%s", name, err, out)
+`)
+		theirs, _ := os.ReadFile(filepath.Join(d, name))
+		if name == "stored.npz" && !bytes.Equal(mine, theirs) {
+			t.Fatalf("stored archive differs from numpy.savez's at byte %d", testutil.FirstDiff(mine, theirs))
 		}
 	}
 	rd, err := npy.Open(filepath.Join(d, "positional.npz"), nil)

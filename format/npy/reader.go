@@ -482,14 +482,14 @@ func (rd *Reader) values(a *array, from, to int, old []byte) (mlfeed.Buffer, err
 		out = mlfeed.NewBuffer(a.h.Type, elems)
 	}
 	if a.h.Half {
-		// float16: the stored values (C order), widened into out
-		var raw []byte
+		// float16: the stored values (C order; read or gathered into the second half of
+		// out), widened into out
+		raw := out.Bytes[len(out.Bytes)/2:]
 		if a.fortran() {
-			raw = make([]byte, hi-lo)
 			gatherFortran(raw, a.mem, a.h.Shape, a.h.ItemSize, from, to)
 		} else {
 			var err error
-			if raw, err = rd.raw(a, lo, hi, nil); err != nil {
+			if raw, err = rd.raw(a, lo, hi, raw); err != nil {
 				return mlfeed.Buffer{}, err
 			}
 		}

@@ -79,7 +79,9 @@ var table = sync.OnceValue(func() *[1 << 16]uint32 {
 
 // Widen writes the float16 values of src (big-endian if bigEndian, else little-endian) into
 // dst as little-endian float32 values: len(dst) must be 2*len(src) (rounded down to whole
-// values).
+// values). src may be the second half of dst, to widen in place: each value is read before
+// its float32 is written, and the float32 of value i ends where the float16 of value i+1
+// begins.
 func Widen(dst, src []byte, bigEndian bool) {
 	t := table()
 	n := min(len(src)/2, len(dst)/4)

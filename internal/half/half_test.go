@@ -28,7 +28,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // Widen gives numpy's float32 for every float16 bit pattern, NaN payloads included, in both
-// byte orders; AppendWiden likewise.
+// byte orders, also in place (src the second half of dst); AppendWiden likewise.
 func TestWidenAsNumpy(t *testing.T) {
 	py := testutil.Python(t, "numpy")
 	out, err := exec.Command(py, "-c", `import hashlib, numpy as np
@@ -42,9 +42,16 @@ print(hashlib.sha256(np.arange(65536, dtype="<u2").view("<f2").astype("<f4").tob
 		binary.LittleEndian.PutUint16(le[2*h:], uint16(h))
 		binary.BigEndian.PutUint16(be[2*h:], uint16(h))
 	}
+	inPlace := func(src []byte, bigEndian bool) []byte {
+		dst := make([]byte, 2*len(src))
+		copy(dst[len(src):], src)
+		Widen(dst, dst[len(src):], bigEndian)
+		return dst
+	}
 	for name, got := range map[string][]byte{
 		"little": widen(le, false), "big": widen(be, true),
-		"append": AppendWiden(nil, le),
+		"append":          AppendWiden(nil, le),
+		"little in place": inPlace(le, false), "big in place": inPlace(be, true),
 	} {
 		if s := sha256.Sum256(got); hex.EncodeToString(s[:]) != want {
 			t.Errorf("%s: differs from numpy's astype(float32)", name)

@@ -134,8 +134,9 @@ func BenchmarkUnbitshuffle(b *testing.B) {
 	dst := make([]byte, len(src))
 	params := []uint32{0, 4, 4, 0, bshufNone}
 	b.SetBytes(int64(len(src)))
+	s := new(scratch)
 	for range b.N {
-		if _, err := bitshuffleDecode(dst, src, params); err != nil {
+		if _, err := s.bitshuffleDecode(dst, src, params); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -145,8 +145,9 @@ const (
 // of every element is stored together, as row 8b+j of the block, element i at bit i%8 of the
 // row's byte i/8. A chunk's last elements that do not fill 8 are stored as they are. With
 // LZ4 the chunk starts with its size (8 bytes, big-endian) and the block size in bytes (4),
-// and each block is an LZ4 block after its stored size (4).
-func bitshuffleDecode(dst, src []byte, params []uint32) (int, error) {
+// and each block is an LZ4 block after its stored size (4), decoded into the scratch's block
+// buffer before its bits are put back.
+func (s *scratch) bitshuffleDecode(dst, src []byte, params []uint32) (int, error) {
 	if len(params) < 3 || params[2] == 0 || params[2] > 1<<16 {
 		return 0, fmt.Errorf("bitshuffle parameters %v name no element size", params)
 	}
@@ -187,7 +188,8 @@ func bitshuffleDecode(dst, src []byte, params []uint32) (int, error) {
 	block = min(block, n/8*8) // the blocks never exceed the chunk's whole groups of 8
 	var tmp []byte
 	if comp == bshufLZ4 && block > 0 {
-		tmp = make([]byte, block*elem)
+		s.bs = grow(s.bs, uint64(block*elem))
+		tmp = s.bs
 	}
 	op := 0
 	for left := n / 8 * 8; left > 0; {

@@ -134,6 +134,7 @@ type scratch struct {
 	zd        *zstd.Decoder // decodes at most zdMax bytes, all at once
 	zdMax     int
 	zs        *zstd.Decoder // decodes a stream
+	bs        []byte        // one LZ4 block of bitshuffled elements
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -410,7 +411,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 			case filterBzip2:
 				k, err = bzip2Decode(next, cur)
 			case filterBitshuffle:
-				k, err = bitshuffleDecode(next, cur, filters[i].params)
+				k, err = s.bitshuffleDecode(next, cur, filters[i].params)
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}
