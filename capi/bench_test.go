@@ -6,12 +6,12 @@ import (
 	"context"
 	"runtime"
 	"runtime/cgo"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
 
@@ -109,8 +109,7 @@ func BenchmarkNext(b *testing.B) {
 // measure runs sweep b.N times and reports its CPU time per minibatch and the cores used.
 func measure(b *testing.B, perSweep int, sweep func()) {
 	sweep() // the chunks are loaded
-	var r0, r1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	c0 := cputime.Used()
 	t := time.Now()
 	b.ResetTimer()
 	for range b.N {
@@ -118,8 +117,7 @@ func measure(b *testing.B, perSweep int, sweep func()) {
 	}
 	b.StopTimer()
 	wall := time.Since(t)
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+	cpu := cputime.Used() - c0
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*perSweep), "cpu-us/mb")
 	b.ReportMetric(float64(wall.Microseconds())/float64(b.N*perSweep), "wall-us/mb")
 	b.ReportMetric(float64(cpu)/float64(wall), "cores")

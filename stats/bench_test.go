@@ -3,13 +3,13 @@ package stats_test
 import (
 	"context"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/inspect"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 	"github.com/mlfeed/mlfeed/stats"
@@ -52,7 +52,7 @@ func BenchmarkCompute(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			src := memory(b, c.t, 16384, 784)
 			b.SetBytes(int64(16384 * 784 * c.t.Size()))
-			cpu0, n := cpuTime(), 0
+			cpu0, n := cputime.Seconds(), 0
 			for b.Loop() {
 				if _, err := stats.Compute(context.Background(), src, nil); err != nil {
 					b.Fatal(err)
@@ -60,16 +60,9 @@ func BenchmarkCompute(b *testing.B) {
 				n++
 			}
 			// CPU time per value: on a loaded machine a fairer figure than the wall clock.
-			b.ReportMetric((cpuTime()-cpu0)*1e9/float64(n*16384*784), "cpu-ns/value")
+			b.ReportMetric((cputime.Seconds()-cpu0)*1e9/float64(n*16384*784), "cpu-ns/value")
 		})
 	}
-}
-
-// cpuTime returns the process's user and system CPU time in seconds.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // BenchmarkComputeMNIST times the statistics alone over MNIST's training images in memory
@@ -112,14 +105,14 @@ func BenchmarkComputeMNIST(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cpu0, runs := cpuTime(), 0
+			cpu0, runs := cputime.Seconds(), 0
 			for b.Loop() {
 				if _, err := stats.Compute(context.Background(), src, nil); err != nil {
 					b.Fatal(err)
 				}
 				runs++
 			}
-			b.ReportMetric((cpuTime()-cpu0)*1e9/float64(runs*n), "cpu-ns/value")
+			b.ReportMetric((cputime.Seconds()-cpu0)*1e9/float64(runs*n), "cpu-ns/value")
 		})
 	}
 }

@@ -18,22 +18,14 @@ import (
 	"log"
 	"math/rand/v2"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	_ "github.com/mlfeed/mlfeed/format/all"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 	_ "github.com/mlfeed/mlfeed/storage/all"
 )
-
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		log.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // sweep reads every chunk of a freshly opened source in the given order and returns the CPU
 // time it took, opening excluded.
@@ -50,7 +42,7 @@ func sweep(names []string, shuffle bool, seed uint64) time.Duration {
 	if shuffle {
 		rand.New(rand.NewPCG(seed, 1)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	}
-	start := cpu()
+	start := cputime.Used()
 	var n int64
 	for _, i := range order {
 		c, err := src.ReadChunk(context.Background(), i)
@@ -62,7 +54,7 @@ func sweep(names []string, shuffle bool, seed uint64) time.Duration {
 	if total, _ := mlfeed.Totals(src.Chunks()); n != total {
 		log.Fatalf("read %d sequences of %d", n, total)
 	}
-	return cpu() - start
+	return cputime.Used() - start
 }
 
 func median(d []time.Duration) time.Duration {

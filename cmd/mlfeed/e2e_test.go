@@ -29,7 +29,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mlfeed/mlfeed/internal/testutil"
 	"github.com/mlfeed/mlfeed/internal/testutil/tmpfs"
 )
 
@@ -61,12 +60,6 @@ func leftovers(t *testing.T, dir string, keep ...string) []string {
 		}
 	}
 	return extra
-}
-
-// mnist returns a file of the shared MNIST test set, skipping without it.
-// mnist returns a file of the whole MNIST set: the tests' sizes and counts are its own.
-func mnist(t *testing.T, name string) string {
-	return testutil.Shared(t, "mnist", name)
 }
 
 func TestFaultOutputToDevicesAndStdout(t *testing.T) {

@@ -17,6 +17,12 @@ import (
 
 var bin string
 
+// mnist returns a file of the whole shared MNIST set (the tests' sizes and counts are its
+// own), skipping without it.
+func mnist(t *testing.T, name string) string {
+	return testutil.Shared(t, "mnist", name)
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "mlfeed-cli-test-*")
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mlfeed/mlfeed/internal/testutil"
@@ -299,7 +298,7 @@ func TestValidateManifest(t *testing.T) {
 		}
 		// but not a manifest path out of the directory, nor a FIFO
 		os.Remove(filepath.Join(dir, "part-00000.idx"))
-		if err := syscall.Mkfifo(filepath.Join(dir, "part-00000.idx"), 0o644); err == nil {
+		if err := mkfifo(filepath.Join(dir, "part-00000.idx")); err == nil {
 			if _, stderr, code := run(t, "validate", "--outside-shards", dir); code != 1 || !strings.Contains(stderr, "FIFO") {
 				t.Fatalf("validate --outside-shards of a FIFO: exit %d: %s", code, stderr)
 			}
@@ -309,7 +308,7 @@ func TestValidateManifest(t *testing.T) {
 		dir, _ := fresh(t)
 		p := filepath.Join(dir, "part-00001.idx")
 		os.Remove(p)
-		if err := syscall.Mkfifo(p, 0o644); err != nil {
+		if err := mkfifo(p); err != nil {
 			t.Skip("no FIFOs here:", err)
 		}
 		check(t, dir, "FIFO")

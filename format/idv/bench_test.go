@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
@@ -216,13 +216,13 @@ func BenchmarkLargeFile(b *testing.B) {
 		best, bestCPU := math.Inf(1), 0.0
 		var values int64
 		for k := 0; k < rounds; k++ {
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			t0 := time.Now()
 			if values, err = readAll(r); err != nil {
 				b.Fatal(err)
 			}
 			if sec := time.Since(t0).Seconds(); sec < best {
-				best, bestCPU = sec, cpuSeconds()-cpu0
+				best, bestCPU = sec, cputime.Seconds()-cpu0
 			}
 		}
 		fmt.Printf("idv-read: bytes=%d inflated=%d values=%d chunks=%d rounds=%d cpu=%.3f seconds=%.3f\n", r.size, inflated, values, len(r.Chunks()), rounds, bestCPU, best)
@@ -244,15 +244,6 @@ func BenchmarkLargeFile(b *testing.B) {
 		b.SetBytes(r.size)
 		r.Close()
 	}
-}
-
-// cpuSeconds returns the CPU time the process has used.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // writeLarge writes bench rows to path until the file holds at least size bytes.

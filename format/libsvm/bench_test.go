@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 )
 
 // benchText returns LIBSVM text of n lines with about 40 features each, values as
@@ -100,7 +101,7 @@ func BenchmarkScript(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	cpu := cpuSeconds()
+	cpu := cputime.Seconds()
 	for b.Loop() {
 		rd, err := Open(name, nil)
 		if err != nil {
@@ -110,5 +111,5 @@ func BenchmarkScript(b *testing.B) {
 		rd.Close()
 	}
 	// CPU time as well as wall time: on a busy machine the wall clock counts waiting too.
-	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/mds"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
@@ -99,12 +100,12 @@ func dirSize(dir string) int64 {
 
 func benchRead(b *testing.B, dir string) {
 	b.SetBytes(dirSize(dir))
-	cpu0, n := testutil.CPUTime(), 0
+	cpu0, n := cputime.Seconds(), 0
 	for b.Loop() {
 		readAll(b, dir)
 		n++
 	}
-	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
+	b.ReportMetric((cputime.Seconds()-cpu0)/float64(n), "cpu-s/op")
 }
 
 // BenchmarkRead reads 20000 samples of fixed-size columns (every shard's samples one size).

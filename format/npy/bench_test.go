@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/testutil"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 )
 
 // benchChunk returns n records of 784 float32 values (MNIST-sized images).
@@ -121,12 +121,12 @@ func BenchmarkScript(b *testing.B) {
 	}
 	for _, name := range []string{"le", "be"} {
 		b.Run("read-"+name, func(b *testing.B) {
-			cpu0, n := testutil.CPUTime(), 0
+			cpu0, n := cputime.Seconds(), 0
 			for b.Loop() {
 				readSum(b, filepath.Join(dir, name+".npy"))
 				n++
 			}
-			b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(n), "cpu-s/op")
 		})
 	}
 	b.Run("write", func(b *testing.B) {
@@ -135,7 +135,7 @@ func BenchmarkScript(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer rd.Close()
-		cpu0, n := testutil.CPUTime(), 0
+		cpu0, n := cputime.Seconds(), 0
 		for b.Loop() {
 			n++
 			f, err := os.Create(filepath.Join(dir, "out.npy"))
@@ -154,6 +154,6 @@ func BenchmarkScript(b *testing.B) {
 			}
 			f.Close()
 		}
-		b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
+		b.ReportMetric((cputime.Seconds()-cpu0)/float64(n), "cpu-s/op")
 	})
 }

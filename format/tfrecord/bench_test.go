@@ -9,7 +9,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/tfrecord"
-	"github.com/mlfeed/mlfeed/internal/testutil"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 )
 
 // benchSource is n records of an MNIST-like Example: 784 image bytes, an int64 label and 64
@@ -89,13 +89,13 @@ func BenchmarkRead(b *testing.B) {
 	f.Close()
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
-	cpu0, n := testutil.CPUTime(), 0
+	cpu0, n := cputime.Seconds(), 0
 	for b.Loop() {
 		readAll(b, path)
 		n++
 	}
 	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
-	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
+	b.ReportMetric((cputime.Seconds()-cpu0)/float64(n), "cpu-s/op")
 }
 
 func BenchmarkWrite(b *testing.B) {
@@ -125,11 +125,11 @@ func BenchmarkScript(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	cpu0, n := testutil.CPUTime(), 0
+	cpu0, n := cputime.Seconds(), 0
 	for b.Loop() {
 		readAll(b, path)
 		n++
 	}
 	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
-	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
+	b.ReportMetric((cputime.Seconds()-cpu0)/float64(n), "cpu-s/op")
 }

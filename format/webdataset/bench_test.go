@@ -8,7 +8,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/webdataset"
-	"github.com/mlfeed/mlfeed/internal/testutil"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 )
 
 // benchSource is n samples of an MNIST-like shard: a 784-byte "image" (bytes), an int64 label
@@ -147,11 +147,11 @@ func BenchmarkScript(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	cpu0, n := testutil.CPUTime(), 0
+	cpu0, n := cputime.Seconds(), 0
 	for b.Loop() {
 		readShard(b, path)
 		n++
 	}
 	// CPU seconds per read: on a loaded machine a fairer figure than the wall clock.
-	b.ReportMetric((testutil.CPUTime()-cpu0)/float64(n), "cpu-s/op")
+	b.ReportMetric((cputime.Seconds()-cpu0)/float64(n), "cpu-s/op")
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
-	"github.com/mlfeed/mlfeed/internal/testutil"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 )
 
 // benchDataset writes 4 million float64 values with o and opens the dataset.
@@ -114,7 +114,7 @@ func BenchmarkReadFile(b *testing.B) {
 		bufs[i] = make([]byte, d.Len()*uint64(d.Type.Size))
 	}
 	b.SetBytes(size)
-	cpu := testutil.CPUTime()
+	cpu := cputime.Seconds()
 	b.ResetTimer()
 	for range b.N {
 		for i, d := range ds {
@@ -124,7 +124,7 @@ func BenchmarkReadFile(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric((testutil.CPUTime()-cpu)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkUnbitshuffle undoes bitshuffle (no compression) on 4 MiB of float32 in blocks of

@@ -22,12 +22,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/cbf"
 	"github.com/mlfeed/mlfeed/format/cbf/internal/fsum"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 )
 
 func main() {
@@ -198,7 +198,7 @@ func genCTF(out string, size int64) error {
 func read(name string, opts *cbf.ReaderOptions, runs, par int, sum bool) error {
 	var times []float64
 	var total float64
-	cpu0 := cpuTime()
+	cpu0 := cputime.Seconds()
 	for range runs {
 		t := time.Now()
 		rd, err := cbf.Open(name, opts)
@@ -239,17 +239,10 @@ func read(name string, opts *cbf.ReaderOptions, runs, par int, sum bool) error {
 			total += s
 		}
 	}
-	cpu := (cpuTime() - cpu0) / float64(runs)
+	cpu := (cputime.Seconds() - cpu0) / float64(runs)
 	slices.Sort(times)
 	fmt.Printf("%.6f %.6g %.6f\n", times[len(times)/2], total, cpu)
 	return nil
-}
-
-// cpuTime returns the process's user and system CPU time in seconds.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // add sums v, with NaN counted as 0 so that sums stay comparable.

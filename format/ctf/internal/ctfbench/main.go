@@ -31,12 +31,12 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/ctf"
+	"github.com/mlfeed/mlfeed/internal/cputime"
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
@@ -97,7 +97,7 @@ func read(args []string) {
 	bestWall, bestCPU := time.Duration(1<<62), time.Duration(0)
 	for k := 0; k < *runs; k++ {
 		runtime.GC()
-		c0 := cpuTime()
+		c0 := cputime.Used()
 		t0 := time.Now()
 		r, err := ctf.Open(name, &ctf.ReaderOptions{Inputs: in})
 		if err != nil {
@@ -107,7 +107,7 @@ func read(args []string) {
 		var values int64
 		if *indexOnly {
 			r.Close()
-			wall, cpu := time.Since(t0), cpuTime()-c0
+			wall, cpu := time.Since(t0), cputime.Used()-c0
 			if wall < bestWall {
 				bestWall, bestCPU = wall, cpu
 			}
@@ -125,7 +125,7 @@ func read(args []string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		wall, cpu := time.Since(t0), cpuTime()-c0
+		wall, cpu := time.Since(t0), cputime.Used()-c0
 		if wall < bestWall {
 			bestWall, bestCPU = wall, cpu
 		}
@@ -161,13 +161,6 @@ func spin() {
 	n := runtime.GOMAXPROCS(0)
 	one, all := best(1), best(n)
 	fmt.Printf("goroutines=%d speedup=%.2f\n", n, float64(n)*one.Seconds()/all.Seconds())
-}
-
-// cpuTime returns the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func gen(args []string) {
