@@ -16,8 +16,10 @@ go test -tags "$MLFEED_TAGS" -timeout 20m -skip '^(TestFault|TestSoak)' "$@" ./.
 # test (cmd/mlfeed/soak_test.go, skipped by -short): 1.35 GB through convert and batches, each
 # process in a 64 MiB memory cgroup when root may make one. One to two minutes, 3.5 GB of disk.
 go test -tags "$MLFEED_TAGS" -timeout 10m -count=1 -run '^(TestFault|TestSoak)' "$@" ./cmd/mlfeed
-# The packages with goroutines of their own, again under the race detector.
-go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx ./storage ./storage/cache
+# The packages with goroutines of their own or read from several at once (the readers behind
+# the minibatch engine and the C ABI), again under the race detector.
+go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx ./format/arrow ./format/parquet \
+  ./storage ./storage/cache ./capi
 # The pure-Go HDF5 layer against libhdf5 (cgo), where libhdf5 is installed.
 if [ -n "${MLFEED_ORACLE_TAGS:-}" ]; then
   go test -tags "$MLFEED_ORACLE_TAGS" -run Oracle "$@" ./format/binsparse

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -46,11 +47,16 @@ func budget(m int64) int64 {
 // Reader reads Arrow IPC data. It implements mlfeed.Source, mlfeed.ChunkReuser and
 // SequenceLengths; its methods are safe for concurrent use.
 type Reader struct {
-	name    string
-	size    int64
-	ra      io.ReaderAt
-	stream  bool
-	file    *ipc.FileReader
+	name   string
+	size   int64
+	ra     io.ReaderAt
+	stream bool
+	file   *ipc.FileReader
+	// dictMu serializes file.RecordBatchAt for files with dictionaries: arrow-go (v18.8.0)
+	// says it is safe for concurrent use, but resolving a dictionary column writes to a hash
+	// state its file reader shares (dictutils.Mapper), a data race that can pick another
+	// column's dictionary.
+	dictMu  *sync.Mutex
 	msgs    []message // stream: every message; file: the record batches
 	batches []int     // stream: index in msgs of each record batch
 	plan    *arrowmap.Plan
@@ -120,6 +126,9 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		}
 		// arrow-go's mapped file reader cannot load dictionaries (v18.8.0 leaves its
 		// dictionary memo nil): such files are read through ReadAt, with copies.
+		if dicts > 0 {
+			rd.dictMu = new(sync.Mutex)
+		}
 		if mapped != nil && dicts == 0 {
 			rd.zero = true
 			rd.file, err = ipc.NewMappedFileReader(mapped, ipc.WithBodySizeLimit(size))
@@ -246,6 +255,10 @@ func (rd *Reader) batch(i int) message {
 func (rd *Reader) record(i int) (arrow.RecordBatch, error) {
 	m := rd.batch(i)
 	if !rd.stream {
+		if rd.dictMu != nil {
+			rd.dictMu.Lock()
+			defer rd.dictMu.Unlock()
+		}
 		rec, err := rd.file.RecordBatchAt(i)
 		if err != nil {
 			return nil, mlfeed.OffsetError(rd.name, m.offset, "record batch", fmt.Errorf("%w: %v", ErrFormat, err))
