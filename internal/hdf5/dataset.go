@@ -164,8 +164,9 @@ var knownFilters = map[uint16]string{
 	305: "LZO", 32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
 	32007: "JPEG-XR", 32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123",
 	32012: "JPEG-LS", 32013: "zfp", 32014: "fpzip", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
-	32019: "JPEG", 32020: "VBZ", 32022: "FAPEC", 32023: "bitgroom", 32024: "granular bitround",
-	32025: "SZ3", 32026: "Delta-Rice", 32027: "BLOSC2", 32028: "FLAC",
+	32019: "JPEG", 32020: "VBZ", 32021: "FAPEC", 32022: "bitgroom", 32023: "granular bitround",
+	32024: "SZ3", 32025: "Delta-Rice", 32026: "BLOSC2", 32027: "FLAC", 32028: "SPERR",
+	32029: "TERSE/PROLIX",
 }
 
 func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
