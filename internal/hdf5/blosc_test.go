@@ -428,3 +428,25 @@ func TestBlosclz(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBlosc decodes arbitrary bytes as a Blosc frame and as a blosclz stream into a chunk of
+// arbitrary size: no panic, nothing written beyond the chunk, errOverrun only as an error.
+func FuzzBlosc(f *testing.F) {
+	data := bytes.Repeat([]byte("fuzz me, Blosc "), 200)
+	for codec := range bloscCodecs {
+		for _, flags := range []byte{0, bloscShuffle, bloscBitshuffle | bloscNoSplit} {
+			f.Add(bloscEncode(f, data, codec, flags, 4, 1024, false), uint16(len(data)))
+		}
+	}
+	f.Add(blosclzEncodeRuns(data), uint16(len(data)))
+	s := new(scratch)
+	f.Fuzz(func(t *testing.T, src []byte, size uint16) {
+		dst := make([]byte, size)
+		if k, err := s.bloscDecode(dst, src); k > len(dst) || k < 0 {
+			t.Fatalf("Blosc: %d bytes into %d (%v)", k, len(dst), err)
+		}
+		if k, err := blosclzDecode(dst, src); k > len(dst) || k < 0 {
+			t.Fatalf("blosclz: %d bytes into %d (%v)", k, len(dst), err)
+		}
+	})
+}
