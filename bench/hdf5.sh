@@ -2,7 +2,8 @@
 # HDF5 filters against h5py, in one run: h5py writes MNIST's 60,000 training images (uint8,
 # 28 x 28) and 60,000 x 64 float32 features (normal, rounded to 3 decimals) in chunks of 1,000
 # rows, once per filter pipeline: none, gzip (h5py's default level 4), gzip after shuffle, LZF
-# (h5py's own filter), LZF after shuffle. Each file is then read whole, every dataset, by
+# (h5py's own filter), LZF after shuffle, and where PyTables is installed Blosc (level 5, byte
+# shuffle) with blosclz, lz4 and zstd (PyTables registers the filter for h5py). Each file is then read whole, every dataset, by
 # mlfeed's pure-Go reader (internal/hdf5, BenchmarkReadFile: one goroutine) and by h5py +
 # numpy (libhdf5 in C, one thread), REPS times each; the best wall time and the best CPU time
 # (user + system) count.
@@ -11,7 +12,8 @@
 # memory they hold; neither converts. On a loaded machine trust the CPU ratio.
 #
 # Needs: go, /usr/bin/python3 with h5py and numpy (Debian: apt-get install -y python3-h5py
-# python3-numpy), and ../shared/testdata/mnist (else random images of MNIST's shape).
+# python3-numpy; python3-tables for the Blosc rows), and ../shared/testdata/mnist (else random
+# images of MNIST's shape).
 # Environment: REPS (default 5), KEEP=1 keeps the work directory.
 set -eu
 
@@ -30,6 +32,10 @@ mnist=${MLFEED_SHARED:-../shared}/testdata/mnist/train-images-idx3-ubyte.gz
 
 $PY - "$work" "$mnist" <<'PYEOF'
 import gzip, os, sys
+try:
+    import tables  # registers the Blosc filter (32001) with the libhdf5 h5py uses
+except ImportError:
+    tables = None
 import h5py, numpy as np
 work, mnist = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(5)
@@ -40,17 +46,26 @@ else:
     print(f"{mnist} missing: random images of MNIST's shape", file=sys.stderr)
     images = (rng.random((60000, 28, 28)) < 0.2).astype(np.uint8) * 255
 features = np.round(rng.standard_normal((len(images), 64)), 3).astype(np.float32)
-for name, kw in [("none", {}), ("gzip", {"compression": "gzip"}),
-                 ("gzip-shuffle", {"compression": "gzip", "shuffle": True}),
-                 ("lzf", {"compression": "lzf"}), ("lzf-shuffle", {"compression": "lzf", "shuffle": True})]:
+pipelines = [("none", {}), ("gzip", {"compression": "gzip"}),
+             ("gzip-shuffle", {"compression": "gzip", "shuffle": True}),
+             ("lzf", {"compression": "lzf"}), ("lzf-shuffle", {"compression": "lzf", "shuffle": True})]
+if tables is None:
+    print("no PyTables (apt-get install -y python3-tables): no Blosc rows", file=sys.stderr)
+else:
+    # hdf5-blosc's cd_values: slots 0-3 are filled in by the filter, then level, shuffle,
+    # compressor (0 blosclz, 1 lz4, 5 zstd)
+    for codec, code in (("blosclz", 0), ("lz4", 1), ("zstd", 5)):
+        pipelines.append(("blosc-" + codec, {"compression": 32001, "compression_opts": (0, 0, 0, 0, 5, 1, code)}))
+for name, kw in pipelines:
     with h5py.File(os.path.join(work, name + ".h5"), "w") as f:
         f.create_dataset("images", data=images, chunks=(1000, 28, 28), **kw)
         f.create_dataset("features", data=features, chunks=(1000, 64), **kw)
 PYEOF
 
 printf '%-14s %8s %9s %9s %7s %10s %10s %7s\n' filters "file MB" "mlfeed s" "h5py s" wall "mlfeed cpu" "h5py cpu" cpu
-for name in none gzip gzip-shuffle lzf lzf-shuffle; do
+for name in none gzip gzip-shuffle lzf lzf-shuffle blosc-blosclz blosc-lz4 blosc-zstd; do
 	file="$work/$name.h5"
+	[ -f "$file" ] || continue
 	# one op reads the file once: the best of REPS single reads, as for h5py
 	MLFEED_BENCH_H5="$file" go test -run '^$' -bench '^BenchmarkReadFile$' -benchtime 1x -count "$REPS" ./internal/hdf5/ \
 		>"$work/go-$name.txt" 2>&1 || { cat "$work/go-$name.txt" >&2; exit 1; }
@@ -58,6 +73,10 @@ for name in none gzip gzip-shuffle lzf lzf-shuffle; do
 	go_cpu=$(gobench '^BenchmarkReadFile' cpu-s/op "$work/go-$name.txt")
 	py=$($PY - "$file" "$REPS" <<'PYEOF'
 import sys, time
+try:
+    import tables  # the Blosc filter, for h5py
+except ImportError:
+    pass
 import h5py
 path, reps = sys.argv[1], int(sys.argv[2])
 wall = cpu = float("inf")

@@ -1,6 +1,7 @@
 package hdf5
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -139,5 +140,68 @@ func BenchmarkUnbitshuffle(b *testing.B) {
 		if _, err := s.bitshuffleDecode(dst, src, params); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBloscDecode decodes Blosc frames of 4 MiB of float64 (testData's values) in c-blosc's
+// default 256 KiB blocks, with lz4, zstd and zlib after byte shuffle and lz4 after bit shuffle,
+// reporting decoded bytes per second and CPU seconds per frame.
+func BenchmarkBloscDecode(b *testing.B) {
+	data := testData(mlfeed.Float64, 1<<19)
+	for _, c := range []struct {
+		codec int
+		flags byte
+	}{{bloscLZ4, bloscShuffle}, {bloscLZ4, bloscBitshuffle}, {bloscZstd, bloscShuffle | bloscNoSplit}, {bloscZlib, bloscShuffle}} {
+		frame := bloscEncode(b, data, c.codec, c.flags, 8, 256<<10, false)
+		name := fmt.Sprintf("%s_flags%#x", bloscCodecName[c.codec], c.flags)
+		b.Run(name, func(b *testing.B) {
+			s := new(scratch)
+			dst := make([]byte, len(data))
+			b.SetBytes(int64(len(data)))
+			cpu := cputime.Seconds()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.bloscDecode(dst, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(len(data))/float64(len(frame)), "ratio")
+		})
+	}
+}
+
+// BenchmarkBloscFile reads each dataset of testdata/blosc/big.h5 whole, on one goroutine:
+// frames c-blosc 1.21.3 wrote through PyTables (blosclz, split or not; zstd; lz4 after bit
+// shuffle), in chunks of 300 to 512 KB.
+func BenchmarkBloscFile(b *testing.B) {
+	f, err := Open("testdata/blosc/big.h5")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{"u1_blosclz", "i2_blosclz", "f8_zstd", "f8_lz4_bitshuffle"} {
+		o, err := f.Get(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := o.Dataset()
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, d.Len()*uint64(d.Type.Size))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(buf)))
+			cpu := cputime.Seconds()
+			b.ResetTimer()
+			for range b.N {
+				if err := d.ReadRows(buf, 0, d.Rows()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
+		})
 	}
 }

@@ -161,11 +161,12 @@ func (d *Dataset) Attrs() ([]*Attribute, error) { return d.obj.Attrs() }
 // knownFilters names the registered HDF5 filters this package does not decode, for errors
 // (the HDF Group's registry; files from h5py and hdf5plugin name only some of them).
 var knownFilters = map[uint16]string{
-	305: "LZO", 32001: "Blosc", 32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
+	305: "LZO", 32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
 	32007: "JPEG-XR", 32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123",
 	32012: "JPEG-LS", 32013: "zfp", 32014: "fpzip", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
-	32019: "JPEG", 32020: "VBZ", 32022: "FAPEC", 32023: "bitgroom", 32024: "granular bitround",
-	32025: "SZ3", 32026: "Delta-Rice", 32027: "BLOSC2", 32028: "FLAC",
+	32019: "JPEG", 32020: "VBZ", 32021: "FAPEC", 32022: "bitgroom", 32023: "granular bitround",
+	32024: "SZ3", 32025: "Delta-Rice", 32026: "BLOSC2", 32027: "FLAC", 32028: "SPERR",
+	32029: "TERSE/PROLIX",
 }
 
 func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
@@ -221,6 +222,11 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			}
 			if len(fl.params) > 4 && fl.params[4] != bshufNone && fl.params[4] != bshufLZ4 {
 				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 32008 (bitshuffle) with compression %d (only none and LZ4)", fl.params[4])
+			}
+		case filterBlosc:
+			fl.name = "blosc"
+			if len(fl.params) > 6 && fl.params[6] > 5 { // hdf5-blosc's numbers: blosclz, lz4, lz4hc, snappy, zlib, zstd
+				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 32001 (Blosc) with compressor %d (only blosclz, lz4, lz4hc, snappy, zlib and zstd)", fl.params[6])
 			}
 		case 4:
 			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")

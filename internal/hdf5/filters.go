@@ -278,7 +278,9 @@ func (s *scratch) zstdDecode(dst, src []byte) (int, error) {
 		if h.FrameContentSize > uint64(len(dst)) {
 			return 0, fmt.Errorf("Zstandard frame of %d bytes: %w", h.FrameContentSize, errOverrun)
 		}
-		if s.zd == nil || s.zdMax != len(dst) {
+		// one decoder serves every dst up to the largest seen (Blosc's blocks, a chunk's last
+		// block shorter): what it may produce beyond len(dst) is refused below
+		if s.zd == nil || s.zdMax < len(dst) {
 			if s.zd != nil {
 				s.zd.Close()
 			}

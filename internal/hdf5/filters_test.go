@@ -38,18 +38,19 @@ func readAll(t *testing.T, name, path string) (*Dataset, []byte) {
 	return d, buf
 }
 
-// The HDF Group's example files for its bzip2, LZF, LZ4, bitshuffle and Zstandard plugins
-// (testdata/plugins, from github.com/HDFGroup/hdf5_plugins) read as the examples wrote them:
-// DS1[i][j] = i*j - j as int32 (the bzip2, LZF, LZ4 and bitshuffle examples), and byte k of
+// The HDF Group's example files for its bzip2, LZF, LZ4, bitshuffle, Blosc and Zstandard
+// plugins (testdata/plugins, from github.com/HDFGroup/hdf5_plugins) read as the examples wrote
+// them: DS1[i][j] = i*j - j as int32 (all but Zstandard's; Blosc's with lz4hc, byte shuffle,
+// as its h5ex_d_blosc.ddl dumps it), and byte k of
 // the Zstandard example's 2 x 512 x 1024 uint8 is k mod 256.
 func TestPluginFilters(t *testing.T) {
 	files, _ := filepath.Glob("testdata/plugins/h5ex_d_*.h5")
-	if len(files) != 8 {
-		t.Fatalf("%d example files in testdata/plugins, want 8", len(files))
+	if len(files) != 9 {
+		t.Fatalf("%d example files in testdata/plugins, want 9", len(files))
 	}
 	for _, name := range files {
 		d, buf := readAll(t, name, "/DS1")
-		want := map[string]string{"bzip2": "bzip2", "lzf": "lzf", "lz4": "lz4", "zstd": "zstd", "bshuf": "bitshuffle"}
+		want := map[string]string{"bzip2": "bzip2", "lzf": "lzf", "lz4": "lz4", "zstd": "zstd", "bshuf": "bitshuffle", "blosc": "blosc"}
 		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "h5ex_d_"), ".h5")
 		if fl := d.Filters(); len(fl) != 1 || fl[0] != want[strings.TrimPrefix(base, "np")] {
 			t.Errorf("%s: filters %v", name, fl)

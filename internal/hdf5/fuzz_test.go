@@ -73,7 +73,8 @@ func seeds() []string {
 	files, _ = filepath.Glob("testdata/*.h5")
 	plugins, _ := filepath.Glob("testdata/plugins/*.h5")
 	pytables, _ := filepath.Glob("testdata/pytables/*.h5")
-	files = append(append(files, plugins...), pytables...)
+	blosc, _ := filepath.Glob("testdata/blosc/*.h5")
+	files = append(append(append(files, plugins...), pytables...), blosc...)
 	corpus := filepath.Join(testutil.SharedDir(), "testdata")
 	if testutil.SharedDir() == "" {
 		corpus = "../../testdata" // the repository's copy

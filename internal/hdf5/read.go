@@ -131,10 +131,10 @@ type scratch struct {
 	reg       []uint64
 	zr        io.ReadCloser
 	br        bytes.Reader
-	zd        *zstd.Decoder // decodes at most zdMax bytes, all at once
+	zd        *zstd.Decoder // decodes at most zdMax bytes (the largest dst yet), all at once
 	zdMax     int
 	zs        *zstd.Decoder // decodes a stream
-	bs        []byte        // one LZ4 block of bitshuffled elements
+	bs        []byte        // one block of bitshuffled elements (LZ4's), or of a Blosc frame
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -399,7 +399,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1, filterLZF, filterLZ4, filterBzip2, filterZstd, filterBitshuffle:
+		case 1, filterLZF, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc:
 			var err error
 			switch filters[i].id {
 			case 1:
@@ -412,6 +412,8 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				k, err = bzip2Decode(next, cur)
 			case filterBitshuffle:
 				k, err = s.bitshuffleDecode(next, cur, filters[i].params)
+			case filterBlosc:
+				k, err = s.bloscDecode(next, cur)
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}

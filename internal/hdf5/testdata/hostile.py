@@ -83,14 +83,21 @@ def main(out, big_bomb=False):
         f["ok"] = np.arange(100, dtype="<f4")
         f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
         f.create_dataset("pair", data=np.zeros(100, dtype=[("a", "<i4"), ("b", "<f4")]))
-        # Blosc (32001) and zfp (32013) are registered by hdf5plugin, which Debian lacks: the
-        # filters are declared optional-unknown and one chunk is written as stored bytes.
-        for name, fid in (("blosc", 32001), ("zfp", 32013)):
-            d = f.create_dataset(name, shape=(100,), dtype="<f4", chunks=(100,), compression=fid, allow_unknown_filter=True)
-            d.id.write_direct_chunk((0,), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
+        # zfp (32013) is registered by hdf5plugin, which Debian lacks: the filter is declared
+        # optional-unknown and one chunk is written as stored bytes.
+        d = f.create_dataset("zfp", shape=(100,), dtype="<f4", chunks=(100,), compression=32013, allow_unknown_filter=True)
+        d.id.write_direct_chunk((0,), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
+        # Blosc (32001), which mlfeed reads since: one chunk, a frame python-blosc (Debian's
+        # python3-blosc) wrote, lz4 with byte shuffle, hdf5-blosc's parameters
+        import blosc
+
+        frame = blosc.compress(np.arange(100, dtype="<f4").tobytes(), typesize=4, clevel=5, shuffle=blosc.SHUFFLE, cname="lz4")
+        d = f.create_dataset("blosc", shape=(100,), dtype="<f4", chunks=(100,), compression=32001,
+                             compression_opts=(2, 2, 4, 400, 5, 1, 1), allow_unknown_filter=True)
+        d.id.write_direct_chunk((0,), frame, filter_mask=0)
 
     with h5py.File(os.path.join(out, "nothing_readable.h5"), "w") as f:
-        d = f.create_dataset("X", shape=(50, 2), dtype="<f4", chunks=(50, 2), compression=32001, allow_unknown_filter=True)
+        d = f.create_dataset("X", shape=(50, 2), dtype="<f4", chunks=(50, 2), compression=32013, allow_unknown_filter=True)
         d.id.write_direct_chunk((0, 0), np.arange(100, dtype="<f4").tobytes(), filter_mask=0)
         f.create_dataset("y", data=np.zeros(50, dtype=[("a", "<i4"), ("b", "<f4")]))
 
