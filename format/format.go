@@ -390,24 +390,6 @@ func NormalizeParams(format string, params map[string]string, decl []Param) (map
 	return out, nil
 }
 
-// CheckParams returns an error wrapping ErrUsage if params holds a key not in known. Formats
-// call it on Options.Params and WriteOptions.Params.
-func CheckParams(format string, params map[string]string, known ...string) error {
-	for k := range params {
-		ok := false
-		for _, n := range known {
-			ok = ok || k == n
-		}
-		if !ok {
-			if len(known) == 0 {
-				return fmt.Errorf("%w: %s takes no format options, got %q", ErrUsage, format, k)
-			}
-			return fmt.Errorf("%w: %s has no option %q (known: %s)", ErrUsage, format, k, strings.Join(known, ", "))
-		}
-	}
-	return nil
-}
-
 // ErrNeedsSeek is wrapped (with ErrUsage) by the error of a format that is not Streamable
 // asked to write to something other than a regular file.
 var ErrNeedsSeek = errors.New("needs a seekable regular file")

@@ -50,15 +50,6 @@ func TestDetectByMagicThenName(t *testing.T) {
 	}
 }
 
-func TestCheckParams(t *testing.T) {
-	if err := format.CheckParams("x", map[string]string{"a": "1"}, "a", "b"); err != nil {
-		t.Fatal(err)
-	}
-	if err := format.CheckParams("x", map[string]string{"c": "1"}, "a", "b"); !errors.Is(err, format.ErrUsage) {
-		t.Fatal(err)
-	}
-}
-
 func TestSeekableFile(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
 	if err != nil {
@@ -130,5 +121,26 @@ func TestIsDirExt(t *testing.T) {
 			}()
 			format.Register(c.f)
 		}()
+	}
+}
+
+// NormalizeParams takes declared keys and their aliases (renamed to the key), and refuses
+// undeclared keys, a key given under two spellings, and any key where none is declared.
+func TestNormalizeParams(t *testing.T) {
+	decl := []format.Param{{Name: "chunk_size", Aliases: []string{"chunkSizeInBytes"}}, {Name: "mmap"}}
+	got, err := format.NormalizeParams("x", map[string]string{"chunkSizeInBytes": "9", "mmap": "false"}, decl)
+	if err != nil || len(got) != 2 || got["chunk_size"] != "9" || got["mmap"] != "false" {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for _, bad := range []map[string]string{{"chunk": "1"}, {"chunk_size": "1", "chunkSizeInBytes": "2"}} {
+		if _, err := format.NormalizeParams("x", bad, decl); !errors.Is(err, format.ErrUsage) || !strings.Contains(err.Error(), "x ") {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
+	if _, err := format.NormalizeParams("x", map[string]string{"a": "1"}, nil); !errors.Is(err, format.ErrUsage) || !strings.Contains(err.Error(), "takes no format options") {
+		t.Errorf("no options declared: %v", err)
+	}
+	if got, err := format.NormalizeParams("x", nil, decl); got != nil || err != nil {
+		t.Errorf("no options given: %v, %v", got, err)
 	}
 }

@@ -19,7 +19,7 @@ go test -tags "$MLFEED_TAGS" -timeout 10m -count=1 -run '^(TestFault|TestSoak)' 
 # The packages with goroutines of their own or read from several at once (the readers behind
 # the minibatch engine and the C ABI), again under the race detector.
 go test -race -tags "$MLFEED_TAGS" -timeout 20m "$@" ./minibatch ./format/ctf ./format/cbf ./format/idx ./format/arrow ./format/parquet \
-  ./storage ./storage/cache ./capi
+  ./format/all ./format/binsparse ./storage ./storage/cache ./capi
 # The pure-Go HDF5 layer against libhdf5 (cgo), where libhdf5 is installed.
 if [ -n "${MLFEED_ORACLE_TAGS:-}" ]; then
   go test -tags "$MLFEED_ORACLE_TAGS" -run Oracle "$@" ./format/binsparse

@@ -15,16 +15,36 @@ import (
 // hdf5Magic is the HDF5 superblock signature.
 const hdf5Magic = "\x89HDF\r\n\x1a\n"
 
+// ReadParams are the reader options (--opt key=value).
+var ReadParams = []format.Param{
+	{Name: "group", Doc: "/path: the matrix to read, as FILE:/path (default: the root's, else the file's only one, else every group's as a stream)"},
+	{Name: "structure", Doc: "expand (default: both triangles of a symmetric, hermitian or skew-symmetric matrix) or keep (the stored triangle, marked)"},
+	{Name: "name", Doc: "the stream's name (default: the descriptor's user key, else the group's name, else \"values\")"},
+}
+
+// WriteParams are the writer options (--write-opt key=value).
+var WriteParams = []format.Param{
+	{Name: "format", Doc: "DVEC, DMATR, DMATC, CVEC, CSR, CSC, DCSR, DCSC, COOR or COOC: convert before writing (default: CSR sparse, DMATR dense)"},
+	{Name: "level", Doc: "deflate level 0..9 of HDF5 arrays, 0 unfiltered (default 1)"},
+	{Name: "chunk", Doc: "HDF5 chunk size in bytes, whole elements (default 1048576)"},
+	{Name: "shuffle", Doc: "true adds HDF5's shuffle filter before deflate (default false)"},
+	{Name: "minimize", Doc: "true stores values and indices in the smallest exact types, as mtx2bsp does (default false)"},
+	{Name: "expand", Doc: "true stores both triangles of structured matrices (default false)"},
+	{Name: "group", Doc: "/path: where a single stream's matrix goes (default /)"},
+}
+
 func init() {
 	format.Register(format.Format{
-		Name:       "binsparse",
-		KeepsShape: true,
-		Extensions: []string{".bsp.h5", ".bsp.hdf5", ".bsp.npz"},
-		Match:      match,
-		MatchFile:  matchFile,
-		Open:       openFormat,
-		Create:     createFormat,
-		Validate:   validateFormat,
+		Name:        "binsparse",
+		KeepsShape:  true,
+		Extensions:  []string{".bsp.h5", ".bsp.hdf5", ".bsp.npz"},
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
+		Match:       match,
+		MatchFile:   matchFile,
+		Open:        openFormat,
+		Create:      createFormat,
+		Validate:    validateFormat,
 	})
 }
 
@@ -54,19 +74,20 @@ func sourceOptions(opts *format.Options) (SourceOptions, string, error) {
 	if opts == nil {
 		return so, "", nil
 	}
-	if err := format.CheckParams("binsparse", opts.Params, "group", "structure", "name"); err != nil {
+	params, err := format.NormalizeParams("binsparse", opts.Params, ReadParams)
+	if err != nil {
 		return so, "", err
 	}
 	so.Log = opts.Log
-	so.Name = opts.Params["name"]
-	switch v := opts.Params["structure"]; v {
+	so.Name = params["name"]
+	switch v := params["structure"]; v {
 	case "", "expand":
 	case "keep":
 		so.KeepStructure = true
 	default:
 		return so, "", fmt.Errorf("%w: binsparse --opt structure=%q: want expand or keep", format.ErrUsage, v)
 	}
-	return so, opts.Params["group"], nil
+	return so, params["group"], nil
 }
 
 func openFormat(name string, opts *format.Options) (mlfeed.Source, error) {
@@ -159,7 +180,8 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	if o == nil {
 		return wo, "", nil
 	}
-	if err := format.CheckParams("binsparse", o.Params, "format", "level", "chunk", "shuffle", "minimize", "expand", "group"); err != nil {
+	params, err := format.NormalizeParams("binsparse", o.Params, WriteParams)
+	if err != nil {
 		return wo, "", err
 	}
 	wo.Context = o.Context
@@ -173,14 +195,14 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 	default:
 		return wo, "", fmt.Errorf("%w: binsparse compression %q: want gzip, deflate or none", format.ErrUsage, o.Compress)
 	}
-	if v, ok := o.Params["format"]; ok {
+	if v, ok := params["format"]; ok {
 		f, ok := parseFormat(strings.ToUpper(v))
 		if !ok || f == Custom {
 			return wo, "", fmt.Errorf("%w: binsparse --write-opt format=%q: want one of DVEC, DMATR, DMATC, CVEC, CSR, CSC, DCSR, DCSC, COOR, COOC", format.ErrUsage, v)
 		}
 		wo.Format = f
 	}
-	if v, ok := o.Params["level"]; ok {
+	if v, ok := params["level"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 9 {
 			return wo, "", fmt.Errorf("%w: binsparse --write-opt level=%q: want 0 (none) to 9", format.ErrUsage, v)
@@ -190,7 +212,7 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 			wo.Level = NoCompression
 		}
 	}
-	if v, ok := o.Params["chunk"]; ok {
+	if v, ok := params["chunk"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
 			return wo, "", fmt.Errorf("%w: binsparse --write-opt chunk=%q: want a positive number of bytes", format.ErrUsage, v)
@@ -198,7 +220,7 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 		wo.Chunk = n
 	}
 	for _, k := range []string{"shuffle", "minimize", "expand"} {
-		v, ok := o.Params[k]
+		v, ok := params[k]
 		if !ok {
 			continue
 		}
@@ -215,7 +237,7 @@ func writeOptions(o *format.WriteOptions) (WriteOptions, string, error) {
 			wo.Expand = b
 		}
 	}
-	return wo, o.Params["group"], nil
+	return wo, params["group"], nil
 }
 
 func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (mlfeed.Sink, error) {

@@ -26,6 +26,8 @@ func readAll(t *testing.T, s *Source) ([]*mlfeed.Chunk, error) {
 	return out, nil
 }
 
+// Streamed from the file and read whole, a matrix gives the same chunks, and either source
+// is safe to read from several goroutines at once.
 func TestStreamingMatchesWholeRead(t *testing.T) {
 	old := valuesPerChunk
 	valuesPerChunk = 50
@@ -88,6 +90,7 @@ func TestStreamingMatchesWholeRead(t *testing.T) {
 			if got[k], err = readAll(t, s); err != nil {
 				t.Fatal(err)
 			}
+			testutil.ConcurrentReads(t, s) // Matrix Market's reader is the source read whole
 			file.Close()
 		}
 		for i := range got[0] {

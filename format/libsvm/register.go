@@ -8,10 +8,30 @@ import (
 	"github.com/mlfeed/mlfeed/format"
 )
 
+// ReadParams are the reader options (--opt key=value).
+var ReadParams = []format.Param{
+	{Name: "zero_based", Doc: "true, false or auto (default: auto, scikit-learn's rule: one-based when every index is at least 1)"},
+	{Name: "multilabel", Doc: "true, false or auto (default: auto, multi-label when a line has a label list or no label)"},
+	{Name: "dim", Doc: "the features' dimension (default: the largest index + 1; a larger index is an error)"},
+	{Name: "chunk_size", Doc: "text bytes per chunk, whole lines (default 4194304)"},
+	{Name: "mmap", Doc: "false reads the file into memory instead of mapping it (default true)"},
+}
+
+// WriteParams are the writer options (--write-opt key=value).
+var WriteParams = []format.Param{
+	{Name: "zero_based", Doc: "true writes feature indices as they are (default false: one above, LIBSVM's one-based numbering)"},
+	{Name: "dense_features", Doc: "true writes a dense features stream as its non-zero values (it reads back sparse; default false: refused)"},
+	{Name: "labels", Doc: "the stream written as the labels (default \"labels\")"},
+	{Name: "features", Doc: "the stream written as the features (default \"features\")"},
+	{Name: "qid", Doc: "the stream written as qid:N (default \"qid\")"},
+}
+
 func init() {
 	format.Register(format.Format{
-		Name:       "libsvm",
-		Extensions: []string{".svm", ".libsvm", ".svmlight"},
+		Name:        "libsvm",
+		Extensions:  []string{".svm", ".libsvm", ".svmlight"},
+		ReadParams:  ReadParams,
+		WriteParams: WriteParams,
 		Open: func(name string, o *format.Options) (mlfeed.Source, error) {
 			opts, err := readerOptions(o.Params)
 			if err != nil {
@@ -32,7 +52,8 @@ func init() {
 
 // readerOptions reads the parameters zero_based, multilabel, dim, chunk_size and mmap.
 func readerOptions(params map[string]string) (*ReaderOptions, error) {
-	if err := format.CheckParams("libsvm", params, "zero_based", "multilabel", "dim", "chunk_size", "mmap"); err != nil {
+	params, err := format.NormalizeParams("libsvm", params, ReadParams)
+	if err != nil {
 		return nil, err
 	}
 	o := &ReaderOptions{}
@@ -75,7 +96,8 @@ func readerOptions(params map[string]string) (*ReaderOptions, error) {
 
 // writerOptions reads the parameters zero_based, dense_features, labels, features and qid.
 func writerOptions(params map[string]string) (*WriterOptions, error) {
-	if err := format.CheckParams("libsvm", params, "zero_based", "dense_features", "labels", "features", "qid"); err != nil {
+	params, err := format.NormalizeParams("libsvm", params, WriteParams)
+	if err != nil {
 		return nil, err
 	}
 	o := &WriterOptions{Labels: params["labels"], Features: params["features"], QID: params["qid"]}

@@ -9,6 +9,13 @@ import (
 	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
+// ReadParams are the reader options (--opt key=value) of .npy files and .npz archives.
+var ReadParams = []format.Param{
+	{Name: "name", Doc: "the stream's name for a .npy file (default: labels for rank 0 or 1, features above; an .npz's arrays are named by their members)"},
+	{Name: "chunk_size", Doc: "bytes of data per chunk, over all arrays, whole records (default 4194304)"},
+	{Name: "mmap", Doc: "false reads with ReadAt instead of mapping the file (default true)"},
+}
+
 func init() {
 	open := func(name string, o *format.Options) (mlfeed.Source, error) {
 		opts, err := readerOptions(o.Params)
@@ -26,11 +33,12 @@ func init() {
 		Name:       "npy",
 		KeepsShape: true,
 		Extensions: []string{".npy"},
+		ReadParams: ReadParams,
 		Match:      Match,
 		Open:       open,
 		Streamable: true,
 		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
-			if err := format.CheckParams("npy", w.Params); err != nil {
+			if _, err := format.NormalizeParams("npy", w.Params, nil); err != nil {
 				return nil, err
 			}
 			return NewWriter(out, schema, &WriterOptions{Records: w.Sequences})
@@ -40,11 +48,12 @@ func init() {
 		Name:       "npz",
 		KeepsShape: true,
 		Extensions: []string{".npz"},
+		ReadParams: ReadParams,
 		Match:      MatchNPZ,
 		Open:       open,
 		Streamable: true,
 		Create: func(out io.Writer, schema mlfeed.Schema, w *format.WriteOptions) (mlfeed.Sink, error) {
-			if err := format.CheckParams("npz", w.Params); err != nil {
+			if _, err := format.NormalizeParams("npz", w.Params, nil); err != nil {
 				return nil, err
 			}
 			opts := &WriterOptions{Archive: true}
@@ -62,7 +71,8 @@ func init() {
 
 // readerOptions reads the format-specific parameters: name, chunk_size, mmap.
 func readerOptions(params map[string]string) (*ReaderOptions, error) {
-	if err := format.CheckParams("npy", params, "name", "chunk_size", "mmap"); err != nil {
+	params, err := format.NormalizeParams("npy", params, ReadParams)
+	if err != nil {
 		return nil, err
 	}
 	o := &ReaderOptions{Name: params["name"]}
