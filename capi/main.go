@@ -17,6 +17,9 @@
 //     of a data error (mlfeed.PosError, cntkconfig.Error).
 //   - Every entry point recovers from panics and reports them as errors: nothing the data or
 //     the caller does can crash the host process.
+//   - Any call may come from any thread, at once: an open data set's close waits for the
+//     calls reading it (openDataset), later calls are usage errors, and minibatch sources
+//     over it keep it open until they are freed.
 //   - Long operations (open, info, validate, convert, read, the next minibatch) run on
 //     goroutines; the caller polls with a timeout (mlfeed_wait, mlfeed_next) so that it can
 //     handle signals between polls, and mlfeed_cancel cancels the operation's context. A

@@ -150,24 +150,29 @@ func (a *openArgs) spec() (*dataset.Spec, error) {
 
 // open opens the data set the arguments name (an open data set's handle, or a Spec's
 // source opened with ctx, which carries the scheduler and outlives the call where the source
-// does), and returns its Spec (nil for a handle's) and whether the caller owns the source
-// (false for a handle's).
-func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src mlfeed.Source, spec *dataset.Spec, own bool, err error) {
+// does), and returns its Spec (nil for a handle's), whether the caller owns the source (false
+// for a handle's), and done, which the caller calls once it no longer reads the source (for
+// a handle's, the end of its use: see openDataset.use; a minibatch source, which outlives the
+// call, is a lasting use; for an owned source, nothing).
+func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec), lasting bool) (src mlfeed.Source, spec *dataset.Spec, own bool, done func(), err error) {
 	if a.Dataset != 0 {
 		if len(a.Paths) > 0 || a.Config != "" || len(a.Deserializers) > 0 || len(a.Mix) > 0 {
-			return nil, nil, false, fmt.Errorf("%w: a data set takes the place of paths, a config, deserializers and a mixture", format.ErrUsage)
+			return nil, nil, false, nil, fmt.Errorf("%w: a data set takes the place of paths, a config, deserializers and a mixture", format.ErrUsage)
 		}
 		if a.Cache != "" {
-			return nil, nil, false, fmt.Errorf("%w: the cache applies to paths, not to an open data set (give it to open)", format.ErrUsage)
+			return nil, nil, false, nil, fmt.Errorf("%w: the cache applies to paths, not to an open data set (give it to open)", format.ErrUsage)
 		}
 		ds, err := value[*openDataset](uintptr(a.Dataset))
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, false, nil, err
 		}
-		return ds.src, nil, false, nil
+		if done, err = ds.use(lasting); err != nil {
+			return nil, nil, false, nil, err
+		}
+		return ds.src, nil, false, done, nil
 	}
 	if spec, err = a.spec(); err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, nil, err
 	}
 	if w := logOf(ctx); w != nil {
 		spec.Log = w
@@ -176,24 +181,72 @@ func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec)) (src ml
 		adjust(spec)
 	}
 	src, err = spec.Open(ctx)
-	return src, spec, err == nil, err
+	return src, spec, err == nil, func() {}, err
 }
 
 // openDataset is an open data set (mlfeed.open).
+//
+// Its source may be read by several calls at once, and closed by another (the Python package
+// waits for its calls in flight before it closes, but the ABI does not count on it): every
+// call that reads it holds a use (openDataset.use), and shut waits for the calls' uses to end
+// before it closes the source, after which uses are refused as usage errors. A minibatch
+// source over the data set holds a lasting use until it is freed: a data set shut while such
+// sources remain closes when the last of them is freed.
 type openDataset struct {
 	src    mlfeed.Source
 	format string
 	log    *warnLog // what its formats log after opening (reads), passed on by each read
 
-	once     sync.Once
+	mu       sync.RWMutex // held shared by each call's use, alone by shut
+	sources  int          // lasting uses: the minibatch sources reading src
+	shutting bool         // shut was called: no new use; src closes when sources is 0
+	closed   bool         // src was closed
 	closeErr error
 }
 
-// shut closes the data set once and returns what Close returned: a shard read through the
-// node cache while it was fetched is checked against its manifest once all of it has come,
-// which can be after the last read.
+// use starts a use of d's source and returns the function that ends it: for a call (lasting
+// false), a shared hold of d.mu, which shut waits for; for a minibatch source (lasting), a
+// count, d closing when its last lasting use ends after shut. A shut data set refuses it.
+func (d *openDataset) use(lasting bool) (done func(), err error) {
+	closed := fmt.Errorf("%w: the data set is closed", format.ErrUsage)
+	if !lasting {
+		d.mu.RLock()
+		if d.shutting {
+			d.mu.RUnlock()
+			return nil, closed
+		}
+		return d.mu.RUnlock, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.shutting {
+		return nil, closed
+	}
+	d.sources++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.sources--; d.sources == 0 && d.shutting && !d.closed {
+				d.closed, d.closeErr = true, d.src.Close()
+			}
+		})
+	}, nil
+}
+
+// shut closes the data set once, after the calls reading it have ended, and returns what
+// Close returned: a shard read through the node cache while it was fetched is checked against
+// its manifest once all of it has come, which can be after the last read. While minibatch
+// sources read the data set, the close waits for the last of them to be freed, and shut
+// returns nil.
 func (d *openDataset) shut() error {
-	d.once.Do(func() { d.closeErr = d.src.Close() })
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.shutting = true
+	if !d.closed && d.sources == 0 {
+		d.closed, d.closeErr = true, d.src.Close()
+	}
 	return d.closeErr
 }
 
@@ -236,7 +289,7 @@ func opOpen(ctx context.Context, args []byte) (any, error) {
 	}
 	// The data set outlives the call: its source reads with a context the call's end does not
 	// cancel (an object in object storage reads with it later).
-	src, spec, _, err := a.open(context.WithoutCancel(ctx), nil)
+	src, spec, _, _, err := a.open(context.WithoutCancel(ctx), nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +308,11 @@ func opInfo(ctx context.Context, args []byte) (_ any, err error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	src, spec, own, err := a.open(ctx, nil)
+	src, spec, own, done, err := a.open(ctx, nil, false)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	var name string
 	if own {
 		defer closer.Into(src, &err)
@@ -392,10 +446,11 @@ func opConvert(ctx context.Context, args []byte) (_ any, err error) {
 		opts.Type = t
 	}
 	opts.Write = format.WriteOptions{Compress: a.Compress, Compat: a.Compat, ChunkSize: a.ChunkSize, Params: a.WriteOptions}
-	src, _, own, err := a.open(ctx, func(s *dataset.Spec) { s.Type, s.Sequential = opts.Type, true })
+	src, _, own, done, err := a.open(ctx, func(s *dataset.Spec) { s.Type, s.Sequential = opts.Type, true }, false)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	if own {
 		defer closer.Into(src, &err)
 	}
@@ -465,6 +520,11 @@ func opRead(ctx context.Context, args []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	done, err := ds.use(false)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	defer func() {
 		for _, l := range ds.log.take() { // what reading logged, for this call's warnings
 			fmt.Fprintln(logOf(ctx), l)

@@ -101,6 +101,7 @@ type source struct {
 	mu     sync.Mutex
 	src    mlfeed.Source
 	own    bool
+	done   func() // ends the use of the open data set src belongs to (openDataset.use); nil for none
 	cfg    minibatch.Config
 	r      *minibatch.Reader
 	schema mlfeed.Schema
@@ -204,7 +205,7 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	}
 	// Opening uses the threads and memory the minibatches will.
 	ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(a.Threads, a.Memory))
-	src, spec, own, err := a.open(ctx, nil)
+	src, spec, own, done, err := a.open(ctx, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +213,12 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	if err == nil {
 		var s *source
 		if s, err = newSource(ctx, src, own, cfg); err == nil {
-			s.log = logOf(ctx)
+			s.log, s.done = logOf(ctx), done
 			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": streamsOf(&s.schema),
 				"sweep_samples": s.r.SweepSamples(), "has_ids": s.schema.HasIDs}, nil
 		}
 	}
+	done()
 	if own {
 		src.Close()
 	}
@@ -327,6 +329,9 @@ func (s *source) shut() error {
 	s.settle()
 	s.r.Close()
 	s.r = nil
+	if s.done != nil {
+		s.done() // the use of an open data set ends
+	}
 	if s.own {
 		s.closeErr = s.src.Close()
 	}
