@@ -127,13 +127,7 @@ func TestConcurrentABI(t *testing.T) {
 	t.Run("close with a source open", func(t *testing.T) {
 		h := open()
 		defer freeHandle(h)
-		var src struct {
-			Handle  uint64 `json:"handle"`
-			Streams []any  `json:"streams"`
-		}
-		if !abiCall(t, path, "source", map[string]any{"dataset": h, "minibatch_size": 100, "max_sweeps": 1}, &src) {
-			t.Fatal("source failed")
-		}
+		src, nstreams := abiSource(t, path, h, 100)
 		if !abiCall(t, path, "close", map[string]any{"dataset": h}, nil) {
 			t.Fatal("close failed")
 		}
@@ -144,22 +138,10 @@ func TestConcurrentABI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		meta := make([]int64, metaLen+sizesHeader+sizesPerStream*len(src.Streams))
-		var seqs int64
-		for {
-			rc, err := sourceNext(uintptr(src.Handle), false, -1, meta)
-			if err != nil {
-				t.Fatalf("next after the data set's close: %v", err)
-			}
-			if rc == 0 {
-				break
-			}
-			seqs += meta[1]
-		}
-		if seqs != n || ds.closed {
+		if seqs := sweep(t, path, src, nstreams); seqs != n || ds.closed {
 			t.Fatalf("a sweep of %d sequences after close, data set closed %v", seqs, ds.closed)
 		}
-		freeHandle(src.Handle)
+		freeHandle(src)
 		if !ds.closed {
 			t.Fatal("the data set stayed open once its last source was freed")
 		}
@@ -168,33 +150,15 @@ func TestConcurrentABI(t *testing.T) {
 	t.Run("one source, two goroutines", func(t *testing.T) {
 		h := open()
 		defer freeHandle(h)
-		var src struct {
-			Handle  uint64 `json:"handle"`
-			Streams []any  `json:"streams"`
-		}
-		if !abiCall(t, path, "source", map[string]any{"dataset": h, "minibatch_size": 37, "randomize": false,
-			"max_sweeps": 1}, &src) {
-			t.Fatal("source failed")
-		}
-		defer freeHandle(src.Handle)
+		src, nstreams := abiSource(t, path, h, 37)
+		defer freeHandle(src)
 		var seqs atomic.Int64
 		var wg sync.WaitGroup
 		for range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				meta := make([]int64, metaLen+sizesHeader+sizesPerStream*len(src.Streams))
-				for {
-					rc, err := sourceNext(uintptr(src.Handle), false, -1, meta)
-					if err != nil {
-						checkABIError(t, path, "next", err)
-						return
-					}
-					if rc == 0 {
-						return
-					}
-					seqs.Add(meta[1])
-				}
+				seqs.Add(sweep(t, path, src, nstreams))
 			}()
 		}
 		wg.Wait()
@@ -202,4 +166,36 @@ func TestConcurrentABI(t *testing.T) {
 			t.Fatalf("two goroutines got %d sequences of a sweep of %d", seqs.Load(), n)
 		}
 	})
+}
+
+// abiSource starts a minibatch source of one unrandomized sweep of data set h in minibatches
+// of mbSize samples and returns its handle and stream count.
+func abiSource(t *testing.T, path string, h uint64, mbSize int) (uint64, int) {
+	var src struct {
+		Handle  uint64 `json:"handle"`
+		Streams []any  `json:"streams"`
+	}
+	if !abiCall(t, path, "source", map[string]any{"dataset": h, "minibatch_size": mbSize, "randomize": false,
+		"max_sweeps": 1}, &src) {
+		t.Fatal("source failed")
+	}
+	return src.Handle, len(src.Streams)
+}
+
+// sweep takes minibatches from source h until the end and returns the sequences they held;
+// an error (checkABIError: a usage error is no failure) ends it.
+func sweep(t *testing.T, path string, h uint64, nstreams int) int64 {
+	meta := make([]int64, metaLen+sizesHeader+sizesPerStream*nstreams)
+	var seqs int64
+	for {
+		rc, err := sourceNext(uintptr(h), false, -1, meta)
+		if err != nil {
+			checkABIError(t, path, "next", err)
+			return seqs
+		}
+		if rc == 0 {
+			return seqs
+		}
+		seqs += meta[1]
+	}
 }
