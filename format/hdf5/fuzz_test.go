@@ -17,7 +17,9 @@ func FuzzReader(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.h5")
 	// and internal/hdf5's small files: object graphs with cycles, soft links, a gzip bomb
 	hostile, _ := filepath.Glob("../../internal/hdf5/testdata/*.h5")
-	for _, name := range append(files, hostile...) {
+	// and its compound datasets (h5py's and PyTables' records)
+	compound, _ := filepath.Glob("../../internal/hdf5/testdata/compound/*.h5")
+	for _, name := range append(append(files, hostile...), compound...) {
 		if b, err := os.ReadFile(name); err == nil && len(b) <= 24<<10 {
 			f.Add(b)
 		}

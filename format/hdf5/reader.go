@@ -1,6 +1,7 @@
 package hdf5
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,11 +42,37 @@ type Reader struct {
 	close  io.Closer
 	schema mlfeed.Schema
 	sets   []*h5.Dataset
+	srcs   []source // where each stream's values come from
 	rows   uint64
 	per    uint64 // rows per chunk
 	chunks []mlfeed.ChunkInfo
 	skip   []string // datasets and links not read, with why
 	links  []string // second names of datasets read once
+}
+
+// source is where a stream's values come from: a whole dataset, or one member (field) of the
+// records of a compound dataset.
+type source struct {
+	d *h5.Dataset
+	m *h5.Member // nil for a whole dataset
+}
+
+// typ returns the stream's element type.
+func (s source) typ() mlfeed.ElemType {
+	if s.m == nil {
+		return elemType(s.d.Type)
+	}
+	return memberType(s.m.Type)
+}
+
+// dims returns the dimensions of one row of the stream: the dataset's after the first, then
+// an array member's.
+func (s source) dims() []uint64 {
+	dims := s.d.Dims[1:]
+	if s.m != nil {
+		dims = append(dims[:len(dims):len(dims)], s.m.Dims...)
+	}
+	return dims
 }
 
 // Open opens the named HDF5 file.
@@ -101,8 +128,28 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 			return nil, fmt.Errorf("%w: %s: %s is not a dataset", ErrFormat, name, p)
 		}
 		d, err := o.Dataset()
-		if err == nil && elemType(d) == mlfeed.Invalid {
-			err = fmt.Errorf("%w: dataset %s holds %s values", ErrUnsupported, p, d.Type)
+		var srcs []source
+		var notes []string // members left out
+		if err == nil && d.Type.Class == h5.Compound {
+			for i := range d.Type.Members {
+				m := &d.Type.Members[i]
+				if m.Err == nil && memberType(m.Type) == mlfeed.Invalid {
+					m.Err = fmt.Errorf("%w: %s values", ErrUnsupported, m.Type)
+				}
+				if m.Err != nil {
+					notes = append(notes, fmt.Sprintf("field %q: %s", m.Name, reason(m.Err)))
+					continue
+				}
+				srcs = append(srcs, source{d, m})
+			}
+			if len(srcs) == 0 {
+				err = fmt.Errorf("%w: compound datatype of no member this reader reads (%s)", ErrUnsupported, strings.Join(notes, "; "))
+			}
+		} else if err == nil {
+			srcs = []source{{d, nil}}
+			if elemType(d.Type) == mlfeed.Invalid {
+				err = fmt.Errorf("%w: dataset %s holds %s values", ErrUnsupported, p, d.Type)
+			}
 		}
 		if err == nil && len(d.Dims) == 0 {
 			err = fmt.Errorf("%w: dataset %s is a scalar, not rows", ErrUnsupported, p)
@@ -116,6 +163,10 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 			continue
 		}
 		r.sets = append(r.sets, d)
+		r.srcs = append(r.srcs, srcs...)
+		for _, n := range notes {
+			r.skip = append(r.skip, fmt.Sprintf("%s %s", d.Path(), n))
+		}
 	}
 	if opts.Log != nil {
 		for _, s := range r.skip {
@@ -144,18 +195,40 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 		if _, err := d.ChunkCount(); err != nil {
 			return nil, err
 		}
-		st := mlfeed.Stream{Name: strings.TrimPrefix(d.Path(), "/"), Storage: mlfeed.Dense, Type: elemType(d), Dim: int(d.RowLen())}
-		// a rank-2 dataset of one column keeps its shape [1], so that it is written back as such
-		if len(d.Dims) > 2 || len(d.Dims) == 2 && d.Dims[1] == 1 {
-			for _, x := range d.Dims[1:] {
-				st.Shape = append(st.Shape, int(x))
-			}
-		}
 		if d.RowLen() > 1<<31 {
 			return nil, fmt.Errorf("%w: dataset %s has rows of %d elements", ErrUnsupported, d.Path(), d.RowLen())
 		}
+		if d.Type.Class == h5.Compound {
+			rowBytes += d.RowLen() * uint64(d.Type.Size) // the records, read before their fields
+		}
+	}
+	names := map[string]bool{}
+	for _, s := range r.srcs {
+		sn := strings.TrimPrefix(s.d.Path(), "/")
+		n := s.d.RowLen()
+		if s.m != nil {
+			sn += "." + s.m.Name
+			if n *= s.m.Elems(); n > 1<<31 {
+				return nil, fmt.Errorf("%w: dataset %s has rows of %d elements in field %q", ErrUnsupported, s.d.Path(), n, s.m.Name)
+			}
+		}
+		if names[sn] {
+			return nil, fmt.Errorf("%w: %s: two streams would be named %q; pick datasets with the datasets option", ErrUnsupported, name, sn)
+		}
+		names[sn] = true
+		st := mlfeed.Stream{Name: sn, Storage: mlfeed.Dense, Type: s.typ(), Dim: int(n)}
+		// a row of one column keeps its shape [1], so that it is written back as such
+		if dims := s.dims(); len(dims) > 1 || len(dims) == 1 && dims[0] == 1 {
+			for _, x := range dims {
+				st.Shape = append(st.Shape, int(x))
+			}
+		}
 		r.schema.Streams = append(r.schema.Streams, st)
-		rowBytes += d.RowLen() * uint64(st.Type.Size())
+		if st.Type.IsVarLen() {
+			rowBytes += n * uint64(s.m.Type.Size+16) // the bytes and a string header per value
+		} else {
+			rowBytes += n * uint64(st.Type.Size())
+		}
 	}
 	if rowBytes == 0 && r.rows > uint64(size) {
 		// rows of no data: the file's size bounds how many a real file holds
@@ -244,11 +317,14 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 	row := uint64(i) * r.per
 	n := uint64(r.chunks[i].Sequences)
 	c := prev
-	if c == nil || len(c.Streams) != len(r.sets) {
-		c = &mlfeed.Chunk{Streams: make([]mlfeed.StreamData, len(r.sets))}
+	if c == nil || len(c.Streams) != len(r.srcs) {
+		c = &mlfeed.Chunk{Streams: make([]mlfeed.StreamData, len(r.srcs))}
 	}
 	c.Sequences, c.IDs = int(n), nil
-	for k, d := range r.sets {
+	var recs []byte // the records of the compound dataset of the streams at hand
+	var recsOf *h5.Dataset
+	for k, s := range r.srcs {
+		d := s.d
 		sd := &c.Streams[k]
 		if uint64(cap(sd.SeqStart)) >= n+1 {
 			sd.SeqStart = sd.SeqStart[:n+1]
@@ -259,12 +335,26 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 			sd.SeqStart[q] = int64(q)
 		}
 		sd.SampleStart, sd.Indices = nil, nil
-		t := elemType(d)
-		nb := int(n * d.RowLen() * uint64(t.Size()))
-		if sd.Values.Type == t && cap(sd.Values.Bytes) >= nb {
+		t := s.typ()
+		vals := n * uint64(r.schema.Streams[k].Dim)
+		nb := int(vals * uint64(t.Size()))
+		switch {
+		case t.IsVarLen() && sd.Values.Type == t && uint64(cap(sd.Values.Strings)) >= vals:
+			sd.Values.Strings = sd.Values.Strings[:vals]
+		case !t.IsVarLen() && sd.Values.Type == t && cap(sd.Values.Bytes) >= nb:
 			sd.Values.Bytes = sd.Values.Bytes[:nb]
-		} else {
-			sd.Values = mlfeed.NewBuffer(t, int(n*d.RowLen()))
+		default:
+			sd.Values = mlfeed.NewBuffer(t, int(vals))
+		}
+		if s.m != nil {
+			if recsOf != d {
+				recs, recsOf = make([]byte, n*d.RowLen()*uint64(d.Type.Size)), d
+				if err := d.ReadRowsContext(ctx, recs, row, n); err != nil {
+					return nil, err
+				}
+			}
+			readMember(&sd.Values, s.m, recs, d.Type.Size)
+			continue
 		}
 		if d.Type.Half {
 			// float16: read as stored (2 bytes a value) into the second half of the chunk's
@@ -281,6 +371,27 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 		}
 	}
 	return c, nil
+}
+
+// readMember sets vals to the values of member m of the records recs of size bytes: bytes
+// for a fixed-length string (less its trailing NULs, as numpy gives them), float32 for float16,
+// the number itself (little-endian) otherwise.
+func readMember(vals *mlfeed.Buffer, m *h5.Member, recs []byte, size int) {
+	switch {
+	case vals.Type.IsVarLen():
+		es, elems := m.Type.Size, int(m.Elems())
+		for i := range vals.Strings {
+			at := i/elems*size + m.Offset + i%elems*es
+			vals.Strings[i] = string(bytes.TrimRight(recs[at:at+es], "\x00"))
+		}
+	case m.Type.Half:
+		// read as stored (2 bytes a value) into the second half, then widened in place
+		stored := vals.Bytes[len(vals.Bytes)/2:]
+		m.Gather(stored, recs, size)
+		half.Widen(vals.Bytes, stored, false)
+	default:
+		m.Gather(vals.Bytes, recs, size)
+	}
 }
 
 // SequenceLengths returns the length of each sequence of chunk i: every row is one sample.
@@ -310,8 +421,8 @@ func (r *Reader) Details() map[string]any {
 	}
 	m := map[string]any{"datasets": sets, "rows_per_chunk": r.per}
 	var halves []string
-	for k, d := range r.sets {
-		if d.Type.Half {
+	for k, s := range r.srcs {
+		if s.d.Type.Half || s.m != nil && s.m.Type.Half {
 			halves = append(halves, r.schema.Streams[k].Name)
 		}
 	}
@@ -355,9 +466,18 @@ func trimSentinels(s string) string {
 
 // elemType is the type a dataset's values are read as: its own, or float32 for float16 (which
 // holds every float16 exactly).
-func elemType(d *h5.Dataset) mlfeed.ElemType {
-	if d.Type.Half {
+func elemType(t h5.Datatype) mlfeed.ElemType {
+	if t.Half {
 		return mlfeed.Float32
 	}
-	return d.Type.ElemType()
+	return t.ElemType()
+}
+
+// memberType is the type a compound member's values are read as: elemType's, or Bytes for a
+// fixed-length string (h5py reads them as bytes).
+func memberType(t h5.Datatype) mlfeed.ElemType {
+	if t.Class == h5.String {
+		return mlfeed.Bytes
+	}
+	return elemType(t)
 }

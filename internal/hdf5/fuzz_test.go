@@ -74,7 +74,8 @@ func seeds() []string {
 	plugins, _ := filepath.Glob("testdata/plugins/*.h5")
 	pytables, _ := filepath.Glob("testdata/pytables/*.h5")
 	blosc, _ := filepath.Glob("testdata/blosc/*.h5")
-	files = append(append(append(files, plugins...), pytables...), blosc...)
+	compound, _ := filepath.Glob("testdata/compound/*.h5")
+	files = append(append(append(append(files, plugins...), pytables...), blosc...), compound...)
 	corpus := filepath.Join(testutil.SharedDir(), "testdata")
 	if testutil.SharedDir() == "" {
 		corpus = "../../testdata" // the repository's copy

@@ -18,6 +18,7 @@ const (
 	Float                      // IEEE 754 binary32 or binary64
 	String                     // fixed-length string of Size bytes
 	VarString                  // variable-length string (in the global heap)
+	Compound                   // records of Size bytes holding named members (Members)
 )
 
 // Datatype is an element type.
@@ -36,6 +37,41 @@ type Datatype struct {
 	// Bool marks h5py's bool: an enumeration of a 1-byte integer whose members are exactly
 	// FALSE (0) and TRUE (1). ElemType is then mlfeed.Bool.
 	Bool bool
+	// Compound only: the members, in the order stored.
+	Members []Member
+}
+
+// Member is a member (a field) of a compound datatype. An array member (numpy's (3,) field)
+// holds Dims' product of elements of Type, one after another in C order.
+type Member struct {
+	Name   string
+	Offset int      // byte offset in the record
+	Size   int      // bytes in the record
+	Type   Datatype // the type of one element; the zero Datatype when Err is set
+	Dims   []uint64 // an array member's dimensions; nil for one element
+	// Err, when not nil, says why the member's type is outside the supported subset (a nested
+	// compound, a variable-length or reference type, ...); it wraps ErrUnsupported.
+	Err error
+}
+
+// Elems returns the number of elements of the member in one record.
+func (m *Member) Elems() uint64 {
+	n := uint64(1)
+	for _, d := range m.Dims {
+		n *= d
+	}
+	return n
+}
+
+// Gather copies member m of each record in recs (records of size bytes) to dst, which must
+// hold len(recs)/size*m.Size bytes, converting numbers to little-endian.
+func (m *Member) Gather(dst, recs []byte, size int) {
+	for at, o := m.Offset, 0; at+m.Size <= len(recs) && o < len(dst); at, o = at+size, o+m.Size {
+		copy(dst[o:o+m.Size], recs[at:at+m.Size])
+	}
+	if m.Type.BigEndian && m.Type.Class != String {
+		swap(dst, m.Type.Size)
+	}
 }
 
 // ElemType returns the mlfeed element type of a numeric datatype, or mlfeed.Invalid.
@@ -82,6 +118,8 @@ func (t Datatype) String() string {
 		s = fmt.Sprintf("string of %d bytes", t.Size)
 	case VarString:
 		s = "variable-length string"
+	case Compound:
+		s = fmt.Sprintf("compound (%d members, %d bytes)", len(t.Members), t.Size)
 	}
 	return s
 }
@@ -157,6 +195,14 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 		if uint64(size) > uint64(f.size)+64 {
 			return t, f.errAt(at, "datatype", ErrTooLarge, "string of %d bytes", size)
 		}
+	case 6:
+		t.Class = Compound
+		if size < 1 {
+			return t, f.errAt(at, "datatype", ErrFormat, "compound datatype of %d bytes", size)
+		}
+		var err error
+		t.Members, err = f.parseMembers(b, at, cv>>4, int(bits[0])|int(bits[1])<<8, size)
+		return t, err
 	case 9:
 		if bits[0]&3 != 1 {
 			return t, f.errAt(at, "datatype", ErrUnsupported, "variable-length sequences")
