@@ -78,6 +78,9 @@ func readFields(t *testing.T, r *hdf5.Reader) map[string]mlfeed.Buffer {
 	t.Helper()
 	out := map[string]mlfeed.Buffer{}
 	streams := r.Schema().Streams
+	for _, st := range streams {
+		out[st.Name] = mlfeed.Buffer{Type: st.Type}
+	}
 	var prev *mlfeed.Chunk
 	for i := range r.Chunks() {
 		c, err := r.ReadChunkReuse(context.Background(), i, prev)

@@ -19,7 +19,8 @@ import (
 // (they must share their first dimension) in chunks of about 4 MiB of rows.
 type ReaderOptions struct {
 	// Datasets are the paths of the datasets to read ("X", "/group/y"), in stream order. Empty
-	// means every dataset of a numeric type and rank >= 1, in path order.
+	// means every dataset of a numeric type and rank >= 1, in path order. A compound dataset
+	// (h5py structured array, PyTables Table) is one stream per readable field, "t.field".
 	Datasets []string
 	// ChunkRows is the number of rows per chunk; 0 picks about 4 MiB worth, rounded to the
 	// first chunked dataset's HDF5 chunks.
@@ -295,7 +296,7 @@ func (r *Reader) allDatasets() ([]string, error) {
 	return out, nil
 }
 
-// Schema describes the streams: one dense stream per dataset.
+// Schema describes the streams: one dense stream per dataset, or per field of a compound one.
 func (r *Reader) Schema() mlfeed.Schema { return r.schema }
 
 // Chunks returns the chunk table.
