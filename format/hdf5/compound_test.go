@@ -13,6 +13,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format/hdf5"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // compoundDir holds files of compound datasets written by h5py and PyTables, and the values
@@ -41,6 +42,9 @@ func TestCompound(t *testing.T) {
 				t.Fatalf("%s %s: %v", file, set, err)
 			}
 			got := readFields(t, r)
+			if len(r.Chunks()) > 1 {
+				testutil.ConcurrentReads(t, r) // the records' buffers are pooled between reads
+			}
 			r.Close()
 			if len(got) != len(members) {
 				t.Errorf("%s %s: %d streams, want %d", file, set, len(got), len(members))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/half"
@@ -322,7 +323,13 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 		c = &mlfeed.Chunk{Streams: make([]mlfeed.StreamData, len(r.srcs))}
 	}
 	c.Sequences, c.IDs = int(n), nil
-	var recs []byte // the records of the compound dataset of the streams at hand
+	var recs []byte // the records of the compound dataset of the streams at hand, in recBuf
+	var recBuf *[]byte
+	defer func() {
+		if recBuf != nil {
+			recordPool.Put(recBuf)
+		}
+	}()
 	var recsOf *h5.Dataset
 	for k, s := range r.srcs {
 		d := s.d
@@ -349,7 +356,15 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 		}
 		if s.m != nil {
 			if recsOf != d {
-				recs, recsOf = make([]byte, n*d.RowLen()*uint64(d.Type.Size)), d
+				need := n * d.RowLen() * uint64(d.Type.Size)
+				if recBuf == nil {
+					recBuf, _ = recordPool.Get().(*[]byte)
+				}
+				if recBuf == nil || uint64(cap(*recBuf)) < need {
+					b := make([]byte, need)
+					recBuf = &b
+				}
+				recs, recsOf = (*recBuf)[:need], d
 				if err := d.ReadRowsContext(ctx, recs, row, n); err != nil {
 					return nil, err
 				}
@@ -373,6 +388,10 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 	}
 	return c, nil
 }
+
+// recordPool holds buffers of compound records between chunk reads (*[]byte): a chunk's
+// records are read whole, then split into its fields' streams, which copy them out.
+var recordPool sync.Pool
 
 // readMember sets vals to the values of member m of the records recs of size bytes: bytes
 // for a fixed-length string (less its trailing NULs, as numpy gives them), float32 for float16,
