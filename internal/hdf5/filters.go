@@ -279,17 +279,20 @@ func (s *scratch) zstdDecode(dst, src []byte) (int, error) {
 			return 0, fmt.Errorf("Zstandard frame of %d bytes: %w", h.FrameContentSize, errOverrun)
 		}
 		// one decoder serves every dst up to the largest seen (Blosc's blocks, a chunk's last
-		// block shorter): what it may produce beyond len(dst) is refused below
-		if s.zd == nil || s.zdMax < len(dst) {
+		// block shorter): what it may produce beyond len(dst) is refused below. Its limit is
+		// never under zstd's smallest window, which the decoder takes for a single-segment
+		// frame's window when the frame is smaller: a limit of a 1000-byte dst refused a
+		// 1000-byte frame, depending on which pooled scratch decoded it.
+		if limit := max(len(dst), zstd.MinWindowSize); s.zd == nil || s.zdMax < limit {
 			if s.zd != nil {
 				s.zd.Close()
 			}
 			zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-				zstd.WithDecoderMaxMemory(uint64(max(len(dst), 1))))
+				zstd.WithDecoderMaxMemory(uint64(limit)))
 			if err != nil {
 				return 0, err
 			}
-			s.zd, s.zdMax = zd, len(dst)
+			s.zd, s.zdMax = zd, limit
 		}
 		out, err := s.zd.DecodeAll(src, dst[:0])
 		switch {

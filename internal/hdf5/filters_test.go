@@ -321,3 +321,30 @@ func TestBitshuffleForged(t *testing.T) {
 		t.Errorf("claims more: %v, want errOverrun", err)
 	}
 }
+
+// A single-segment Zstandard frame smaller than zstd's smallest window (1 KiB), as Blosc
+// writes for its short blocks, decodes with a fresh scratch: the decoder takes the smallest
+// window for its window, and a limit of the frame's own size refused it (when the pooled
+// scratch had not decoded a larger chunk before).
+func TestZstdSmallSingleSegment(t *testing.T) {
+	want := make([]byte, 1000)
+	for i := range want {
+		want[i] = byte(i * i % 251)
+	}
+	enc, _ := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
+	frame := enc.EncodeAll(want, nil)
+	enc.Close()
+	if h := new(zstd.Header); h.Decode(frame) != nil || !h.SingleSegment || h.FrameContentSize != 1000 {
+		t.Fatalf("not a single-segment frame of 1000 bytes: %+v", h)
+	}
+	for _, n := range []int{1000, 4096} { // fresh, then a decoder made for a larger chunk
+		s := new(scratch)
+		if n > 1000 {
+			s.zstdDecode(make([]byte, n), frame)
+		}
+		dst := make([]byte, 1000)
+		if k, err := s.zstdDecode(dst, frame); err != nil || k != 1000 || !bytes.Equal(dst, want) {
+			t.Errorf("scratch after a %d-byte chunk: %d bytes, %v", n, k, err)
+		}
+	}
+}

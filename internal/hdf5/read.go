@@ -131,7 +131,7 @@ type scratch struct {
 	reg       []uint64
 	zr        io.ReadCloser
 	br        bytes.Reader
-	zd        *zstd.Decoder // decodes at most zdMax bytes (the largest dst yet), all at once
+	zd        *zstd.Decoder // decodes at most zdMax bytes (the largest dst yet, 1 KiB at least), all at once
 	zdMax     int
 	zs        *zstd.Decoder // decodes a stream
 	bs        []byte        // one block of bitshuffled elements (LZ4's), or of a Blosc frame
