@@ -321,3 +321,9 @@ func TestBitshuffleForged(t *testing.T) {
 		t.Errorf("claims more: %v, want errOverrun", err)
 	}
 }
+
+// Every dataset of the files in testdata/lzo (written by make.py with PyTables 3.7.0 on
+// liblzo2 2.10) reads as PyTables read it back: int8 to float64 with and without byte
+// shuffle, complevels 1 to 9, partial edge chunks, a 2-D EArray, chunks LZO could not shrink
+// (stored unfiltered, marked in their filter masks), long runs and compound Tables.
+func TestLZOFiles(t *testing.T) { checkExpected(t, "testdata/lzo", "lzo", 16) }
