@@ -14,6 +14,8 @@ the same values; the compressed bytes depend on the liblzo2 version.
   and match lengths, M4 matches).
 - table.h5: a Table (compound: int32, float64, 3-char string, bool, int16 x 2) of 3000 rows
   in chunks of 512 rows, LZO and byte shuffle; and the same without shuffle.
+- seed.h5: a small int32 CArray with shuffle, random bytes (a chunk stored unfiltered) and
+  a small Table, a fuzzing seed of under 24 KiB.
 - big.h5: int32 x 400000 (a slow wave), chunks of 65536, LZO with byte shuffle, for the
   benchmark.
 
@@ -95,6 +97,16 @@ with tables.open_file(fn, "w") as f:
             r.append()
         t.flush()
 readback("table.h5")
+
+fn = os.path.join(out, "seed.h5")
+with tables.open_file(fn, "w") as f:
+    flt = tables.Filters(complevel=1, complib="lzo", shuffle=True)
+    f.create_carray("/", "i4_shuffle", obj=smooth(600, "i4"), chunkshape=(256,), filters=flt)
+    f.create_carray("/", "random_u1", obj=np.frombuffer(rng.bytes(300), dtype="u1"), chunkshape=(200,),
+                    filters=tables.Filters(complevel=1, complib="lzo"))
+    t = f.create_table("/", "table", Rec, filters=tables.Filters(complevel=1, complib="lzo"), chunkshape=(64,))
+    t.append([(k, k / 3.0, b"ab", k % 2 == 0, (k, 2 * k)) for k in range(100)])
+readback("seed.h5")
 
 fn = os.path.join(out, "big.h5")
 with tables.open_file(fn, "w") as f:
