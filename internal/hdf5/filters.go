@@ -186,15 +186,11 @@ func lzoDecode(dst, src []byte) (int, error) {
 		if op+n > len(dst) {
 			return op, errOverrun
 		}
-		ref := op - dist
-		if dist >= n {
-			copy(dst[op:op+n], dst[ref:ref+n])
-		} else { // the copy overlaps what it writes: byte by byte, as the format means
-			for i := range n {
-				dst[op+i] = dst[ref+i]
-			}
+		// a copy that overlaps what it writes repeats the last dist bytes: copied in whole
+		// periods, each copy twice the one before
+		for ref, end := op-dist, op+n; op < end; {
+			op += copy(dst[op:end], dst[ref:op])
 		}
-		op += n
 		if state > 0 { // the literals that follow a match
 			if ip+state > len(src) {
 				return op, io.ErrUnexpectedEOF
