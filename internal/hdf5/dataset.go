@@ -161,7 +161,7 @@ func (d *Dataset) Attrs() ([]*Attribute, error) { return d.obj.Attrs() }
 // knownFilters names the registered HDF5 filters this package does not decode, for errors
 // (the HDF Group's registry; files from h5py and hdf5plugin name only some of them).
 var knownFilters = map[uint16]string{
-	305: "LZO", 32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
+	32002: "MAFISC", 32003: "Snappy", 32005: "APAX", 32006: "CBF",
 	32007: "JPEG-XR", 32009: "SPDP", 32010: "LPC-Rice", 32011: "CCSDS-123",
 	32012: "JPEG-LS", 32013: "zfp", 32014: "fpzip", 32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP",
 	32019: "JPEG", 32020: "VBZ", 32021: "FAPEC", 32022: "bitgroom", 32023: "granular bitround",
@@ -207,6 +207,8 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			fl.name = "shuffle"
 		case 3:
 			fl.name = "fletcher32"
+		case filterLZO:
+			fl.name = "lzo"
 		case filterBzip2:
 			fl.name = "bzip2"
 		case filterLZF:

@@ -13,8 +13,9 @@ import (
 )
 
 // The registered third-party filters this package decodes, as the HDF Group's plugins
-// (github.com/HDFGroup/hdf5_plugins), h5py (LZF) and hdf5plugin write them.
+// (github.com/HDFGroup/hdf5_plugins), h5py (LZF), PyTables (LZO) and hdf5plugin write them.
 const (
+	filterLZO        = 305
 	filterBzip2      = 307
 	filterLZF        = 32000
 	filterLZ4        = 32004
@@ -78,6 +79,147 @@ func lzfDecode(dst, src []byte) (int, error) {
 		op += n
 	}
 	return op, nil
+}
+
+// lzoDecode decodes the LZO1X block src (liblzo2's format, as PyTables' filter stores it:
+// no header, no checksum) into dst and returns the bytes written. The stream is a sequence
+// of instructions whose meaning depends on the state the previous one left: the number of
+// literals that followed the last match (0 to 3), or 4 after a literal run. An instruction
+// byte t:
+//   - t >= 64 (M2): a match of (t>>5)+1 bytes, distance 1 + (t>>2)&7 + next byte<<3;
+//   - 32-63 (M3): a match of (t&31)+2 bytes (0: a length extension follows), then 2 bytes,
+//     little-endian, whose top 14 bits are the distance minus 1;
+//   - 16-31 (M4): a match of (t&7)+2 bytes (0: extended), distance 16384 + (t&8)<<11 + the
+//     next 2 bytes' top 14 bits; a distance of exactly 16384 ends the stream;
+//   - below 16 (M1 or a literal run, by state): in state 0 a run of t+3 literals (t = 0:
+//     18 plus the extension); in states 1-3 a 2-byte match, in state 4 a 3-byte match, at
+//     distance 1 + t>>2 + next byte<<2 (plus 2048 in state 4).
+//
+// After a match, the low 2 bits of its instruction byte (M1, M2) or of its first distance
+// byte (M3, M4) count the literals that follow it, the next state. A length extension is
+// a zero byte per 255 more, then a byte added to the length. A first byte above 17 starts the
+// stream with a run of that byte minus 17 literals.
+func lzoDecode(dst, src []byte) (int, error) {
+	ip, op, state := 0, 0, 0
+	if len(src) > 0 && src[0] > 17 {
+		n := int(src[0]) - 17
+		ip = 1
+		if ip+n > len(src) {
+			return op, io.ErrUnexpectedEOF
+		}
+		if n > len(dst) {
+			return op, errOverrun
+		}
+		op = copy(dst, src[ip:ip+n])
+		ip += n
+		state = min(n, 4)
+	}
+	for {
+		if ip >= len(src) {
+			return op, io.ErrUnexpectedEOF
+		}
+		t := int(src[ip])
+		ip++
+		var n, dist int
+		var err error
+		switch {
+		case t < 16 && state == 0: // literal run
+			n = t + 3
+			if t == 0 {
+				if n, ip, err = lzoLength(src, ip, 18, len(dst)); err != nil {
+					return op, err
+				}
+			}
+			if ip+n > len(src) {
+				return op, io.ErrUnexpectedEOF
+			}
+			if op+n > len(dst) {
+				return op, errOverrun
+			}
+			copy(dst[op:], src[ip:ip+n])
+			ip, op, state = ip+n, op+n, 4
+			continue
+		case t < 16: // M1
+			if ip >= len(src) {
+				return op, io.ErrUnexpectedEOF
+			}
+			n, dist = 2, 1+t>>2+int(src[ip])<<2
+			if state == 4 {
+				n, dist = 3, dist+2048
+			}
+			ip++
+			state = t & 3
+		case t >= 64: // M2
+			if ip >= len(src) {
+				return op, io.ErrUnexpectedEOF
+			}
+			n, dist = t>>5+1, 1+(t>>2)&7+int(src[ip])<<3
+			ip++
+			state = t & 3
+		default: // M3, M4
+			mask, base := 31, 1
+			if t < 32 {
+				mask, base = 7, 16384+(t&8)<<11
+			}
+			n = t&mask + 2
+			if t&mask == 0 {
+				if n, ip, err = lzoLength(src, ip, mask+2, len(dst)); err != nil {
+					return op, err
+				}
+			}
+			if ip+2 > len(src) {
+				return op, io.ErrUnexpectedEOF
+			}
+			d := int(src[ip]) | int(src[ip+1])<<8
+			ip += 2
+			dist, state = base+d>>2, d&3
+			if dist == 16384 {
+				if ip != len(src) {
+					return op, fmt.Errorf("%d bytes after the LZO end-of-stream marker", len(src)-ip)
+				}
+				return op, nil
+			}
+		}
+		if dist > op {
+			return op, fmt.Errorf("LZO back reference %d bytes before the start of the chunk", dist-op)
+		}
+		if op+n > len(dst) {
+			return op, errOverrun
+		}
+		// a copy that overlaps what it writes repeats the last dist bytes: copied in whole
+		// periods, each copy twice the one before
+		for ref, end := op-dist, op+n; op < end; {
+			op += copy(dst[op:end], dst[ref:op])
+		}
+		if state > 0 { // the literals that follow a match
+			if ip+state > len(src) {
+				return op, io.ErrUnexpectedEOF
+			}
+			if op+state > len(dst) {
+				return op, errOverrun
+			}
+			copy(dst[op:], src[ip:ip+state])
+			ip, op = ip+state, op+state
+		}
+	}
+}
+
+// lzoLength reads an LZO length extension at src[ip:]: a zero byte for each 255, then a byte
+// added to base. It returns the length and where the extension ends; a length above limit
+// (the output's size) is errOverrun, without counting further.
+func lzoLength(src []byte, ip, base, limit int) (int, int, error) {
+	n := base
+	for ip < len(src) && src[ip] == 0 {
+		n += 255
+		ip++
+		if n > limit {
+			return 0, ip, errOverrun
+		}
+	}
+	if ip >= len(src) {
+		return 0, ip, io.ErrUnexpectedEOF
+	}
+	return n + int(src[ip]), ip + 1, nil
 }
 
 // lz4Decode decodes a chunk of the HDF Group's LZ4 filter into dst and returns the bytes

@@ -75,7 +75,8 @@ func seeds() []string {
 	pytables, _ := filepath.Glob("testdata/pytables/*.h5")
 	blosc, _ := filepath.Glob("testdata/blosc/*.h5")
 	compound, _ := filepath.Glob("testdata/compound/*.h5")
-	files = append(append(append(append(files, plugins...), pytables...), blosc...), compound...)
+	lzo, _ := filepath.Glob("testdata/lzo/*.h5")
+	files = append(append(append(append(append(files, plugins...), pytables...), blosc...), compound...), lzo...)
 	corpus := filepath.Join(testutil.SharedDir(), "testdata")
 	if testutil.SharedDir() == "" {
 		corpus = "../../testdata" // the repository's copy

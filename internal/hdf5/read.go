@@ -399,13 +399,15 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1, filterLZF, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc:
+		case 1, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc:
 			var err error
 			switch filters[i].id {
 			case 1:
 				k, err = s.inflate(next, cur)
 			case filterLZF:
 				k, err = lzfDecode(next, cur)
+			case filterLZO:
+				k, err = lzoDecode(next, cur)
 			case filterLZ4:
 				k, err = lz4Decode(next, cur)
 			case filterBzip2:
