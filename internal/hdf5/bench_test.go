@@ -190,20 +190,24 @@ func BenchmarkBloscFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf := make([]byte, d.Len()*uint64(d.Type.Size))
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(buf)))
-			cpu := cputime.Seconds()
-			b.ResetTimer()
-			for range b.N {
-				if err := d.ReadRows(buf, 0, d.Rows()); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
-		})
+		b.Run(name, func(b *testing.B) { benchReadWhole(b, d) })
 	}
+}
+
+// benchReadWhole reads dataset d whole b.N times on one goroutine and reports its bytes and
+// CPU time.
+func benchReadWhole(b *testing.B, d *Dataset) {
+	buf := make([]byte, d.Len()*uint64(d.Type.Size))
+	b.SetBytes(int64(len(buf)))
+	cpu := cputime.Seconds()
+	b.ResetTimer()
+	for range b.N {
+		if err := d.ReadRows(buf, 0, d.Rows()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkLZOFile reads testdata/lzo/big.h5's int32 x 400000 whole, on one goroutine:
@@ -223,15 +227,5 @@ func BenchmarkLZOFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	buf := make([]byte, d.Len()*uint64(d.Type.Size))
-	b.SetBytes(int64(len(buf)))
-	cpu := cputime.Seconds()
-	b.ResetTimer()
-	for range b.N {
-		if err := d.ReadRows(buf, 0, d.Rows()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
+	benchReadWhole(b, d)
 }
