@@ -343,7 +343,7 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 			sd.SeqStart[q] = int64(q)
 		}
 		sd.SampleStart, sd.Indices = nil, nil
-		t := s.typ()
+		t := r.schema.Streams[k].Type // s.typ(), decided at open
 		vals := n * uint64(r.schema.Streams[k].Dim)
 		nb := int(vals * uint64(t.Size()))
 		switch {
