@@ -88,11 +88,15 @@ func (t Datatype) ElemType() mlfeed.ElemType {
 		if t.Bool {
 			return mlfeed.Bool
 		}
-		i := map[int]int{1: 0, 2: 1, 4: 2, 8: 3}[t.Size]
-		if t.Signed {
-			return []mlfeed.ElemType{mlfeed.Int8, mlfeed.Int16, mlfeed.Int32, mlfeed.Int64}[i]
+		signed := [...]mlfeed.ElemType{1: mlfeed.Int8, 2: mlfeed.Int16, 4: mlfeed.Int32, 8: mlfeed.Int64}
+		unsigned := [...]mlfeed.ElemType{1: mlfeed.Uint8, 2: mlfeed.Uint16, 4: mlfeed.Uint32, 8: mlfeed.Uint64}
+		if t.Size < 1 || t.Size > 8 {
+			return mlfeed.Invalid
 		}
-		return []mlfeed.ElemType{mlfeed.Uint8, mlfeed.Uint16, mlfeed.Uint32, mlfeed.Uint64}[i]
+		if t.Signed {
+			return signed[t.Size]
+		}
+		return unsigned[t.Size]
 	}
 	return mlfeed.Invalid
 }
