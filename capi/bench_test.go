@@ -69,7 +69,7 @@ func BenchmarkNext(b *testing.B) {
 	b.Run("abi", func(b *testing.B) {
 		runtime.LockOSThread() // as a caller from C is
 		defer runtime.UnlockOSThread()
-		s, err := newSource(context.Background(), src, false, cfg)
+		s, err := newSource(context.Background(), src, nil, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

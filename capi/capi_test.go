@@ -18,6 +18,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -241,7 +242,8 @@ func TestSourceZeroCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	s, err := newSource(context.Background(), open(), true, cfg)
+	src := open()
+	s, err := newSource(context.Background(), src, closer.Stack{src.Close}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

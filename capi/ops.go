@@ -150,29 +150,30 @@ func (a *openArgs) spec() (*dataset.Spec, error) {
 
 // open opens the data set the arguments name (an open data set's handle, or a Spec's
 // source opened with ctx, which carries the scheduler and outlives the call where the source
-// does), and returns its Spec (nil for a handle's), whether the caller owns the source (false
-// for a handle's), and done, which the caller calls once it no longer reads the source (for
-// a handle's, the end of its use: see openDataset.use; a minibatch source, which outlives the
-// call, is a lasting use; for an owned source, nothing).
-func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec), lasting bool) (src mlfeed.Source, spec *dataset.Spec, own bool, done func(), err error) {
+// does), and returns its Spec (nil for a handle's) and release, which the caller closes once
+// it no longer reads the source: for a Spec's source, its Close; for a handle's, the end of
+// its use (see openDataset.use; a minibatch source, which outlives the call, is a lasting
+// use).
+func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec), lasting bool) (src mlfeed.Source, spec *dataset.Spec, release closer.Stack, err error) {
 	if a.Dataset != 0 {
 		if len(a.Paths) > 0 || a.Config != "" || len(a.Deserializers) > 0 || len(a.Mix) > 0 {
-			return nil, nil, false, nil, fmt.Errorf("%w: a data set takes the place of paths, a config, deserializers and a mixture", format.ErrUsage)
+			return nil, nil, nil, fmt.Errorf("%w: a data set takes the place of paths, a config, deserializers and a mixture", format.ErrUsage)
 		}
 		if a.Cache != "" {
-			return nil, nil, false, nil, fmt.Errorf("%w: the cache applies to paths, not to an open data set (give it to open)", format.ErrUsage)
+			return nil, nil, nil, fmt.Errorf("%w: the cache applies to paths, not to an open data set (give it to open)", format.ErrUsage)
 		}
 		ds, err := value[*openDataset](uintptr(a.Dataset))
 		if err != nil {
-			return nil, nil, false, nil, err
+			return nil, nil, nil, err
 		}
-		if done, err = ds.use(lasting); err != nil {
-			return nil, nil, false, nil, err
+		done, err := ds.use(lasting)
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		return ds.src, nil, false, done, nil
+		return ds.src, nil, closer.Stack{func() error { done(); return nil }}, nil
 	}
 	if spec, err = a.spec(); err != nil {
-		return nil, nil, false, nil, err
+		return nil, nil, nil, err
 	}
 	if w := logOf(ctx); w != nil {
 		spec.Log = w
@@ -180,8 +181,10 @@ func (a *openArgs) open(ctx context.Context, adjust func(*dataset.Spec), lasting
 	if adjust != nil {
 		adjust(spec)
 	}
-	src, err = spec.Open(ctx)
-	return src, spec, err == nil, func() {}, err
+	if src, err = spec.Open(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	return src, spec, closer.Stack{src.Close}, nil
 }
 
 // openDataset is an open data set (mlfeed.open).
@@ -289,7 +292,7 @@ func opOpen(ctx context.Context, args []byte) (any, error) {
 	}
 	// The data set outlives the call: its source reads with a context the call's end does not
 	// cancel (an object in object storage reads with it later).
-	src, spec, _, _, err := a.open(context.WithoutCancel(ctx), nil, false)
+	src, spec, _, err := a.open(context.WithoutCancel(ctx), nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -308,14 +311,13 @@ func opInfo(ctx context.Context, args []byte) (_ any, err error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	src, spec, own, done, err := a.open(ctx, nil, false)
+	src, spec, release, err := a.open(ctx, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer closer.Into(&release, &err)
 	var name string
-	if own {
-		defer closer.Into(src, &err)
+	if spec != nil {
 		name = spec.FormatName()
 	} else {
 		ds, _ := value[*openDataset](uintptr(a.Dataset))
@@ -446,14 +448,11 @@ func opConvert(ctx context.Context, args []byte) (_ any, err error) {
 		opts.Type = t
 	}
 	opts.Write = format.WriteOptions{Compress: a.Compress, Compat: a.Compat, ChunkSize: a.ChunkSize, Params: a.WriteOptions}
-	src, _, own, done, err := a.open(ctx, func(s *dataset.Spec) { s.Type, s.Sequential = opts.Type, true }, false)
+	src, _, release, err := a.open(ctx, func(s *dataset.Spec) { s.Type, s.Sequential = opts.Type, true }, false)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if own {
-		defer closer.Into(src, &err)
-	}
+	defer closer.Into(&release, &err)
 	if sharded {
 		so := &convert.ShardOptions{Options: *opts, Shards: a.Shards, ShardSize: a.ShardSize}
 		if a.Task != nil {

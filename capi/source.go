@@ -21,6 +21,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/dataset"
 	"github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/sched"
 	"github.com/mlfeed/mlfeed/minibatch"
 )
@@ -96,15 +97,16 @@ func (a *sourceArgs) config(spec *dataset.Spec) (minibatch.Config, error) {
 // into set k. The minibatch the caller holds stays where it is until the next mlfeed_next,
 // which releases its batch to be packed again.
 type source struct {
-	ctx    context.Context // carries the scheduler the engine runs on
-	log    *warnLog        // what the source's formats log while it reads (mlfeed_source_warnings)
-	mu     sync.Mutex
-	src    mlfeed.Source
-	own    bool
-	done   func() // ends the use of the open data set src belongs to (openDataset.use); nil for none
-	cfg    minibatch.Config
-	r      *minibatch.Reader
-	schema mlfeed.Schema
+	ctx context.Context // carries the scheduler the engine runs on
+	log *warnLog        // what the source's formats log while it reads (mlfeed_source_warnings)
+	mu  sync.Mutex
+	src mlfeed.Source
+	// release closes src where the source opened it, or ends its use of the open data set src
+	// belongs to (openDataset.use)
+	release closer.Stack
+	cfg     minibatch.Config
+	r       *minibatch.Reader
+	schema  mlfeed.Schema
 
 	res      chan nextResult // the result of the Next running, when inFlight
 	inFlight bool            // a Next runs or has finished and its result not yet been taken
@@ -115,7 +117,7 @@ type source struct {
 	sets     []bufSet        // the caller's buffers, one set per batch of the engine
 	setOf    map[*minibatch.Batch]int
 	need     []int64 // scratch: byte sizes
-	closeErr error   // what closing its own data set returned
+	closeErr error   // what release returned
 }
 
 // bufSet is one set of the caller's buffers, laid out as chunkSizes describes.
@@ -205,34 +207,31 @@ func opSource(ctx context.Context, args []byte) (any, error) {
 	}
 	// Opening uses the threads and memory the minibatches will.
 	ctx = sched.WithContext(context.WithoutCancel(ctx), sched.New(a.Threads, a.Memory))
-	src, spec, own, done, err := a.open(ctx, nil, true)
+	src, spec, release, err := a.open(ctx, nil, true)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := a.config(spec)
 	if err == nil {
 		var s *source
-		if s, err = newSource(ctx, src, own, cfg); err == nil {
-			s.log, s.done = logOf(ctx), done
+		if s, err = newSource(ctx, src, release, cfg); err == nil {
+			s.log = logOf(ctx)
 			return map[string]any{"handle": uint64(cgo.NewHandle(s)), "streams": streamsOf(&s.schema),
 				"sweep_samples": s.r.SweepSamples(), "has_ids": s.schema.HasIDs}, nil
 		}
 	}
-	done()
-	if own {
-		src.Close()
-	}
+	release.Close()
 	return nil, err
 }
 
 // newSource starts the engine on the scheduler ctx carries (the source's threads and memory).
-func newSource(ctx context.Context, src mlfeed.Source, own bool, cfg minibatch.Config) (*source, error) {
+func newSource(ctx context.Context, src mlfeed.Source, release closer.Stack, cfg minibatch.Config) (*source, error) {
 	r, err := minibatch.NewContext(ctx, src, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", format.ErrUsage, err)
 	}
 	n := sizesHeader + sizesPerStream*len(r.Schema().Streams)
-	return &source{ctx: ctx, src: src, own: own, cfg: cfg, r: r, schema: r.Schema(), res: make(chan nextResult, 1),
+	return &source{ctx: ctx, src: src, release: release, cfg: cfg, r: r, schema: r.Schema(), res: make(chan nextResult, 1),
 		meta: make([]int64, metaLen+n), setOf: map[*minibatch.Batch]int{}, need: make([]int64, 0, n)}, nil
 }
 
@@ -329,12 +328,7 @@ func (s *source) shut() error {
 	s.settle()
 	s.r.Close()
 	s.r = nil
-	if s.done != nil {
-		s.done() // the use of an open data set ends
-	}
-	if s.own {
-		s.closeErr = s.src.Close()
-	}
+	s.closeErr = s.release.Close()
 	return s.closeErr
 }
 

@@ -33,13 +33,10 @@ func opStats(ctx context.Context, args []byte) (_ any, err error) {
 	case a.Top < 0 || a.Top > 1000:
 		return nil, fmt.Errorf("%w: top %d is out of range: it must be from 1 to 1000", format.ErrUsage, a.Top)
 	}
-	src, _, own, done, err := a.open(ctx, nil, false)
+	src, _, release, err := a.open(ctx, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if own {
-		defer closer.Into(src, &err)
-	}
+	defer closer.Into(&release, &err)
 	return stats.Compute(ctx, src, &stats.Options{Limit: a.Limit, Sample: a.Sample, Seed: a.Seed, Bins: a.Bins, Top: a.Top})
 }
