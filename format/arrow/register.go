@@ -11,7 +11,7 @@ import (
 
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
 var ReadParams = []format.Param{
-	{Name: "lists", Doc: "fixed (default): a List column without mlfeed metadata is a dense stream of the first row's length; variable: variable-size dense samples"},
+	{Name: "lists", Doc: "fixed (default): a List column without mlfeed metadata is a dense stream of the first row's length (variable-size if that list is empty); variable: variable-size dense samples"},
 	{Name: "mmap", Doc: "false reads the file with ReadAt instead of mapping it (default true)"},
 }
 

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
 	"github.com/mlfeed/mlfeed"
 )
 
@@ -177,5 +181,161 @@ func TestFloat16Columns(t *testing.T) {
 	}
 	if rows == 0 {
 		t.Fatal("no rows")
+	}
+}
+
+// TestKeyValueWithoutValue reads the Parquet project's column_chunk_key_value_metadata.parquet,
+// whose column chunks carry a key-value entry without its value (optional in the format),
+// as DuckDB does: two INT32 columns, no rows. parquet-go requires the value and refused the
+// footer (invalid data) before.
+func TestKeyValueWithoutValue(t *testing.T) {
+	rd, err := Open("testdata/column_chunk_key_value_metadata.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var names []string
+	for _, st := range rd.Schema().Streams {
+		if st.Type != mlfeed.Int32 {
+			t.Errorf("stream %s: %s, want int32", st.Name, st.Type)
+		}
+		names = append(names, st.Name)
+	}
+	if strings.Join(names, ",") != "column1,column2" {
+		t.Errorf("streams %v", names)
+	}
+	if n, _ := mlfeed.Totals(rd.Chunks()); n != 0 {
+		t.Errorf("%d rows, want 0", n)
+	}
+}
+
+// TestWithKeyValueValues edits footers: an entry without a value gets an empty one, in the
+// file's metadata and in a column chunk's, whatever the field ids before it; a footer whose
+// entries all have values, or one the walker cannot read, is left alone (nil).
+func TestWithKeyValueValues(t *testing.T) {
+	data, err := os.ReadFile("testdata/column_chunk_key_value_metadata.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	footer := data[len(data)-8-n : len(data)-8]
+	edited := withKeyValueValues(footer)
+	if edited == nil || len(edited) <= len(footer) {
+		t.Fatalf("no edit of the real footer")
+	}
+	if again := withKeyValueValues(edited); again != nil {
+		t.Errorf("the edited footer was edited again")
+	}
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), edited, &md); err != nil {
+		t.Fatalf("parquet-go refuses the edited footer: %v", err)
+	}
+	var before format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &before); err == nil {
+		t.Errorf("parquet-go read the real footer: the test no longer tests the edit")
+	}
+	kvs := 0
+	for _, rg := range md.RowGroups {
+		for _, c := range rg.Columns {
+			kvs += len(c.MetaData.KeyValueMetadata)
+		}
+	}
+	if kvs == 0 {
+		t.Errorf("no column chunk key-value metadata after the edit")
+	}
+	// FileMetaData{5: [KeyValue{1: "k"}]}: an empty value inserted after the key.
+	fileKV := []byte{0x59, 0x1c, 0x18, 1, 'k', 0, 0}
+	want := []byte{0x59, 0x1c, 0x18, 1, 'k', 0x18, 0, 0, 0}
+	if got := withKeyValueValues(fileKV); !bytes.Equal(got, want) {
+		t.Errorf("file key-value: % x, want % x", got, want)
+	}
+	for _, bad := range [][]byte{nil, {0x59}, {0x59, 0x1c, 0x18, 9, 'k'}, {0x59, 0x1f}} {
+		if got := withKeyValueValues(bad); got != nil {
+			t.Errorf("% x: edited to % x, want nil", bad, got)
+		}
+	}
+}
+
+// TestNullTypeList reads the Parquet project's null_list.parquet as DuckDB does: one row whose
+// list (of Arrow's null type, INT32 in Parquet) is empty. The stored Arrow null type was
+// called a mismatch (invalid data) before, and a list column whose first list is empty got a
+// fixed dimension of 0.
+func TestNullTypeList(t *testing.T) {
+	rd, err := Open("testdata/null_list.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	st := rd.Schema().Streams
+	if len(st) != 1 || st[0].Name != "emptylist" || st[0].Type != mlfeed.Int32 || st[0].Dim != 0 {
+		t.Fatalf("schema %+v", st)
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rd.Schema(); c.Validate(&s) != nil {
+		t.Fatal(c.Validate(&s))
+	}
+	d := c.Streams[0]
+	if c.Sequences != 1 || len(d.SampleStart) != 2 || d.SampleStart[1] != 0 {
+		t.Errorf("chunk %+v", d)
+	}
+}
+
+// TestShortPlainPage: a required column whose PLAIN pages hold fewer values than they count
+// (the Parquet project's bad_data/ARROW-GH-47662.parquet) is invalid data naming the column and
+// the page. parquet-go pads such a page with zeros, and the file read as 1,000 values, 105 of
+// them made up, once FIXED_LEN_BYTE_ARRAY columns were read.
+func TestShortPlainPage(t *testing.T) {
+	rd, err := Open("testdata/ARROW-GH-47662.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	_, err = rd.ReadChunk(context.Background(), 0)
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "flba_field": page at byte 30: 100 PLAIN values in 364 bytes, 400 needed`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestFixedLenByteArray: FIXED_LEN_BYTE_ARRAY columns without a logical type, or UUIDs, as
+// parquet-go writes them, read as bytes, each value's bytes as written (both were refused as
+// unsupported before).
+func TestFixedLenByteArray(t *testing.T) {
+	type row struct {
+		F [3]byte  `parquet:"f"`
+		U [16]byte `parquet:"u,uuid"`
+	}
+	rows := []row{{F: [3]byte{0, 1, 2}}, {F: [3]byte{255, 0, 7}, U: [16]byte{15: 1}}, {F: [3]byte{'a', 'b', 'c'}, U: [16]byte{0: 0xee, 8: 0x80}}}
+	var buf bytes.Buffer
+	w := pq.NewGenericWriter[row](&buf)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "flba.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for _, st := range rd.Schema().Streams {
+		if st.Type != mlfeed.Bytes || st.Dim != 1 {
+			t.Errorf("stream %s: %s of dim %d, want bytes of dim 1", st.Name, st.Type, st.Dim)
+		}
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if got := c.Streams[0].Values.Strings[i]; got != string(r.F[:]) {
+			t.Errorf("row %d f: %q, want %q", i, got, r.F[:])
+		}
+		if got := c.Streams[1].Values.Strings[i]; got != string(r.U[:]) {
+			t.Errorf("row %d u: %q, want %q", i, got, r.U[:])
+		}
 	}
 }

@@ -94,7 +94,7 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	footerErr := func(field string, e error) (*Reader, error) {
 		return nil, mlfeed.OffsetError(name, footerAt, field, e)
 	}
-	if rd.pf, err = openPQ(r, size); err != nil {
+	if rd.pf, err = openPQ(r, size, size-8-footerAt); err != nil {
 		return footerErr("footer", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
 	rd.md = rd.pf.Metadata()
@@ -162,14 +162,75 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 }
 
 // openPQ opens the Parquet file in r with parquet-go, turning a panic on a malformed footer
-// into an error. Page indexes and bloom filters are not read.
-func openPQ(r io.ReaderAt, size int64) (pf *pq.File, err error) {
+// into an error. Page indexes and bloom filters are not read. A footer parquet-go refuses is
+// read again, once, with the edits of withKeyValueValues, where it needs any: the file's
+// bytes up to the footer as they are, then the edited footer (r's footer of footerLen bytes
+// ends 8 bytes before size).
+func openPQ(r io.ReaderAt, size int64, footerLen int64) (*pq.File, error) {
+	pf, err := openPQOnce(r, size)
+	if err == nil {
+		return pf, nil
+	}
+	footer := make([]byte, footerLen)
+	if _, rerr := r.ReadAt(footer, size-8-footerLen); rerr != nil {
+		return nil, err
+	}
+	edited := withKeyValueValues(footer)
+	if edited == nil {
+		return nil, err
+	}
+	at := size - 8 - footerLen
+	tail := binary.LittleEndian.AppendUint32(edited, uint32(len(edited)))
+	tail = append(tail, magic...)
+	pf, err2 := openPQOnce(&retailed{r, at, tail}, at+int64(len(tail)))
+	if err2 != nil {
+		return nil, err
+	}
+	return pf, nil
+}
+
+func openPQOnce(r io.ReaderAt, size int64) (pf *pq.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			pf, err = nil, fmt.Errorf("malformed footer (%v)", p)
 		}
 	}()
 	return pq.OpenFile(r, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true), pq.ReadBufferSize(1<<16))
+}
+
+// retailed reads r's bytes before at, then tail in place of the rest.
+type retailed struct {
+	r    io.ReaderAt
+	at   int64
+	tail []byte
+}
+
+func (t *retailed) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("negative offset %d", off)
+	}
+	n := 0
+	if off < t.at {
+		k := int(min(int64(len(p)), t.at-off))
+		m, err := t.r.ReadAt(p[:k], off)
+		if n += m; m < k {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+		p, off = p[k:], t.at
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	if i := off - t.at; i < int64(len(t.tail)) {
+		m := copy(p, t.tail[i:])
+		if n += m; m == len(p) {
+			return n, nil
+		}
+	}
+	return n, io.EOF
 }
 
 // sampleCounts sets the chunk table's sample counts from what mlfeed records in the file
@@ -354,6 +415,7 @@ func (rd *Reader) checkPages(cm *format.ColumnMetaData, n *node) error {
 		return fmt.Errorf("%w: column %q: column chunk at byte %d of %d bytes outside the file", ErrFormat, n.name(), start, cm.TotalCompressedSize)
 	}
 	row, rowKnown := int64(0), true
+	width := newLeaf(n).width
 	var proto thrift.CompactProtocol
 	buf := make([]byte, 0, 256)
 	for pos := start; pos < end; {
@@ -385,6 +447,9 @@ func (rd *Reader) checkPages(cm *format.ColumnMetaData, n *node) error {
 		if h.UncompressedPageSize < 0 {
 			return fmt.Errorf("%w: a page of %d bytes decompressed", ErrFormat, h.UncompressedPageSize)
 		}
+		if err := plainFits(&h, n, width); err != nil {
+			return fmt.Errorf("%w: column %q: page at byte %d: %v", ErrFormat, n.name(), pos, err)
+		}
 		if v2 := h.DataPageHeaderV2; v2.Valid && h.Type == format.DataPageV2 {
 			body := int64(h.CompressedPageSize) - int64(v2.V.RepetitionLevelsByteLength) - int64(v2.V.DefinitionLevelsByteLength)
 			if body == 0 && v2.V.NumValues > 0 && v2.V.NumNulls == v2.V.NumValues && cm.Codec != format.Uncompressed {
@@ -398,6 +463,43 @@ func (rd *Reader) checkPages(cm *format.ColumnMetaData, n *node) error {
 			rowKnown = false
 		}
 		pos += int64(h.CompressedPageSize)
+	}
+	return nil
+}
+
+// plainFits checks that a data page of PLAIN values of a column that is neither optional nor
+// repeated, whose values each take width bytes (0: byte arrays, unchecked; booleans take a
+// bit), holds as many bytes as its values need: parquet-go pads a short page with zeros
+// (the Parquet project's bad_data/ARROW-GH-47662.parquet: a required column written without
+// its nulls' values, which DuckDB refuses).
+func plainFits(h *format.PageHeader, n *node, width int) error {
+	if width == 0 || n.def > 0 || n.rep > 0 {
+		return nil
+	}
+	var values, body int64
+	switch {
+	case h.Type == format.DataPage && h.DataPageHeader.Valid:
+		v1 := h.DataPageHeader.V
+		if v1.Encoding != format.Plain {
+			return nil
+		}
+		values, body = int64(v1.NumValues), int64(h.UncompressedPageSize)
+	case h.Type == format.DataPageV2 && h.DataPageHeaderV2.Valid:
+		v2 := h.DataPageHeaderV2.V
+		if v2.Encoding != format.Plain {
+			return nil
+		}
+		values = int64(v2.NumValues)
+		body = int64(h.UncompressedPageSize) - int64(v2.RepetitionLevelsByteLength) - int64(v2.DefinitionLevelsByteLength)
+	default:
+		return nil
+	}
+	need := values * int64(width)
+	if n.el.Type.V == format.Boolean {
+		need = (values + 7) / 8
+	}
+	if values < 0 || body < need {
+		return fmt.Errorf("%d PLAIN values in %d bytes, %d needed", values, body, need)
 	}
 	return nil
 }

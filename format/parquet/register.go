@@ -10,7 +10,7 @@ import (
 
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
 var ReadParams = []format.Param{
-	{Name: "lists", Doc: "fixed (default): a list column without mlfeed metadata is a dense stream of the first row's length; variable: variable-size dense samples"},
+	{Name: "lists", Doc: "fixed (default): a list column without mlfeed metadata is a dense stream of the first row's length (variable-size if that list is empty); variable: variable-size dense samples"},
 }
 
 // WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).

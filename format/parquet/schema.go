@@ -134,7 +134,7 @@ func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 	}
 	switch {
 	case isMap(n):
-		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans and text)", ErrUnsupported, n.name())
+		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes)", ErrUnsupported, n.name())
 	case isList(n):
 		rep, elem, err := listParts(n)
 		if err != nil {
@@ -180,9 +180,10 @@ func leafArrow(n *node) (arrow.DataType, error) {
 		return &arrow.FixedSizeBinaryType{ByteWidth: 16}, nil
 	case *format.Float16Type:
 		return arrow.FixedWidthTypes.Float16, nil
-	case *format.NullType:
-		return arrow.Null, nil
 	}
+	// A column of logical type NULL (Arrow's null type, all its values null: pyarrow writes
+	// one as INT32) reads by its physical type, as DuckDB reads it: its rows are read if
+	// they hold no value (empty lists) and refused at the first null otherwise.
 	switch ct {
 	case deprecated.Decimal:
 		return &arrow.Decimal128Type{Precision: el.Precision.V, Scale: el.Scale.V}, nil
@@ -320,9 +321,16 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 	}
 	if n.col < 0 {
 		if isMap(n) {
-			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans and text)", ErrUnsupported, n.name())
+			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes)", ErrUnsupported, n.name())
 		}
 		return nil, mismatch()
+	}
+	if dt.ID() == arrow.NULL {
+		// Arrow's null type, which pyarrow writes as a column of logical type NULL.
+		if _, null := n.el.LogicalType.Value.(*format.NullType); !null && n.el.LogicalType.Value != nil {
+			return nil, mismatch()
+		}
+		return leafArrow(n)
 	}
 	var ok bool
 	switch n.el.Type.V {

@@ -151,7 +151,9 @@ func elemType(dt arrow.DataType) mlfeed.ElemType {
 		return mlfeed.Bool
 	case arrow.STRING, arrow.LARGE_STRING:
 		return mlfeed.String
-	case arrow.BINARY, arrow.LARGE_BINARY:
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
+		// FixedSizeBinary with mlfeed's type in the metadata (KeyType) holds fixed-size
+		// values (complex numbers, IDV's time types); without it, byte strings of one length.
 		return mlfeed.Bytes
 	case arrow.DICTIONARY:
 		return elemType(dt.(*arrow.DictionaryType).ValueType)

@@ -73,6 +73,11 @@ func (p *Plan) Learn(rec arrow.RecordBatch) error {
 			return fmt.Errorf("%w: column %q: %v", ErrFormat, name, err)
 		}
 		c.Dim, c.learn = int(off[1]), false
+		if c.Dim == 0 {
+			// No length to learn from an empty list: variable-size samples (as DuckDB
+			// reads an all-empty list column: a list of its type).
+			c.Kind = Variable
+		}
 		p.Schema.Streams[i].Dim = c.Dim
 	}
 	return nil
@@ -413,6 +418,15 @@ func (dec *Decoder) leaf(arr arrow.Array, from, to int64, t mlfeed.ElemType, pre
 	case *array.LargeBinary:
 		offs := a.ValueOffsets()
 		return strs(t, func(i int) (int64, int64) { return offs[i], offs[i+1] }, len(offs), a.ValueBytes(), from, to, prev, loc)
+	case *array.FixedSizeBinary:
+		if t == mlfeed.Bytes {
+			w := int64(a.DataType().(*arrow.FixedSizeBinaryType).ByteWidth)
+			bufs := a.Data().Buffers()
+			if len(bufs) < 2 || bufs[1] == nil {
+				return mlfeed.Buffer{}, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(from, "no value buffer"))
+			}
+			return strs(t, func(i int) (int64, int64) { return (off + int64(i)) * w, (off + int64(i) + 1) * w }, a.Len()+1, bufs[1].Bytes(), from, to, prev, loc)
+		}
 	case *array.Dictionary:
 		return dec.dictionary(a, from, to, t, prev, loc)
 	}

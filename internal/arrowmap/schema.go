@@ -199,7 +199,7 @@ func planField(f arrow.Field, get func(string) (string, bool), variableLists boo
 		col.Type = t
 	}
 	if col.Type == mlfeed.Invalid {
-		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans and text)", ErrUnsupported, leaf)
+		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans, text and bytes)", ErrUnsupported, leaf)
 	}
 	st.Type = col.Type
 
