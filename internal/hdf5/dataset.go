@@ -222,8 +222,8 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			if len(fl.params) < 3 || fl.params[2] == 0 {
 				return nil, f.errAt(at, "filter pipeline", ErrFormat, "filter 32008 (bitshuffle) without its element size")
 			}
-			if len(fl.params) > 4 && fl.params[4] != bshufNone && fl.params[4] != bshufLZ4 {
-				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 32008 (bitshuffle) with compression %d (only none and LZ4)", fl.params[4])
+			if len(fl.params) > 4 && fl.params[4] != bshufNone && fl.params[4] != bshufLZ4 && fl.params[4] != bshufZstd {
+				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 32008 (bitshuffle) with compression %d (only none, LZ4 and Zstandard)", fl.params[4])
 			}
 		case filterBlosc:
 			fl.name = "blosc"

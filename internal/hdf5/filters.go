@@ -275,20 +275,23 @@ func lz4Decode(dst, src []byte) (int, error) {
 }
 
 // Bitshuffle's parameters (cd_values) name the element size (slot 2), the block size in
-// elements (slot 3, 0 for the default) and the compression (slot 4): none, or LZ4. Its
-// Zstandard variant (3) is refused when the file is opened.
+// elements (slot 3, 0 for the default) and the compression (slot 4): none, LZ4 or Zstandard
+// (slot 5 then holds the level it was written at, which decoding does not need).
 const (
 	bshufNone = 0
 	bshufLZ4  = 2
+	bshufZstd = 3
 )
 
 // bitshuffleDecode undoes the bitshuffle filter into dst and returns the bytes written. The
 // elements are taken in blocks (of a multiple of 8 elements); within a block, bit j of byte b
 // of every element is stored together, as row 8b+j of the block, element i at bit i%8 of the
 // row's byte i/8. A chunk's last elements that do not fill 8 are stored as they are. With
-// LZ4 the chunk starts with its size (8 bytes, big-endian) and the block size in bytes (4),
-// and each block is an LZ4 block after its stored size (4), decoded into the scratch's block
-// buffer before its bits are put back.
+// LZ4 or Zstandard the chunk starts with its size (8 bytes, big-endian) and the block size in
+// bytes (4), and each block is an LZ4 block or a Zstandard frame after its stored size (4),
+// decoded into the scratch's block buffer, never past the block's size, before its bits are
+// put back; the blocks are as the block size says but for the last, which takes the whole
+// groups of 8 left, and the elements after it are stored as they are.
 func (s *scratch) bitshuffleDecode(dst, src []byte, params []uint32) (int, error) {
 	if len(params) < 3 || params[2] == 0 || params[2] > 1<<16 {
 		return 0, fmt.Errorf("bitshuffle parameters %v name no element size", params)
@@ -298,12 +301,22 @@ func (s *scratch) bitshuffleDecode(dst, src []byte, params []uint32) (int, error
 	if len(params) > 4 {
 		comp = params[4]
 	}
+	var codec string
+	switch comp {
+	case bshufNone:
+	case bshufLZ4:
+		codec = "LZ4"
+	case bshufZstd:
+		codec = "Zstandard"
+	default:
+		return 0, fmt.Errorf("bitshuffle compression %d (only none, LZ4 and Zstandard)", comp)
+	}
 	block := 0
 	if len(params) > 3 {
 		block = int(params[3])
 	}
 	total := len(src)
-	if comp == bshufLZ4 {
+	if comp != bshufNone {
 		if len(src) < 12 {
 			return 0, io.ErrUnexpectedEOF
 		}
@@ -329,16 +342,17 @@ func (s *scratch) bitshuffleDecode(dst, src []byte, params []uint32) (int, error
 	n := total / elem
 	block = min(block, n/8*8) // the blocks never exceed the chunk's whole groups of 8
 	var tmp []byte
-	if comp == bshufLZ4 && block > 0 {
+	if comp != bshufNone && block > 0 {
 		s.bs = grow(s.bs, uint64(block*elem))
 		tmp = s.bs
 	}
 	op := 0
 	for left := n / 8 * 8; left > 0; {
 		bs := min(block, left)
-		out := dst[op : op+bs*elem]
-		in := src
-		if comp == bshufLZ4 {
+		size := bs * elem
+		out := dst[op : op+size]
+		var in []byte
+		if comp != bshufNone {
 			if len(src) < 4 {
 				return op, io.ErrUnexpectedEOF
 			}
@@ -346,19 +360,30 @@ func (s *scratch) bitshuffleDecode(dst, src []byte, params []uint32) (int, error
 			if uint64(stored) > uint64(len(src)-4) {
 				return op, io.ErrUnexpectedEOF
 			}
-			k, err := lz4.UncompressBlock(src[4:4+stored], tmp[:bs*elem])
-			if err != nil || k != bs*elem {
-				return op, fmt.Errorf("LZ4 block at decoded byte %d: %d bytes where %d are expected (%v)", op, k, bs*elem, err)
+			var k int
+			var err error
+			if comp == bshufLZ4 {
+				k, err = lz4.UncompressBlock(src[4:4+stored], tmp[:size])
+			} else {
+				k, err = s.zstdDecode(tmp[:size], src[4:4+stored])
 			}
-			in, src = tmp[:bs*elem], src[4+stored:]
+			switch {
+			case errors.Is(err, errOverrun):
+				return op, fmt.Errorf("%s block at decoded byte %d decodes to more than its %d bytes", codec, op, size)
+			case err != nil:
+				return op, fmt.Errorf("%s block at decoded byte %d: %v", codec, op, err)
+			case k != size:
+				return op, fmt.Errorf("%s block at decoded byte %d holds %d bytes where %d are expected", codec, op, k, size)
+			}
+			in, src = tmp[:size], src[4+stored:]
 		} else {
-			if len(src) < bs*elem {
+			if len(src) < size {
 				return op, io.ErrUnexpectedEOF
 			}
-			in, src = src[:bs*elem], src[bs*elem:]
+			in, src = src[:size], src[size:]
 		}
 		unbitshuffle(out, in, bs, elem)
-		op += bs * elem
+		op += size
 		left -= bs
 	}
 	rest := (n % 8) * elem

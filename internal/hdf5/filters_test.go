@@ -78,15 +78,28 @@ func TestPluginFilters(t *testing.T) {
 }
 
 // Bitshuffle, alone and with LZ4 (testdata/plugins/bitshuffle.h5, written by h5py through
-// the HDF Group's bitshuffle plugin): every dataset reads as its copy without filters, with
-// the default block size and a block of 64 elements, chunks whose last elements do not fill a
-// group of 8, 1- to 8-byte elements of either byte order.
+// the HDF Group's bitshuffle plugin) and with Zstandard (plugins/bitshuffle_zstd.h5, by
+// bshuf_zstd.py through that plugin built with Zstandard): every dataset reads as its copy
+// without filters, with the default block size and a block of 64 elements, a short last block,
+// chunks whose last elements do not fill a group of 8 (or hold fewer than 8), 1- to 8-byte
+// elements of either byte order, zstd levels 0 to 22.
 func TestBitshuffle(t *testing.T) {
-	for _, name := range []string{"lz4_f4", "lz4_i2", "lz4_i8_block64", "none_u1", "none_f8"} {
-		d, got := readAll(t, "testdata/plugins/bitshuffle.h5", name)
-		_, want := readAll(t, "testdata/plugins/bitshuffle.h5", name+"_plain")
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s (filters %v): differs from %s_plain", name, d.Filters(), name)
+	for file, names := range map[string][]string{
+		"bitshuffle.h5": {"lz4_f4", "lz4_i2", "lz4_i8_block64", "none_u1", "none_f8"},
+		"bitshuffle_zstd.h5": {"zstd_f4", "zstd_i2be", "zstd_i8_block64", "zstd_u1", "zstd_u2_tiny",
+			"zstd_f8_level0", "zstd_f8_level22"},
+	} {
+		file = "testdata/plugins/" + file
+		for _, name := range names {
+			d, got := readAll(t, file, name)
+			_, want := readAll(t, file, name+"_plain")
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s (filters %v): differs from %s_plain", name, d.Filters(), name)
+			}
+			if fl := d.filters; len(fl) != 1 || fl[0].id != filterBitshuffle || len(fl[0].params) < 5 ||
+				(fl[0].params[4] == bshufZstd) != strings.HasPrefix(name, "zstd") {
+				t.Errorf("%s: filters %+v, want bitshuffle, with Zstandard as the name says", name, fl)
+			}
 		}
 	}
 }
@@ -122,6 +135,9 @@ func TestFilterDecoders(t *testing.T) {
 		{"bzip2", bzip2Encode, bzip2Decode},
 		{"zstd", zstdEncode, s.zstdDecode},
 		{"zstd stream", zstdStream, s.zstdDecode},
+		{"bitshuffle zstd", bshufZstdFrame, func(dst, src []byte) (int, error) {
+			return s.bitshuffleDecode(dst, src, []uint32{0, 4, 4, 0, bshufZstd, 3})
+		}},
 	}
 	for _, d := range decs {
 		src := d.encode(t, data)
@@ -319,6 +335,31 @@ func zstdEncode(t *testing.T, b []byte) []byte {
 	return enc.EncodeAll(b, nil)
 }
 
+// bshufZstdFrame writes b as bitshuffle with Zstandard writes a chunk of 4-byte elements: the
+// size (8 bytes, big-endian) and the block size in bytes (4), then blocks of the default 2048
+// elements (the last one the whole groups of 8 left), each bitshuffled, a Zstandard frame
+// after its size (4), then the elements that do not fill 8 as they are.
+func bshufZstdFrame(t *testing.T, b []byte) []byte {
+	const elem, block = 4, 2048
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	out := binary.BigEndian.AppendUint64(nil, uint64(len(b)))
+	out = binary.BigEndian.AppendUint32(out, block*elem)
+	n := len(b) / elem / 8 * 8
+	for i := 0; i < n; i += block {
+		in := b[i*elem : min(i+block, n)*elem]
+		shuffled := make([]byte, len(in))
+		bitshuffleBits(shuffled, in, elem)
+		f := enc.EncodeAll(shuffled, nil)
+		out = binary.BigEndian.AppendUint32(out, uint32(len(f)))
+		out = append(out, f...)
+	}
+	return append(out, b[n*elem:]...)
+}
+
 // zstdStream writes b as a Zstandard stream: no content size in the frame's header.
 func zstdStream(t *testing.T, b []byte) []byte {
 	var out bytes.Buffer
@@ -374,13 +415,33 @@ func TestLayoutVersion1Chunked(t *testing.T) {
 }
 
 // Forged bitshuffle chunks are errors, never more than the chunk: a header claiming more, a
-// block that is not a multiple of 8 elements, a truncated block, more bytes than the chunk.
+// block that is not a multiple of 8 elements, a truncated block, more bytes than the chunk;
+// with Zstandard, blocks whose stored size lies, frames that claim or hold more or fewer bytes
+// than their block, a frame that is no frame, bytes after the left-over elements.
 func TestBitshuffleForged(t *testing.T) {
 	lz4 := []uint32{0, 4, 4, 0, bshufLZ4}
+	zst := []uint32{0, 4, 4, 0, bshufZstd, 3}
 	head := func(total uint64, blockBytes uint32, rest ...byte) []byte {
 		b := binary.BigEndian.AppendUint64(nil, total)
 		return append(binary.BigEndian.AppendUint32(b, blockBytes), rest...)
 	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	frame := func(n int) []byte { return enc.EncodeAll(bytes.Repeat([]byte{7}, n), nil) }
+	// block appends a block of stored size n holding f
+	block := func(b []byte, n int, f []byte) []byte {
+		return append(binary.BigEndian.AppendUint32(b, uint32(n)), f...)
+	}
+	f64, f128, f32 := frame(64), frame(128), frame(32)
+	var stream bytes.Buffer // 128 bytes without a stated size
+	zw, _ := zstd.NewWriter(&stream)
+	zw.Write(make([]byte, 64))
+	zw.Flush()
+	zw.Write(make([]byte, 64))
+	zw.Close()
 	dst := make([]byte, 64)
 	for name, c := range map[string]struct {
 		src    []byte
@@ -392,6 +453,21 @@ func TestBitshuffleForged(t *testing.T) {
 		"no element size":     {make([]byte, 64), []uint32{0, 4}},
 		"more than the chunk": {make([]byte, 66), []uint32{0, 4, 2, 0, bshufNone}},
 		"short header":        {[]byte{0, 0, 0}, lz4},
+		"unknown compression": {head(64, 64), []uint32{0, 4, 4, 0, 9}},
+
+		"zstd claims more":           {head(1<<40, 64), zst},
+		"zstd odd block":             {head(64, 20), zst},
+		"zstd stored size past end":  {block(head(64, 64), len(f64)+1, f64), zst},
+		"zstd stored size short":     {block(head(64, 64), len(f64)-1, f64), zst},
+		"zstd stored size zero":      {block(head(64, 64), 0, nil), zst},
+		"zstd no block size":         {head(64, 64, 0, 0), zst},
+		"zstd frame claims more":     {block(head(64, 64), len(f128), f128), zst},
+		"zstd frame claims less":     {block(head(64, 64), len(f32), f32), zst},
+		"zstd stream holds more":     {block(head(64, 64), stream.Len(), stream.Bytes()), zst},
+		"zstd not a frame":           {block(head(64, 64), 8, bytes.Repeat([]byte{0xff}, 8)), zst},
+		"zstd two blocks in one":     {block(block(head(64, 32), len(f64), f64), 0, nil), zst},
+		"zstd bytes after leftovers": {append(block(head(64, 64), len(f64), f64), 1), zst},
+		"zstd blocks missing":        {block(head(64, 32), len(f32), f32), zst},
 	} {
 		if k, err := new(scratch).bitshuffleDecode(dst, c.src, c.params); err == nil {
 			t.Errorf("%s: %d bytes, no error", name, k)
@@ -399,6 +475,22 @@ func TestBitshuffleForged(t *testing.T) {
 	}
 	if _, err := new(scratch).bitshuffleDecode(dst, head(1<<40, 32), lz4); !errors.Is(err, errOverrun) {
 		t.Errorf("claims more: %v, want errOverrun", err)
+	}
+	if k, err := new(scratch).bitshuffleDecode(dst, block(head(64, 64), len(f64), f64), zst); err != nil || k != 64 {
+		t.Errorf("a good chunk of the forged ones: %d bytes, %v", k, err)
+	}
+	// 64 MiB stated in a frame for an 8 KiB block: refused before the decoder allocates for it
+	big := enc.EncodeAll(make([]byte, 64<<20), nil)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = new(scratch).bitshuffleDecode(make([]byte, 8192), block(head(8192, 8192), len(big), big), zst)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Error("64 MiB frame in an 8 KiB block: no error")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+		t.Errorf("refusing a 64 MiB frame in an 8 KiB block allocated %d bytes", grew)
 	}
 }
 

@@ -10,9 +10,8 @@
 // variable-length strings. Layouts are contiguous, compact and chunked, with every chunk index
 // (version 1 B-tree, single chunk, implicit, fixed array, extensible array, version 2 B-tree),
 // the deflate, shuffle and Fletcher-32 filters (checksums verified), and the registered LZF,
-// LZ4, bitshuffle (alone or with LZ4), bzip2 and Zstandard filters as h5py and the HDF Group's
-// plugins write them. Fill values
-// stand in for chunks never written.
+// LZ4, bitshuffle (alone, with LZ4 or with Zstandard), bzip2 and Zstandard filters as h5py and
+// the HDF Group's plugins write them. Fill values stand in for chunks never written.
 //
 // Every size and address a file states is checked against the file's size before it is used, and
 // nothing is allocated that the file's size does not justify: a dataset whose dimensions claim more

@@ -134,7 +134,7 @@ type scratch struct {
 	zd        *zstd.Decoder // decodes at most zdMax bytes (the largest dst yet, 1 KiB at least), all at once
 	zdMax     int
 	zs        *zstd.Decoder // decodes a stream
-	bs        []byte        // one block of bitshuffled elements (LZ4's), or of a Blosc frame
+	bs        []byte        // one block of bitshuffled elements (LZ4's or Zstandard's), or of a Blosc frame
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
