@@ -3,6 +3,7 @@ package arrow
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 )
 
 // TestBinaryColumns: another writer's Binary and FixedSizeBinary columns (without mlfeed's
@@ -76,6 +78,38 @@ func TestBinaryColumns(t *testing.T) {
 	for i := range rows {
 		if got[i] != rows[i] {
 			t.Errorf("row %d: %q, want %q", i, got[i], rows[i])
+		}
+	}
+	testColumns(t, buf.Bytes(), rows)
+}
+
+// testColumns reads the file of TestBinaryColumns through the registry with the option
+// columns: one column, or both in the other order; unknown or repeated names are usage errors.
+func testColumns(t *testing.T, data []byte, rows [][2]string) {
+	f, _ := format.Lookup("arrow")
+	open := func(cols string) (mlfeed.Source, error) {
+		return f.OpenReader(bytes.NewReader(data), int64(len(data)), "bin.arrow", &format.Options{Params: map[string]string{"columns": cols}})
+	}
+	src, err := open("uuid,b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if st := src.Schema().Streams; len(st) != 2 || st[0].Name != "uuid" || st[1].Name != "b" {
+		t.Fatalf("streams %+v", st)
+	}
+	c, err := src.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Sequences {
+		if got := [2]string{c.Streams[1].Values.Strings[i], c.Streams[0].Values.Strings[i]}; got != rows[i] {
+			t.Errorf("row %d: %q, want %q", i, got, rows[i])
+		}
+	}
+	for _, bad := range []string{"b,x", "b,b", "b,", ""} {
+		if _, err := open(bad); !errors.Is(err, format.ErrUsage) {
+			t.Errorf("columns=%q: %v, want a usage error", bad, err)
 		}
 	}
 }

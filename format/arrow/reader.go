@@ -34,6 +34,11 @@ type ReaderOptions struct {
 	// open (ErrTooLarge, naming the size and --memory), before anything is decompressed.
 	// Zero means sched.DefaultMemory.
 	Memory int64
+	// Columns are the names of the columns to read, in stream order (the column of sequence
+	// ids, if mlfeed wrote one, is read too). Empty means every column. The others are not
+	// decoded into streams, whatever their type; a name no column has is a usage error
+	// listing the columns.
+	Columns []string
 }
 
 // budget returns the memory budget of ReaderOptions.Memory m.
@@ -159,7 +164,11 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		schema = ir.Schema()
 		ir.Release()
 	}
-	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists); err != nil {
+	sel, err := arrowmap.Select(opts.Columns, schema.Fields())
+	if err != nil {
+		return nil, fmt.Errorf("arrow: %s: %w", name, err)
+	}
+	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists, sel); err != nil {
 		return nil, mlfeed.OffsetError(name, 0, "schema", mapErr(err))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan, Shared: rd.shared}

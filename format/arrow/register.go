@@ -13,6 +13,7 @@ import (
 var ReadParams = []format.Param{
 	{Name: "lists", Doc: "fixed (default): a List column without mlfeed metadata is a dense stream of the first row's length (variable-size if that list is empty); variable: variable-size dense samples"},
 	{Name: "mmap", Doc: "false reads the file with ReadAt instead of mapping it (default true)"},
+	arrowmap.ColumnsParam,
 }
 
 // WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
@@ -49,6 +50,9 @@ func readerOptions(o *format.Options) (*ReaderOptions, error) {
 		return nil, err
 	}
 	if ro.VariableLists, err = arrowmap.ParseLists("arrow", params); err != nil {
+		return nil, err
+	}
+	if ro.Columns, err = arrowmap.ParseColumns("arrow", params); err != nil {
 		return nil, err
 	}
 	mmap, err := arrowmap.ParseBool("arrow", params, "mmap", true)

@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/mlfeed/mlfeed"
+	mlformat "github.com/mlfeed/mlfeed/format"
 )
 
 // TestEmptyDataPage reads parquet-testing's version-2 data page with an empty snappy body as
@@ -336,6 +337,57 @@ func TestFixedLenByteArray(t *testing.T) {
 		}
 		if got := c.Streams[1].Values.Strings[i]; got != string(r.U[:]) {
 			t.Errorf("row %d u: %q, want %q", i, got, r.U[:])
+		}
+	}
+}
+
+// TestColumns reads a subset of the Parquet project's alltypes_plain.parquet, in the order
+// named, with values as DuckDB reads them; the whole file is refused for its INT96 timestamp
+// column, naming the option; names that are no column, or given twice, are usage errors.
+func TestColumns(t *testing.T) {
+	const name = "testdata/alltypes_plain.parquet"
+	_, err := Open(name, nil)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `column "timestamp_col"`) || !strings.Contains(err.Error(), "columns=NAME") {
+		t.Fatalf("every column: %v, want unsupported timestamp_col naming the option", err)
+	}
+	rd, err := Open(name, &ReaderOptions{Columns: []string{"double_col", "id", "bool_col", "string_col"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var names []string
+	for _, st := range rd.Schema().Streams {
+		names = append(names, st.Name+":"+st.Type.String())
+	}
+	if got := strings.Join(names, ","); got != "double_col:float64,id:int32,bool_col:bool,string_col:bytes" {
+		t.Fatalf("streams %s", got)
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// DuckDB 1.5.6: SELECT id, double_col, string_col, bool_col FROM read_parquet(...)
+	ids := []int32{4, 5, 6, 7, 2, 3, 0, 1}
+	for i, id := range ids {
+		d := math.Float64frombits(binary.LittleEndian.Uint64(c.Streams[0].Values.Bytes[8*i:]))
+		if got := int32(binary.LittleEndian.Uint32(c.Streams[1].Values.Bytes[4*i:])); got != id {
+			t.Errorf("row %d: id %d, want %d", i, got, id)
+		}
+		odd := id%2 == 1
+		if want := map[bool]float64{false: 0, true: 10.1}[odd]; d != want {
+			t.Errorf("row %d: double_col %v, want %v", i, d, want)
+		}
+		if got, want := c.Streams[2].Values.Bytes[i] == 1, !odd; got != want {
+			t.Errorf("row %d: bool_col %v, want %v", i, got, want)
+		}
+		if got, want := c.Streams[3].Values.Strings[i], map[bool]string{false: "0", true: "1"}[odd]; got != want {
+			t.Errorf("row %d: string_col %q, want %q", i, got, want)
+		}
+	}
+	for _, cols := range [][]string{{"id", "nope"}, {"id", "Id"}} {
+		_, err := Open(name, &ReaderOptions{Columns: cols})
+		if !errors.Is(err, mlformat.ErrUsage) || !strings.Contains(err.Error(), `no column "`+cols[1]+`" (the columns: "id", "bool_col",`) {
+			t.Errorf("%v: %v, want a usage error listing the columns", cols, err)
 		}
 	}
 }

@@ -38,6 +38,10 @@ type ReaderOptions struct {
 	// ErrTooLarge before it is read; the stored Arrow schema is decoded allocating no more
 	// than its own size. Zero means sched.DefaultMemory.
 	Memory int64
+	// Columns are the names of the columns to read, in stream order (the column of sequence
+	// ids, if mlfeed wrote one, is read too). Empty means every column. The others are not
+	// read, whatever their type; a name no column has is a usage error listing the columns.
+	Columns []string
 }
 
 // Reader reads a Parquet file. It implements mlfeed.Source, mlfeed.ChunkReuser and
@@ -48,9 +52,11 @@ type Reader struct {
 	size    int64
 	pf      *pq.File
 	md      *format.FileMetaData
-	fields  []*node // the schema's top-level fields, one per Arrow column
-	leaves  []*node // every leaf column
-	types   []arrow.DataType
+	fields  []*node          // the schema's top-level fields
+	leaves  []*node          // every leaf column
+	sel     []int            // the indices in fields of those read, in stream order: one per Arrow column
+	need    []bool           // by leaf: under a field read
+	types   []arrow.DataType // by Arrow column (sel)
 	plan    *arrowmap.Plan
 	dec     arrowmap.Decoder
 	chunks  []mlfeed.ChunkInfo
@@ -105,19 +111,23 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 	if err != nil {
 		return footerErr(arrowSchemaKey+" metadata", fmt.Errorf("%w: %v", ErrFormat, err))
 	}
-	fields := make([]arrow.Field, len(rd.fields))
 	if stored != nil && stored.NumFields() != len(rd.fields) {
 		return footerErr(arrowSchemaKey+" metadata", fmt.Errorf("%w: %d fields for %d Parquet columns", errSchemaMeta, stored.NumFields(), len(rd.fields)))
 	}
-	for i, n := range rd.fields {
+	if err := rd.selectColumns(opts.Columns, stored); err != nil {
+		return nil, err
+	}
+	fields := make([]arrow.Field, len(rd.sel))
+	for k, i := range rd.sel {
+		n := rd.fields[i]
 		var dt arrow.DataType
 		if stored != nil {
 			f := stored.Field(i)
 			dt, err = resolve(f.Type, n, false)
-			fields[i] = arrow.Field{Name: f.Name, Type: dt, Nullable: f.Nullable, Metadata: f.Metadata}
+			fields[k] = arrow.Field{Name: f.Name, Type: dt, Nullable: f.Nullable, Metadata: f.Metadata}
 		} else {
 			dt, err = arrowOf(n, false)
-			fields[i] = arrow.Field{Name: n.name(), Type: dt, Nullable: true}
+			fields[k] = arrow.Field{Name: n.name(), Type: dt, Nullable: true}
 		}
 		if err != nil {
 			if errors.Is(err, errSchemaMeta) {
@@ -132,7 +142,7 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 		m := stored.Metadata()
 		md = &m
 	}
-	if rd.plan, err = arrowmap.NewPlan(arrow.NewSchema(fields, md), opts.VariableLists); err != nil {
+	if rd.plan, err = arrowmap.NewPlan(arrow.NewSchema(fields, md), opts.VariableLists, nil); err != nil {
 		return footerErr("schema", mapErr(err))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan}
@@ -159,6 +169,42 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 		rd.sampleCounts(size)
 	}
 	return rd, nil
+}
+
+// selectColumns sets the top-level fields the reader reads (rd.sel), those the names select
+// (ReaderOptions.Columns; all when there are none), and the leaf columns under them
+// (rd.need). stored is the stored Arrow schema, or nil.
+func (rd *Reader) selectColumns(names []string, stored *arrow.Schema) error {
+	var all []arrow.Field
+	if stored != nil {
+		all = stored.Fields()
+	} else {
+		for _, n := range rd.fields {
+			all = append(all, arrow.Field{Name: n.name()})
+		}
+	}
+	sel, err := arrowmap.Select(names, all)
+	if err != nil {
+		return fmt.Errorf("parquet: %s: %w", rd.name, err)
+	}
+	if sel == nil {
+		sel = make([]int, len(rd.fields))
+		for i := range sel {
+			sel[i] = i
+		}
+	}
+	rd.sel = sel
+	rd.need = make([]bool, len(rd.leaves))
+	for _, i := range sel {
+		end := len(rd.leaves)
+		if i+1 < len(rd.fields) {
+			end = rd.fields[i+1].first
+		}
+		for j := rd.fields[i].first; j < end; j++ {
+			rd.need[j] = true
+		}
+	}
+	return nil
 }
 
 // openPQ opens the Parquet file in r with parquet-go, turning a panic on a malformed footer
@@ -365,6 +411,9 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if !rd.need[j] {
+			continue
+		}
 		if a.rows == 0 {
 			a.leaves[j] = newLeaf(n)
 			continue
@@ -382,7 +431,7 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 		}
 		a.leaves[j] = ld
 	}
-	cols := make([]arrow.Array, len(rd.fields))
+	cols := make([]arrow.Array, len(rd.sel))
 	defer func() {
 		for _, c := range cols {
 			if c != nil {
@@ -390,7 +439,8 @@ func (rd *Reader) record(ctx context.Context, i int) (arrow.RecordBatch, error) 
 			}
 		}
 	}()
-	for k, n := range rd.fields {
+	for k, i := range rd.sel {
+		n := rd.fields[i]
 		d, err := a.build(rd.types[k], n, 0, 0, false)
 		if err != nil {
 			return nil, mlfeed.OffsetError(rd.name, off, where, err)
@@ -510,7 +560,12 @@ func plainFits(h *format.PageHeader, n *node, width int) error {
 // the uncompressed pages much smaller than the values they describe.
 func (rd *Reader) decodedSize(rg *format.RowGroup) int64 {
 	var n int64
+	all := true
 	for j := range rg.Columns {
+		if j < len(rd.need) && !rd.need[j] {
+			all = false
+			continue
+		}
 		cm := &rg.Columns[j].MetaData
 		var w int64
 		switch cm.Type {
@@ -532,6 +587,9 @@ func (rd *Reader) decodedSize(rg *format.RowGroup) int64 {
 		} else {
 			n += max(cm.TotalUncompressedSize, 0)
 		}
+	}
+	if !all {
+		return n // rg.TotalByteSize counts the columns not read too
 	}
 	return max(n, rg.TotalByteSize)
 }

@@ -11,6 +11,7 @@ import (
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
 var ReadParams = []format.Param{
 	{Name: "lists", Doc: "fixed (default): a list column without mlfeed metadata is a dense stream of the first row's length (variable-size if that list is empty); variable: variable-size dense samples"},
+	arrowmap.ColumnsParam,
 }
 
 // WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
@@ -45,7 +46,10 @@ func readerOptions(o *format.Options) (*ReaderOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro.VariableLists, err = arrowmap.ParseLists("parquet", params)
+	if ro.VariableLists, err = arrowmap.ParseLists("parquet", params); err != nil {
+		return nil, err
+	}
+	ro.Columns, err = arrowmap.ParseColumns("parquet", params)
 	return ro, err
 }
 

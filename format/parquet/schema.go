@@ -64,6 +64,9 @@ func schemaTree(els []format.SchemaElement) (fields, leaves []*node, err error) 
 			leaves = append(leaves, n)
 			return n, nil
 		}
+		if err := groupAnnotation(el); err != nil {
+			return nil, err
+		}
 		if kids < 0 || kids > len(els)-pos {
 			return nil, fmt.Errorf("%w: schema element %q claims %d children, %d elements remain", ErrFormat, el.Name, kids, len(els)-pos)
 		}
@@ -86,6 +89,26 @@ func schemaTree(els []format.SchemaElement) (fields, leaves []*node, err error) 
 		return nil, nil, fmt.Errorf("%w: %d schema elements outside the tree", ErrFormat, len(els)-pos)
 	}
 	return root.children, leaves, nil
+}
+
+// groupAnnotation checks the logical and converted types of a group: LIST, MAP (and
+// MAP_KEY_VALUE) and VARIANT annotate groups; the others apply to primitive columns only, and a
+// group annotated so is invalid (arrow-go refuses it too). A logical type parquet-go does not
+// know decodes to none and is ignored, as the format says.
+func groupAnnotation(el *format.SchemaElement) error {
+	switch el.LogicalType.Value.(type) {
+	case nil, *format.ListType, *format.MapType, *format.VariantType:
+	default:
+		return fmt.Errorf("%w: group %q annotated as %s, a logical type of primitive columns", ErrFormat, el.Name, el.LogicalType.Value)
+	}
+	if el.ConvertedType.Valid {
+		switch el.ConvertedType.V {
+		case deprecated.List, deprecated.Map, deprecated.MapKeyValue:
+		default:
+			return fmt.Errorf("%w: group %q annotated with converted type %d, one of primitive columns", ErrFormat, el.Name, el.ConvertedType.V)
+		}
+	}
+	return nil
 }
 
 // isList reports whether group n is annotated as a LIST.
@@ -134,7 +157,7 @@ func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 	}
 	switch {
 	case isMap(n):
-		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes)", ErrUnsupported, n.name())
+		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
 	case isList(n):
 		rep, elem, err := listParts(n)
 		if err != nil {
@@ -321,7 +344,7 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 	}
 	if n.col < 0 {
 		if isMap(n) {
-			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes)", ErrUnsupported, n.name())
+			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
 		}
 		return nil, mismatch()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -92,6 +93,71 @@ func orList(words []string) string {
 func ParseLists(prefix string, params map[string]string) (bool, error) {
 	v, err := Choice(prefix, params, "lists", "fixed", "variable")
 	return v == "variable", err
+}
+
+// ColumnsParam is the reader option that selects columns, as ParseColumns parses it.
+var ColumnsParam = format.Param{Name: "columns", Doc: "NAME,NAME,...: the columns to read, in stream order (default: every column); the others are not read, whatever their type"}
+
+// ParseColumns parses the reader option columns: names separated by commas, none empty or
+// given twice; nil when absent.
+func ParseColumns(prefix string, params map[string]string) ([]string, error) {
+	v, ok := params["columns"]
+	if !ok {
+		return nil, nil
+	}
+	names := strings.Split(v, ",")
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] {
+			return nil, format.UsageErrorf("%s: columns %q: each column named once, none empty (NAME,NAME,...)", prefix, v)
+		}
+		seen[n] = true
+	}
+	return names, nil
+}
+
+// Select returns the indices of the fields named, in the order named, then that of the field
+// holding sequence ids (KeyRole "id"), if there is one and it is not named; nil (every field)
+// when names is empty. A name no field has, or more than one has, is a usage error listing the
+// columns there are.
+func Select(names []string, fields []arrow.Field) ([]int, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	at := make(map[string]int, len(fields))
+	id := -1
+	for i, f := range fields {
+		if _, dup := at[f.Name]; dup {
+			at[f.Name] = -1
+		} else {
+			at[f.Name] = i
+		}
+		if k := f.Metadata.FindKey(KeyRole); k >= 0 && f.Metadata.Values()[k] == "id" && id < 0 {
+			id = i
+		}
+	}
+	out := make([]int, 0, len(names)+1)
+	for _, n := range names {
+		i, ok := at[n]
+		switch {
+		case !ok:
+			have := make([]string, len(fields))
+			for k, f := range fields {
+				have[k] = strconv.Quote(f.Name)
+			}
+			return nil, fmt.Errorf("%w: no column %q (the columns: %s)", format.ErrUsage, n, strings.Join(have, ", "))
+		case i < 0:
+			return nil, fmt.Errorf("%w: column name %q is given to more than one column", format.ErrUsage, n)
+		}
+		out = append(out, i)
+		if i == id {
+			id = -1
+		}
+	}
+	if id >= 0 {
+		out = append(out, id)
+	}
+	return out, nil
 }
 
 // ParseBool parses a true-or-false option, def when absent.

@@ -97,12 +97,20 @@ func storageType(dt arrow.DataType) arrow.DataType {
 	return dt
 }
 
-// NewPlan maps the Arrow schema as to streams. variableLists reads List columns that carry no
-// mlfeed dimension as variable-size dense samples instead of fixed ones of the first row's
-// length.
-func NewPlan(as *arrow.Schema, variableLists bool) (*Plan, error) {
+// NewPlan maps the Arrow schema as to streams: the fields at the indices fields gives, in
+// that order (see Select), or every field when fields is nil. variableLists reads List columns
+// that carry no mlfeed dimension as variable-size dense samples instead of fixed ones of the
+// first row's length.
+func NewPlan(as *arrow.Schema, variableLists bool, fields []int) (*Plan, error) {
 	p := &Plan{IDField: -1, Arrow: as}
-	for fi, f := range as.Fields() {
+	if fields == nil {
+		fields = make([]int, as.NumFields())
+		for i := range fields {
+			fields[i] = i
+		}
+	}
+	for _, fi := range fields {
+		f := as.Field(fi)
 		md := f.Metadata
 		get := func(k string) (string, bool) {
 			i := md.FindKey(k)
@@ -199,7 +207,7 @@ func planField(f arrow.Field, get func(string) (string, bool), variableLists boo
 		col.Type = t
 	}
 	if col.Type == mlfeed.Invalid {
-		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans, text and bytes)", ErrUnsupported, leaf)
+		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, leaf)
 	}
 	st.Type = col.Type
 
