@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
@@ -48,7 +49,9 @@ func Match(head []byte) bool {
 	return bytes.HasPrefix(head, []byte(magic)) || matchStream(head)
 }
 
-// matchStream reports whether head starts with a framed schema message.
+// matchStream reports whether head starts with a framed schema message: one that head
+// holds, parsed; or the start of a longer one (a schema of many columns), which MatchFile
+// reads whole.
 func matchStream(head []byte) bool {
 	if len(head) < 16 || binary.LittleEndian.Uint32(head) != 0xFFFFFFFF {
 		return false
@@ -57,8 +60,25 @@ func matchStream(head []byte) bool {
 	if n <= 0 || n%8 != 0 {
 		return false
 	}
-	m, err := parseMessage(head[8:min(len(head), 8+n)])
+	if 8+n > len(head) {
+		return true
+	}
+	m, err := parseMessage(head[8 : 8+n])
 	return err == nil && m.kind == headerSchema
+}
+
+// MatchFile reports whether the size bytes of r, whose head Match accepted, are an Arrow file,
+// or a stream whose first message is a schema (read whole, up to 64 MiB).
+func MatchFile(r io.ReaderAt, size int64) bool {
+	var head [8]byte
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return false
+	}
+	if bytes.HasPrefix(head[:], []byte(magic)) {
+		return true
+	}
+	m, ok, err := readMessage(r, size, 0, "")
+	return err == nil && ok && m.kind == headerSchema
 }
 
 // mapErr gives an error of the shared Arrow mapping this package's name and sentinels.

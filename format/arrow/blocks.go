@@ -30,6 +30,7 @@ type message struct {
 	compressed   bool       // the record batch's buffers are compressed
 	unpacked     int64      // the body's size once decompressed (the body length if not compressed)
 	buffers      [][2]int64 // compressed record and dictionary batches: (offset, length) of each buffer
+	bigEndian    bool       // a schema whose data is big-endian
 }
 
 // fb is a bounds-checked view of a flatbuffer.
@@ -157,6 +158,9 @@ func parseMessage(b []byte) (message, error) {
 		switch m.kind {
 		case headerSchema:
 			f.checkSchema(h)
+			if q := f.field(h, 0); q != 0 { // endianness: 0 little, 1 big
+				m.bigEndian = f.u16(q) == 1
+			}
 		case headerRecordBatch:
 			m.rows, m.compressed, m.buffers = f.checkBatch(h)
 		case headerDictionaryBatch:

@@ -100,6 +100,13 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	return rd, nil
 }
 
+// bigEndian reports whether the Arrow file in r (its schema message, after the magic)
+// declares big-endian data; false when that message cannot be read (the reader reports it).
+func bigEndian(r io.ReaderAt, size int64, name string) bool {
+	m, ok, err := readMessage(r, size, 8, name)
+	return err == nil && ok && m.kind == headerSchema && m.bigEndian
+}
+
 // populate maps the pages of batch i in the first time it is read from the mapping: one
 // system call instead of a page fault per page, on the caller's goroutine.
 func (rd *Reader) populate(i int) {
@@ -134,7 +141,9 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 		if dicts > 0 {
 			rd.dictMu = new(sync.Mutex)
 		}
-		if mapped != nil && dicts == 0 {
+		// Nor can it swap the bytes of big-endian data, which it does in the buffers it
+		// reads: such files are read through ReadAt too, and swapped in the copies.
+		if mapped != nil && dicts == 0 && !bigEndian(r, size, name) {
 			rd.zero = true
 			rd.file, err = ipc.NewMappedFileReader(mapped, ipc.WithBodySizeLimit(size))
 		} else {

@@ -30,6 +30,7 @@ func init() {
 		KeepsShape:  true,
 		Extensions:  []string{".arrow", ".feather", ".arrows"},
 		Match:       Match,
+		MatchFile:   MatchFile,
 		ReadParams:  ReadParams,
 		WriteParams: WriteParams,
 		Open:        open,

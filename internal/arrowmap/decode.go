@@ -49,7 +49,9 @@ func (l locator) down(offsets []int64, base int64) locator {
 
 func identity(i int64) int64 { return i }
 
-// Learn sets the dimension of the streams Plan.NeedsDim lists from the first row of rec.
+// Learn sets the dimension of the streams Plan.NeedsDim lists from the first row of rec (for a
+// column of lists of samples, from the first sample of the first row that has one); a first
+// list of no values makes the stream's samples variable-size.
 func (p *Plan) Learn(rec arrow.RecordBatch) error {
 	for _, i := range p.NeedsDim() {
 		c := &p.Columns[i]
@@ -59,14 +61,15 @@ func (p *Plan) Learn(rec arrow.RecordBatch) error {
 			return fmt.Errorf("%w: column %q: no row to learn the list length from (declare the stream's dim in the mlfeed.dim field metadata)", ErrFormat, name)
 		}
 		if c.Seq {
-			off, child, _, err := listOffsets(arr, 1, nil)
+			// The first sample of the first row that has one.
+			off, child, base, err := listOffsets(arr, arr.Len(), nil)
 			if err != nil {
 				return fmt.Errorf("%w: column %q: %v", ErrFormat, name, err)
 			}
-			if off[1] == 0 {
-				return fmt.Errorf("%w: column %q: the first row has no samples to learn the list length from", ErrFormat, name)
+			if off[arr.Len()] == 0 {
+				return fmt.Errorf("%w: column %q: no row of the first batch has a sample to learn the list length from", ErrFormat, name)
 			}
-			arr = array.NewSlice(child, 0, 1)
+			arr = array.NewSlice(child, base, base+1)
 		}
 		off, _, _, err := listOffsets(arr, 1, nil)
 		if err != nil {
