@@ -69,6 +69,22 @@ def test_parquet_columns():
         mlfeed.open(path, options={"columns": "id,nope"})
 
 
+def test_arrow_big_endian():
+    # The Arrow project's big-endian integration file reads as its little-endian twin (a mapped
+    # big-endian file killed the interpreter: arrow-go swaps its bytes in place)
+    d = os.path.join(ROOT, "format", "arrow", "testdata")
+    cols = {"columns": "int16_nonnullable,uint64_nonnullable,float64_nonnullable,utf8_nonnullable"}
+    with mlfeed.open(os.path.join(d, "integration-le-primitive.arrow"), options=cols) as ds:
+        le = ds.read()
+    for name in ("integration-be-primitive.arrow", "integration-be-primitive.stream"):
+        with mlfeed.open(os.path.join(d, name), options=cols) as ds:
+            be = ds.read()
+        assert list(be) == list(le)
+        for k in le:
+            np.testing.assert_array_equal(be[k], le[k])
+        assert be["int16_nonnullable"].dtype == np.int16
+
+
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_hdf5_lzf_with_h5py(tmp_path, shuffle):
     # h5py's own compression filter, LZF: random floats (chunks it cannot shrink are stored
