@@ -400,7 +400,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc:
+		case 1, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc, filterNbit, filterScaleOffset:
 			var err error
 			switch filters[i].id {
 			case 1:
@@ -417,6 +417,10 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				k, err = s.bitshuffleDecode(next, cur, filters[i].params)
 			case filterBlosc:
 				k, err = s.bloscDecode(next, cur)
+			case filterNbit:
+				k, err = nbitDecode(next, cur, filters[i].nbit)
+			case filterScaleOffset:
+				k, err = soDecode(next, cur, filters[i].so)
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}
