@@ -16,8 +16,9 @@ libhdf5 h5py loaded).
   narrow integers contiguous without a filter (contig), and a compound (cmpd) of a narrow
   int32, a float64, an array of 3 narrow big-endian uint16, a 5-byte string, a nested
   compound (narrow int8, float32), a narrow big-endian int64 and padding between members.
-  f4_p20 is a float32 of 20 bits (HDF5's own n-bit test type: sign at 26, exponent 6 bits at
-  20, bias 31, mantissa 13 bits at 7, offset 7): mlfeed refuses its datatype, not listed.
+  f4_p20 is a 4-byte float of 20 bits (HDF5's own n-bit test type: sign at bit 26, exponent
+  of 6 bits at 20, bias 31, mantissa of 13 bits at 7): mlfeed refuses its datatype, not
+  listed.
 - scaleoffset.h5, the scale-offset filter: integers with the minimum bits found per chunk
   (scaleoffset=0) or fixed (i2_min6, lossy where a chunk spans more), with h5py's default
   fill value (0, defined), a fill value of their own, or none defined (_nofill), negative
@@ -167,6 +168,7 @@ with h5py.File(os.path.join(out, "nbit.h5"), "w", libver="latest") as f:
     ft.set_fields(26, 20, 6, 7, 13)
     ft.set_offset(7)
     ft.set_precision(20)
+    ft.set_size(4)
     ft.set_ebias(31)
     create(f, "f4_p20", ft, rng.standard_normal(100).astype("<f4"), (50,), ["nbit"])
 readback("nbit.h5")
