@@ -288,13 +288,22 @@ type bitReader struct {
 // read returns the next k bits (1 to 57), or false at the end of the stream.
 func (r *bitReader) read(k uint) (uint64, bool) {
 	if r.n < k {
-		for r.n <= 56 && r.p < len(r.src) {
-			r.acc |= uint64(r.src[r.p]) << (56 - r.n)
-			r.p++
-			r.n += 8
-		}
-		if r.n < k {
-			return 0, false
+		if r.p+8 <= len(r.src) {
+			// the whole bytes that fit; the bits of the next byte that land below them
+			// are the stream's own, ORed again when that byte is taken
+			take := (64 - r.n) >> 3
+			r.acc |= binary.BigEndian.Uint64(r.src[r.p:]) >> r.n
+			r.p += int(take)
+			r.n += take << 3
+		} else {
+			for r.n <= 56 && r.p < len(r.src) {
+				r.acc |= uint64(r.src[r.p]) << (56 - r.n)
+				r.p++
+				r.n += 8
+			}
+			if r.n < k {
+				return 0, false
+			}
 		}
 	}
 	v := r.acc >> (64 - k)
@@ -317,21 +326,34 @@ func (r *bitReader) read64(k uint) (uint64, bool) {
 // bytes (at most 8), in the byte order be says, the other bits 0.
 func (r *bitReader) numbers(dst []byte, size, prec, off int, be bool) error {
 	k, sh := uint(prec), uint(off)
+	lay := layoutOf(size, be)
 	for at := 0; at+size <= len(dst); at += size {
-		v, ok := r.read64(k)
+		var v uint64
+		var ok bool
+		if k <= 57 {
+			v, ok = r.read(k)
+		} else {
+			v, ok = r.read64(k)
+		}
 		if !ok {
 			return io.ErrUnexpectedEOF
 		}
 		v <<= sh
-		switch {
-		case size == 4 && !be:
+		switch lay {
+		case layLE4:
 			binary.LittleEndian.PutUint32(dst[at:], uint32(v))
-		case size == 2 && !be:
+		case layLE2:
 			binary.LittleEndian.PutUint16(dst[at:], uint16(v))
-		case size == 8 && !be:
+		case layLE8:
 			binary.LittleEndian.PutUint64(dst[at:], v)
-		case size == 1:
+		case lay1:
 			dst[at] = byte(v)
+		case layBE4:
+			binary.BigEndian.PutUint32(dst[at:], uint32(v))
+		case layBE2:
+			binary.BigEndian.PutUint16(dst[at:], uint16(v))
+		case layBE8:
+			binary.BigEndian.PutUint64(dst[at:], v)
 		default:
 			putUint(dst[at:at+size], v, be)
 		}
@@ -339,7 +361,39 @@ func (r *bitReader) numbers(dst []byte, size, prec, off int, be bool) error {
 	return nil
 }
 
-// putUint stores v in the len(b) bytes of b (at most 8), little- or big-endian.
+// How numbers of a size and byte order are stored, for the loops that store them.
+const (
+	layOther = iota // 3, 5, 6 or 7 bytes
+	lay1
+	layLE2
+	layLE4
+	layLE8
+	layBE2
+	layBE4
+	layBE8
+)
+
+func layoutOf(size int, be bool) int {
+	switch {
+	case size == 1:
+		return lay1
+	case size == 2 && !be:
+		return layLE2
+	case size == 4 && !be:
+		return layLE4
+	case size == 8 && !be:
+		return layLE8
+	case size == 2:
+		return layBE2
+	case size == 4:
+		return layBE4
+	case size == 8:
+		return layBE8
+	}
+	return layOther
+}
+
+// putUint stores v in the len(b) bytes of b (at most 8), little- or big-endian, byte by byte.
 func putUint(b []byte, v uint64, be bool) {
 	for i := range b {
 		if be {

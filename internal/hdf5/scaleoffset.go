@@ -132,56 +132,49 @@ func soDecode(dst, src []byte, p *soParams) (int, error) {
 	r := bitReader{src: data}
 	k := uint(minbits)
 	marker := uint64(1)<<k - 1
-	next := func() uint64 {
-		if k == 0 {
-			return 0
-		}
-		v, _ := r.read64(k) // the stream's length is checked above
-		return v
+	mode := 0 // integers
+	var scale32, lo32 float32
+	var scale64, lo64 float64
+	if p.float && p.size == 4 {
+		mode, scale32, lo32 = 1, float32(pow10(p.d, 32)), math.Float32frombits(uint32(minval))
+	} else if p.float {
+		mode, scale64, lo64 = 2, pow10(p.d, 64), math.Float64frombits(minval)
 	}
-	put := func(at int, v uint64) {
+	lay := layoutOf(p.size, p.be)
+	for at := 0; at < len(out); at += p.size {
+		var v uint64
 		switch {
-		case p.size == 4 && !p.be:
+		case k == 0:
+		case k <= 57:
+			v, _ = r.read(k) // the stream's length is checked above
+		default:
+			v, _ = r.read64(k)
+		}
+		switch {
+		case p.fill && v == marker:
+			v = p.fillv
+		case mode == 0:
+			v += minval
+		case mode == 1:
+			v = uint64(math.Float32bits(float32(float32(int32(uint32(v)))/scale32) + lo32))
+		default:
+			v = math.Float64bits(float64(float64(int64(v))/scale64) + lo64)
+		}
+		switch lay {
+		case layLE4:
 			binary.LittleEndian.PutUint32(out[at:], uint32(v))
-		case p.size == 8 && !p.be:
+		case layLE8:
 			binary.LittleEndian.PutUint64(out[at:], v)
+		case layLE2:
+			binary.LittleEndian.PutUint16(out[at:], uint16(v))
+		case lay1:
+			out[at] = byte(v)
+		case layBE4:
+			binary.BigEndian.PutUint32(out[at:], uint32(v))
+		case layBE8:
+			binary.BigEndian.PutUint64(out[at:], v)
 		default:
 			putUint(out[at:at+p.size], v, p.be)
-		}
-	}
-	switch {
-	case !p.float:
-		for at := 0; at < len(out); at += p.size {
-			v := next()
-			if p.fill && v == marker {
-				put(at, p.fillv)
-			} else {
-				put(at, v+minval)
-			}
-		}
-	case p.size == 4:
-		scale := float32(pow10(p.d, 32))
-		lo := math.Float32frombits(uint32(minval))
-		for at := 0; at < len(out); at += 4 {
-			v := next()
-			if p.fill && v == marker {
-				put(at, p.fillv)
-				continue
-			}
-			x := float32(float32(int32(uint32(v)))/scale) + lo
-			put(at, uint64(math.Float32bits(x)))
-		}
-	default:
-		scale := pow10(p.d, 64)
-		lo := math.Float64frombits(minval)
-		for at := 0; at < len(out); at += 8 {
-			v := next()
-			if p.fill && v == marker {
-				put(at, p.fillv)
-				continue
-			}
-			x := float64(float64(int64(v))/scale) + lo
-			put(at, math.Float64bits(x))
 		}
 	}
 	return int(total), nil
