@@ -262,6 +262,12 @@ func nbitDecode(dst, src []byte, p *nbitParams) (int, error) {
 	out := dst[:total]
 	r := bitReader{src: src}
 	e := &p.elem
+	if e.kind == nbitAtomic && e.prec%8 == 0 && e.off%8 == 0 {
+		if err := wholeBytes(out, src, e.size, e.prec/8, e.off/8, e.be); err != nil {
+			return 0, err
+		}
+		return int(total), nil
+	}
 	if e.kind == nbitAtomic && e.size <= 8 {
 		if err := r.numbers(out, e.size, e.prec, e.off, e.be); err != nil {
 			return 0, err
@@ -275,6 +281,35 @@ func nbitDecode(dst, src []byte, p *nbitParams) (int, error) {
 		}
 	}
 	return int(total), nil
+}
+
+// wholeBytes unpacks numbers whose bits are whole bytes (n bytes from byte lo, counted from
+// the least significant): each takes n bytes of src, most significant first, and the
+// element's other bytes are 0.
+func wholeBytes(out, src []byte, size, n, lo int, be bool) error {
+	elems := len(out) / size
+	if len(src)/n < elems {
+		return io.ErrUnexpectedEOF
+	}
+	clear(out)
+	if be { // the bytes in the stream's order
+		for i, at := 0, size-lo-n; i < elems; i, at = i+1, at+size {
+			copy(out[at:at+n], src[i*n:])
+		}
+		return nil
+	}
+	if n == 1 {
+		for i, at := 0, lo; i < elems; i, at = i+1, at+size {
+			out[at] = src[i]
+		}
+		return nil
+	}
+	for i, at := 0, lo+n-1; i < elems; i, at = i+1, at+size {
+		for j, b := range src[i*n : i*n+n] {
+			out[at-j] = b
+		}
+	}
+	return nil
 }
 
 // bitReader reads a stream of bits, most significant first.

@@ -148,59 +148,72 @@ func nbitAtomicParams(elems, size, order, prec, off uint32) []uint32 {
 	return []uint32{8, 0, elems, nbitAtomic, size, order, prec, off}
 }
 
-// Numbers of every size from 1 to 16 bytes, both byte orders, random precisions and offsets:
+// Numbers of every size from 1 to 16 bytes, both byte orders, random precisions and offsets,
+// and of whole bytes:
 // each value's bits land at their offset in the element, in the element's byte order, the
 // other bits 0.
 func TestNbitNumbers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
+	type number struct {
+		size, prec, off int
+		be              bool
+	}
+	var cases []number
 	for _, size := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
 		for range 20 {
 			prec := 1 + rng.IntN(8*size)
-			off := rng.IntN(8*size - prec + 1)
-			be := rng.IntN(2) == 1
-			elems := 1 + rng.IntN(50)
-			var w bitWriter
-			want := make([]byte, elems*size)
-			for e := range elems {
-				// prec random bits, written from the most significant in chunks of up to 64
-				for left := prec; left > 0; {
-					k := min(left, 64)
-					v := rng.Uint64() >> (64 - k)
-					w.put(v, uint(k))
-					for i := range k {
-						bit := off + left - k + i
-						if v>>uint(i)&1 == 0 {
-							continue
-						}
-						byteAt := bit / 8
-						if be {
-							byteAt = size - 1 - byteAt
-						}
-						want[e*size+byteAt] |= 1 << (bit % 8)
+			cases = append(cases, number{size, prec, rng.IntN(8*size - prec + 1), rng.IntN(2) == 1})
+		}
+	}
+	for _, be := range []bool{false, true} { // whole bytes
+		for _, c := range [][3]int{{2, 8, 0}, {2, 8, 8}, {3, 16, 8}, {4, 16, 8}, {4, 24, 0}, {8, 32, 16}, {16, 64, 24}} {
+			cases = append(cases, number{c[0], c[1], c[2], be})
+		}
+	}
+	for _, c := range cases {
+		size, prec, off, be := c.size, c.prec, c.off, c.be
+		elems := 1 + rng.IntN(50)
+		var w bitWriter
+		want := make([]byte, elems*size)
+		for e := range elems {
+			// prec random bits, written from the most significant in chunks of up to 64
+			for left := prec; left > 0; {
+				k := min(left, 64)
+				v := rng.Uint64() >> (64 - k)
+				w.put(v, uint(k))
+				for i := range k {
+					bit := off + left - k + i
+					if v>>uint(i)&1 == 0 {
+						continue
 					}
-					left -= k
+					byteAt := bit / 8
+					if be {
+						byteAt = size - 1 - byteAt
+					}
+					want[e*size+byteAt] |= 1 << (bit % 8)
 				}
+				left -= k
 			}
-			order := uint32(0)
-			if be {
-				order = 1
-			}
-			p, err := parseNbit(nbitAtomicParams(uint32(elems), uint32(size), order, uint32(prec), uint32(off)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dst := make([]byte, len(want)+3)
-			for i := range dst {
-				dst[i] = 0xa5 // padding bits must come out 0
-			}
-			k, err := nbitDecode(dst, append(w.b, 0), p)
-			if err != nil || k != len(want) || string(dst[:k]) != string(want) {
-				t.Fatalf("size %d, %d bits at %d, be %v: %d bytes, %v\n got %x\nwant %x", size, prec, off, be, k, err, dst[:k], want)
-			}
-			// the last byte missing
-			if _, err := nbitDecode(dst, w.b[:len(w.b)-1], p); err != io.ErrUnexpectedEOF {
-				t.Fatalf("size %d, %d bits at %d: short stream: %v", size, prec, off, err)
-			}
+		}
+		order := uint32(0)
+		if be {
+			order = 1
+		}
+		p, err := parseNbit(nbitAtomicParams(uint32(elems), uint32(size), order, uint32(prec), uint32(off)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, len(want)+3)
+		for i := range dst {
+			dst[i] = 0xa5 // padding bits must come out 0
+		}
+		k, err := nbitDecode(dst, append(w.b, 0), p)
+		if err != nil || k != len(want) || string(dst[:k]) != string(want) {
+			t.Fatalf("size %d, %d bits at %d, be %v: %d bytes, %v\n got %x\nwant %x", size, prec, off, be, k, err, dst[:k], want)
+		}
+		// the last byte missing
+		if _, err := nbitDecode(dst, w.b[:len(w.b)-1], p); err != io.ErrUnexpectedEOF {
+			t.Fatalf("size %d, %d bits at %d: short stream: %v", size, prec, off, err)
 		}
 	}
 }

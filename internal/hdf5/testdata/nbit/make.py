@@ -9,7 +9,8 @@ n-bit filter, no fill value defined (H5Pset_fill_value with NULL, through ctypes
 libhdf5 h5py loaded).
 
 - nbit.h5, the n-bit filter: integers of 1, 2, 4 and 8 bytes, signed and unsigned, both byte
-  orders, of several precisions and bit offsets (NAME: DTYPE_pPREC_oOFFSET; values outside
+  orders, of several precisions and bit offsets, some of whole bytes (NAME:
+  DTYPE_pPREC_oOFFSET; values outside
   the precision are clipped by HDF5 when written), a 2-D one in 7 x 11 chunks, float32 and
   big-endian float64 of full precision (HDF5 marks them as stored unpacked), n-bit then gzip,
   5-byte strings (stored unpacked), a fill value in chunks never written (fill), the same
@@ -122,7 +123,7 @@ with h5py.File(os.path.join(out, "nbit.h5"), "w", libver="latest") as f:
         (h5t.STD_I32LE, "<i4", 12, 4), (h5t.STD_U32LE, "<u4", 12, 4), (h5t.STD_I16BE, ">i2", 9, 3),
         (h5t.STD_U16BE, ">u2", 5, 11), (h5t.STD_I8LE, "i1", 3, 2), (h5t.STD_U8LE, "u1", 7, 0),
         (h5t.STD_I64LE, "<i8", 40, 7), (h5t.STD_I64BE, ">i8", 37, 20), (h5t.STD_U64LE, "<u8", 63, 1),
-        (h5t.STD_I32LE, "<i4", 1, 31),
+        (h5t.STD_I32LE, "<i4", 1, 31), (h5t.STD_U16LE, "<u2", 8, 8), (h5t.STD_I32BE, ">i4", 16, 8),
     ]:
         info = np.iinfo(dt)
         span = 1 << (prec + 1)  # some values outside the precision: clipped
