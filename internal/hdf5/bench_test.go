@@ -1,7 +1,10 @@
 package hdf5
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -228,4 +231,84 @@ func BenchmarkLZOFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchReadWhole(b, d)
+}
+
+// BenchmarkNbitDecode unpacks 1 Mi elements: int32 of 12 bits at bit 4 (little-endian),
+// int16 of 9 bits at bit 3 (big-endian), and the general path of a compound of a 12-bit
+// int32 and a 20-bit big-endian int32 (8-byte records); bytes per second of output and CPU seconds per chunk.
+func BenchmarkNbitDecode(b *testing.B) {
+	const n = 1 << 20
+	for _, c := range []struct {
+		name   string
+		params []uint32
+		bits   []uint
+	}{
+		{"i4_p12", nbitAtomicParams(n, 4, 0, 12, 4), []uint{12}},
+		{"i2be_p9", nbitAtomicParams(n, 2, 1, 9, 3), []uint{9}},
+		{"cmpd", []uint32{18, 0, n, nbitCompound, 8, 2, 0, nbitAtomic, 4, 0, 12, 4, 4, nbitAtomic, 4, 1, 20, 0}, []uint{12, 20}},
+	} {
+		p, err := parseNbit(c.params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		var w bitWriter
+		for range n {
+			for _, k := range c.bits {
+				w.put(rng.Uint64(), k)
+			}
+		}
+		dst := make([]byte, n*p.size)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(dst)))
+			cpu := cputime.Seconds()
+			for range b.N {
+				if _, err := nbitDecode(dst, w.b, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
+		})
+	}
+}
+
+// BenchmarkScaleOffsetDecode decodes 1 Mi elements: int32 of 13 minimum bits, float32
+// D-scaled of 17 bits and float64 of 30 bits, each with a fill value defined; bytes per second
+// of output and CPU seconds per chunk.
+func BenchmarkScaleOffsetDecode(b *testing.B) {
+	const n = 1 << 20
+	for _, c := range []struct {
+		name    string
+		params  []uint32
+		minbits uint
+	}{
+		{"i4_13bits", []uint32{2, 0, n, 0, 4, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 13},
+		{"f4_d3_17bits", []uint32{0, 3, n, 1, 4, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 17},
+		{"f8_d4_30bits", []uint32{0, 4, n, 1, 8, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 30},
+	} {
+		p, err := parseScaleOffset(c.params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		w := bitWriter{b: binary.LittleEndian.AppendUint32(nil, uint32(c.minbits))}
+		w.b = append(w.b, 8)
+		w.b = binary.LittleEndian.AppendUint64(w.b, uint64(math.Float32bits(-12.5)))
+		w.b = append(w.b, make([]byte, 8)...)
+		w.n = 8
+		for range n {
+			w.put(rng.Uint64(), c.minbits)
+		}
+		dst := make([]byte, n*p.size)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(dst)))
+			cpu := cputime.Seconds()
+			for range b.N {
+				if _, err := soDecode(dst, w.b, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cputime.Seconds()-cpu)/float64(b.N), "cpu-s/op")
+		})
+	}
 }

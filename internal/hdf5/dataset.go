@@ -29,6 +29,8 @@ type filter struct {
 	id     uint16
 	name   string
 	params []uint32
+	nbit   *nbitParams // the n-bit filter's parameters, checked
+	so     *soParams   // the scale-offset filter's
 }
 
 // Dataset is a dataset's description; its data is read with ReadRows.
@@ -232,10 +234,22 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			}
 		case 4:
 			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")
-		case 5:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 5 (n-bit)")
-		case 6:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 6 (scale-offset)")
+		case filterNbit, filterScaleOffset:
+			var err error
+			if fl.id == filterNbit {
+				fl.name = "n-bit"
+				fl.nbit, err = parseNbit(fl.params)
+			} else {
+				fl.name = "scale-offset"
+				fl.so, err = parseScaleOffset(fl.params)
+			}
+			if pe, ok := err.(*paramError); ok {
+				kind := ErrFormat
+				if pe.unsupported {
+					kind = ErrUnsupported
+				}
+				return nil, f.errAt(at, "filter pipeline", kind, "filter %d (%s): %s", fl.id, fl.name, pe.msg)
+			}
 		default:
 			s := string(name)
 			for k := 0; k < len(s); k++ {

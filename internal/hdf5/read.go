@@ -35,8 +35,9 @@ func (d *Dataset) Rows() uint64 {
 }
 
 // ReadRows reads rows [row, row+n) of the first dimension into dst, which must hold exactly
-// n*RowLen() elements of Type.Size bytes. Numbers are converted to little-endian; strings
-// (fixed-length) are copied as stored.
+// n*RowLen() elements of Type.Size bytes. Numbers are converted to little-endian, and integers
+// narrower than their bytes (Datatype.Bits) widened as h5py reads them; strings (fixed-length)
+// are copied as stored.
 func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
 	return d.ReadRowsContext(context.Background(), dst, row, n)
 }
@@ -60,7 +61,7 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 		return nil
 	}
 	start := row * rl * es
-	swapped := d.Type.BigEndian && d.Type.Class != String
+	conv := d.Type.converts()
 	switch d.layout {
 	case layoutCompact:
 		copy(dst, d.compact[start:])
@@ -69,7 +70,7 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 			d.fillBytes(dst)
 			break
 		}
-		// pieces of a whole number of elements, read (and swapped) in parallel
+		// pieces of a whole number of elements, read (and converted) in parallel
 		piece := max(readPiece/es, 1) * es
 		pieces := (uint64(len(dst)) + piece - 1) / piece
 		return sched.Parallel(ctx, int(pieces), func(_ context.Context, i int) error {
@@ -78,16 +79,16 @@ func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64
 			if err := d.f.readInto(b, d.addr+start+lo, "data of "+d.path); err != nil {
 				return err
 			}
-			if swapped {
-				swap(b, int(es))
+			if conv {
+				d.Type.toLE(b)
 			}
 			return nil
 		})
 	case layoutChunked:
 		return d.readChunked(ctx, dst, row, n)
 	}
-	if swapped {
-		swap(dst, int(es))
+	if conv {
+		d.Type.toLE(dst)
 	}
 	return nil
 }
@@ -152,7 +153,7 @@ type region struct {
 }
 
 // readChunked reads rows [row, row+n) of a chunked dataset, decoding its chunks in parallel
-// and converting big-endian elements to little-endian (each chunk's part as it lands).
+// and converting the elements as ReadRows says (each chunk's part as it lands).
 func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) error {
 	if err := d.loadIndex(); err != nil {
 		return err
@@ -185,8 +186,8 @@ func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) er
 		}
 		d.f.work.Add(present)
 		d.fillBytes(dst)
-		if d.Type.BigEndian && d.Type.Class != String {
-			swap(dst, d.Type.Size)
+		if d.Type.converts() {
+			d.Type.toLE(dst)
 		}
 		count = uint64(len(keys))
 	}
@@ -214,8 +215,8 @@ func (d *Dataset) readChunked(ctx context.Context, dst []byte, row, n uint64) er
 	})
 }
 
-// copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst, swapping big-endian
-// elements to little-endian.
+// copyChunk copies the part of chunk g.sc inside rows [row, row+n) to dst, converting the
+// elements as ReadRows says (Datatype.toLE).
 func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, dst []byte, row, n uint64, limit int64) error {
 	rank := len(d.chunk)
 	es := uint64(d.Type.Size)
@@ -255,24 +256,24 @@ func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, ds
 		s.raw = grow(s.raw, d.chunkBytes)
 		out = s.raw
 	}
-	swapped := d.Type.BigEndian && d.Type.Class != String
+	conv := d.Type.converts()
 	if !ok {
 		if !direct {
 			// fill only the part of dst this chunk covers
 			out = nil
 		} else {
 			d.fillBytes(out)
-			if swapped {
-				swap(out, int(es))
+			if conv {
+				d.Type.toLE(out)
 			}
 			return nil
 		}
 	} else if err := d.decodeChunk(s, out, loc, edge); err != nil {
 		return err
 	}
-	if swapped && out != nil {
+	if conv && out != nil {
 		// the whole chunk when it went to scratch: a partial chunk's copies are then in order
-		swap(out, int(es))
+		d.Type.toLE(out)
 	}
 	if direct {
 		return nil
@@ -294,8 +295,8 @@ func (d *Dataset) copyChunk(s *scratch, g *region, cstride, dstride []uint64, ds
 		}
 		if out == nil {
 			d.fillBytes(dst[do*es : do*es+run])
-			if swapped {
-				swap(dst[do*es:do*es+run], int(es))
+			if conv {
+				d.Type.toLE(dst[do*es : do*es+run])
 			}
 		} else {
 			copy(dst[do*es:do*es+run], out[co*es:co*es+run])
@@ -399,7 +400,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc:
+		case 1, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc, filterNbit, filterScaleOffset:
 			var err error
 			switch filters[i].id {
 			case 1:
@@ -416,6 +417,10 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				k, err = s.bitshuffleDecode(next, cur, filters[i].params)
 			case filterBlosc:
 				k, err = s.bloscDecode(next, cur)
+			case filterNbit:
+				k, err = nbitDecode(next, cur, filters[i].nbit)
+			case filterScaleOffset:
+				k, err = soDecode(next, cur, filters[i].so)
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}

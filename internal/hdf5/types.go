@@ -2,6 +2,7 @@ package hdf5
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -34,6 +35,12 @@ type Datatype struct {
 	// Integer only: stored as an enumeration of this integer type or as a bitfield, read as
 	// the integers (h5py reads both so); the names of an enumeration's members are not kept.
 	Enum, Bitfield bool
+	// Integer only: an integer of fewer bits than its bytes hold (HDF5's precision and bit
+	// offset, as H5Tset_precision and H5Tset_offset make them; the n-bit filter stores just
+	// those bits): its value is the Bits bits from bit BitOffset, sign-extended when Signed,
+	// and the bits around them (padding) are ignored, as h5py reads such integers. Both are 0
+	// for an integer that fills its bytes.
+	Bits, BitOffset int
 	// Bool marks h5py's bool: an enumeration of a 1-byte integer whose members are exactly
 	// FALSE (0) and TRUE (1). ElemType is then mlfeed.Bool.
 	Bool bool
@@ -64,13 +71,58 @@ func (m *Member) Elems() uint64 {
 }
 
 // Gather copies member m of each record in recs (records of size bytes) to dst, which must
-// hold len(recs)/size*m.Size bytes, converting numbers to little-endian.
+// hold len(recs)/size*m.Size bytes, converting numbers as ReadRows does (little-endian,
+// narrow integers widened).
 func (m *Member) Gather(dst, recs []byte, size int) {
 	for at, o := m.Offset, 0; at+m.Size <= len(recs) && o < len(dst); at, o = at+size, o+m.Size {
 		copy(dst[o:o+m.Size], recs[at:at+m.Size])
 	}
-	if m.Type.BigEndian && m.Type.Class != String {
-		swap(dst, m.Type.Size)
+	m.Type.toLE(dst)
+}
+
+// converts reports whether elements of t change between the file and ReadRows: big-endian
+// numbers, and narrow integers (Bits).
+func (t Datatype) converts() bool {
+	return (t.BigEndian && t.Class != String && t.Size > 1) || t.Bits != 0
+}
+
+// toLE converts whole elements of t from the file's form to ReadRows': big-endian numbers to
+// little-endian, then narrow integers to the value of their bits (Bits from BitOffset),
+// sign-extended when Signed, zero-extended otherwise.
+func (t Datatype) toLE(b []byte) {
+	if t.BigEndian && t.Class != String {
+		swap(b, t.Size)
+	}
+	if t.Bits == 0 || t.Class != Integer || t.Size < 1 || t.Size > 8 {
+		return
+	}
+	mask := ^uint64(0) >> (64 - t.Bits)
+	sign := uint64(0)
+	if t.Signed {
+		sign = 1 << (t.Bits - 1)
+	}
+	off := uint(t.BitOffset)
+	switch t.Size {
+	case 1:
+		for i := range b {
+			v := uint64(b[i]) >> off & mask
+			b[i] = byte((v ^ sign) - sign)
+		}
+	case 2:
+		for i := 0; i+1 < len(b); i += 2 {
+			v := uint64(binary.LittleEndian.Uint16(b[i:])) >> off & mask
+			binary.LittleEndian.PutUint16(b[i:], uint16((v^sign)-sign))
+		}
+	case 4:
+		for i := 0; i+3 < len(b); i += 4 {
+			v := uint64(binary.LittleEndian.Uint32(b[i:])) >> off & mask
+			binary.LittleEndian.PutUint32(b[i:], uint32((v^sign)-sign))
+		}
+	case 8:
+		for i := 0; i+7 < len(b); i += 8 {
+			v := binary.LittleEndian.Uint64(b[i:]) >> off & mask
+			binary.LittleEndian.PutUint64(b[i:], (v^sign)-sign)
+		}
 	}
 }
 
@@ -113,6 +165,9 @@ func (t Datatype) String() string {
 		if t.BigEndian && t.Size > 1 {
 			s += " big-endian"
 		}
+		if t.Bits != 0 {
+			s += fmt.Sprintf(" of %d bits at bit %d", t.Bits, t.BitOffset)
+		}
 		if t.Enum {
 			s += " enum"
 		} else if t.Bitfield {
@@ -149,7 +204,10 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte integers", size)
 		}
 		if !c.bad && (off != 0 || int(prec) != 8*size) {
-			return t, f.errAt(at, "datatype", ErrUnsupported, "integers of %d bits at bit offset %d in %d bytes", prec, off, size)
+			if prec == 0 || int(off)+int(prec) > 8*size {
+				return t, f.errAt(at, "datatype", ErrFormat, "integers of %d bits at bit offset %d in %d bytes", prec, off, size)
+			}
+			t.Bits, t.BitOffset = int(prec), int(off)
 		}
 	case 4: // a bitfield: unsigned integers of its size, as h5py reads it
 		off, prec := c.u16(), c.u16()
