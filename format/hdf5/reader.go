@@ -273,6 +273,8 @@ func (r *Reader) allDatasets() ([]string, error) {
 		switch {
 		case e.Err != nil && e.Kind == h5.ExternalLink:
 			r.skip = append(r.skip, fmt.Sprintf("%s: external link to %s (not followed)", e.Path(), e.Target))
+		case e.Err != nil && e.Kind == h5.UserDefinedLink:
+			r.skip = append(r.skip, fmt.Sprintf("%s: user-defined link of %s (not followed)", e.Path(), e.Target))
 		case e.Err != nil:
 			r.skip = append(r.skip, fmt.Sprintf("%s: soft link to %s, which leads nowhere (%s)", e.Path(), e.Target, reason(e.Err)))
 		case e.Seen:

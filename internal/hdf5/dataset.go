@@ -418,11 +418,11 @@ func (d *Dataset) parseLayout(m message) error {
 		if d.addr != undef && (d.addr > uint64(f.size) || total > uint64(f.size)-d.addr) {
 			return f.errAt(m.addr, "layout", ErrTooLarge, "dimensions %v need %d bytes past address %d of a %d-byte file", d.Dims, total, d.addr, f.size)
 		}
-		if d.addr == undef && total > maxExpansion*uint64(f.size) {
+		if d.addr == undef && total > max(maxExpansion*uint64(f.size), fillAllowance) {
 			return f.errAt(m.addr, "layout", ErrTooLarge, "dimensions %v claim %d bytes of fill in a %d-byte file", d.Dims, total, f.size)
 		}
 	case layoutChunked:
-		if total/maxExpansion > uint64(f.size) {
+		if total/maxExpansion > uint64(f.size) && total > fillAllowance {
 			return f.errAt(m.addr, "layout", ErrTooLarge, "dimensions %v claim %d bytes, more than a %d-byte file can hold", d.Dims, total, f.size)
 		}
 		d.chunkBytes = esize

@@ -103,10 +103,14 @@ const (
 	SoftLink
 	// ExternalLink names an object by a path in another file (never followed here).
 	ExternalLink
+	// UserDefinedLink is a link of a type an application registered with HDF5 (65 to 255,
+	// but 64), whose meaning only that application knows (never followed here, as h5py
+	// does not follow one it has no handler for).
+	UserDefinedLink
 )
 
 func (k LinkKind) String() string {
-	return [...]string{"hard link", "soft link", "external link"}[k]
+	return [...]string{"hard link", "soft link", "external link", "user-defined link"}[k]
 }
 
 // link is one member of a group.
@@ -114,7 +118,7 @@ type link struct {
 	name   string
 	kind   LinkKind
 	addr   uint64 // hard link: the object's header
-	target string // soft link: a path; external link: "FILE:PATH"
+	target string // soft link: a path; external link: "FILE:PATH"; user-defined: "type N"
 	at     uint64 // where the link is stored, for errors
 }
 
@@ -227,6 +231,8 @@ func (f *File) step(g *Object, name string, budget *int) (*Object, error) {
 		return f.resolve(g, l.target, budget)
 	case ExternalLink:
 		return nil, f.errAt(l.at, "external link "+g.path.child(name).String(), ErrUnsupported, "external link to %s (not followed)", l.target)
+	case UserDefinedLink:
+		return nil, f.errAt(l.at, "user-defined link "+g.path.child(name).String(), ErrUnsupported, "user-defined link of %s (not followed)", l.target)
 	}
 	o, err := f.object(l.addr)
 	if err != nil {
@@ -276,7 +282,7 @@ func (f *File) resolve(g *Object, path string, budget *int) (*Object, error) {
 type WalkEntry struct {
 	path   *pathNode
 	Kind   LinkKind // hard, soft or external
-	Target string   // a soft link's path; an external link's "FILE:PATH"
+	Target string   // a soft link's path; an external link's "FILE:PATH"; a user-defined link's "type N"
 	// Object is the object a hard link leads to (named by the path first met) or the object a
 	// soft link resolves to; nil for external links and links that lead nowhere.
 	Object *Object
@@ -377,6 +383,8 @@ func (f *File) Walk(fn func(e WalkEntry) error) error {
 			}
 		case ExternalLink:
 			e.Err = f.errAt(l.at, "external link "+e.Path(), ErrUnsupported, "external link to %s (not followed)", l.target)
+		case UserDefinedLink:
+			e.Err = f.errAt(l.at, "user-defined link "+e.Path(), ErrUnsupported, "user-defined link of %s (not followed)", l.target)
 		}
 		err := fn(e)
 		if err == SkipGroup {
@@ -479,7 +487,9 @@ func (f *File) parseLink(b []byte, at uint64) (l link, err error) {
 			return l, f.errAt(at, "link message", ErrFormat, "external link %q without a file and path", name)
 		}
 	default:
-		return l, f.errAt(at, "link message", ErrUnsupported, "link %q of type %d (user-defined)", name, typ)
+		l.kind = UserDefinedLink
+		l.target = fmt.Sprintf("type %d", typ)
+		c.bytes(int(c.u16())) // the link's value, whose meaning its application knows
 	}
 	if c.bad {
 		return l, f.errAt(at, "link message", ErrFormat, "short link message")

@@ -62,6 +62,13 @@ const undef = ^uint64(0)
 // ratio is a little over 1032:1.
 const maxExpansion = 1100
 
+// fillAllowance is how many bytes a dataset may claim beyond what its file could hold at
+// maxExpansion: chunks never written, or contiguous storage never allocated, read as the fill
+// value (the HDF Group's dset_gzip.h5: three 8 MB datasets of fill in a 1,944-byte file, which
+// h5py reads). Reading them takes no memory beyond a chunk's (the memory budget bounds it),
+// and time in proportion to this claim at most.
+const fillAllowance = 2 << 30
+
 // File is an HDF5 file open for reading.
 type File struct {
 	r       io.ReaderAt
