@@ -85,13 +85,15 @@ var szipSE = func() (t [91]struct{ beta, start uint8 }) {
 // 1 + k, each sample's high bits (value >> k) as a fundamental sequence (that many 0 bits,
 // then a 1), then every sample's k low bits; 0 then a bit: 1 for the second extension (pairs
 // of samples coded together as one fundamental sequence), 0 for zero blocks (a fundamental
-// sequence counting them, 4 meaning the rest of the RSI or of its 64-block segment).
+// sequence counting them: 0 to 3 for 1 to 4 blocks, 4 for the rest of the RSI or of its
+// 64-block segment, whichever ends first, 5 and more for as many blocks).
 //
 // With the NN preprocessor, each RSI's first block starts (after its option bits) with a
 // reference sample of n bits, the first sample as it is; every other sample codes its
 // difference from the one before, mapped to a non-negative number (libaec's szip mode always
-// takes the samples as unsigned). Samples of 9 to 16 bits are two bytes, of 17 to 32 four,
-// big-endian with MSB in the options.
+// takes the samples as unsigned). Samples of up to 8 bits are one byte, of 9 to 16 two, of
+// 17 to 32 four, big-endian with MSB in the options. Decoding stops when the chunk is full:
+// the rest of a last block (padding) is not read.
 func (s *scratch) szipDecode(dst, src []byte, params []uint32) (int, error) {
 	p, err := parseSzip(params)
 	if err != nil {
@@ -132,10 +134,11 @@ func (s *scratch) szipDecode(dst, src []byte, params []uint32) (int, error) {
 
 // szipDecoder is the state of one szip stream's decoding.
 type szipDecoder struct {
-	src []byte
-	pos int    // the next byte of src to load into acc
-	acc uint64 // the next bits of the stream from the top; below nb bits, only the bits of src[pos:]
-	nb  uint   // the bits of acc not yet read
+	src  []byte
+	pos  int    // the next byte of src to load into acc
+	acc  uint64 // the next bits of the stream from the top
+	nb   uint   // the bits of acc not yet read
+	past int    // zero bytes loaded after the end of src: reading them is reading past the stream
 
 	n     uint // bits per sample
 	block int  // samples per block
@@ -156,7 +159,10 @@ type szipDecoder struct {
 	blk [szipMaxBlock]uint32
 }
 
-// refill loads bytes into acc until it holds at least 56 bits or src ends.
+// refill loads bytes into acc until it holds at least 57 bits, zeros past the end of src.
+// (Not inlined, so that get is.)
+//
+//go:noinline
 func (d *szipDecoder) refill() {
 	if d.pos+8 <= len(d.src) {
 		d.acc |= binary.BigEndian.Uint64(d.src[d.pos:]) >> d.nb
@@ -164,45 +170,51 @@ func (d *szipDecoder) refill() {
 		d.nb |= 56
 		return
 	}
-	for d.nb <= 56 && d.pos < len(d.src) {
-		d.acc |= uint64(d.src[d.pos]) << (56 - d.nb)
-		d.pos++
+	for d.nb <= 56 {
+		if d.pos < len(d.src) {
+			d.acc |= uint64(d.src[d.pos]) << (56 - d.nb)
+			d.pos++
+		} else {
+			d.past++
+		}
 		d.nb += 8
 	}
 }
 
+// short says whether what was read runs past the end of the stream.
+func (d *szipDecoder) short() bool { return 8*d.past > int(d.nb) }
+
 var errSzipShort = fmt.Errorf("szip stream ends early: %w", io.ErrUnexpectedEOF)
 
-// get reads k bits (at most 32).
-func (d *szipDecoder) get(k uint) (uint32, error) {
+// get reads k bits (1 to 32); past the end of the stream, zeros (see short).
+func (d *szipDecoder) get(k uint) uint32 {
 	if d.nb < k {
 		d.refill()
-		if d.nb < k {
-			return 0, errSzipShort
-		}
 	}
-	v := uint32(d.acc >> (64 - k)) // a shift by 64 is 0
+	v := uint32(d.acc >> (64 - k))
 	d.acc <<= k
 	d.nb -= k
-	return v, nil
+	return v
 }
 
-// fs reads a fundamental sequence: the number of 0 bits before the next 1.
-func (d *szipDecoder) fs() (uint32, error) {
+// fs reads a fundamental sequence: the number of 0 bits before the next 1. Where the stream
+// ends first, it returns 0 and short says so.
+func (d *szipDecoder) fs() uint32 {
 	var z uint32
 	for {
 		if lz := uint(bits.LeadingZeros64(d.acc)); lz < d.nb {
 			d.acc <<= lz + 1
 			d.nb -= lz + 1
-			return z + uint32(lz), nil
+			return z + uint32(lz)
+		}
+		if d.past > 0 { // nothing but zeros left
+			d.acc, d.nb, d.past = 0, 0, 1
+			return 0
 		}
 		z += uint32(d.nb)
 		d.acc <<= d.nb
 		d.nb = 0
 		d.refill()
-		if d.nb == 0 {
-			return 0, errSzipShort
-		}
 	}
 }
 
@@ -220,8 +232,7 @@ func (d *szipDecoder) run(line int) error {
 	d.xmax = uint32(uint64(1)<<d.n - 1)
 	d.half = uint32(1) << (d.n - 1)
 	rsi := (line + d.block - 1) / d.block // blocks per RSI
-	rsiLen := rsi * d.block
-	d.keep = min(line, rsiLen) // a scanline that is not whole blocks is padded to them
+	d.keep = min(line, rsi*d.block)       // a scanline that is not whole blocks is padded to them
 	d.need = len(d.out) / d.width
 	if len(d.out)%d.width != 0 {
 		return fmt.Errorf("szip chunk of %d bytes is not a whole number of %d-byte samples", len(d.out), d.width)
@@ -232,34 +243,28 @@ func (d *szipDecoder) run(line int) error {
 			b, d.pos0 = 0, 0
 		}
 		ref := d.pp && b == 0
-		id, err := d.get(idLen)
-		if err != nil {
-			return err
-		}
+		id := d.get(idLen)
 		blk := d.blk[:d.block]
 		switch {
 		case id == uncompressed:
-			for i := range blk {
-				if blk[i], err = d.get(d.n); err != nil {
-					return err
+			for i := range blk { // get, by hand
+				if d.nb < d.n {
+					d.refill()
 				}
+				blk[i] = uint32(d.acc >> (64 - d.n))
+				d.acc <<= d.n
+				d.nb -= d.n
 			}
 		case id == 0:
-			second, err := d.get(1)
-			if err != nil {
-				return err
-			}
+			second := d.get(1)
 			i := 0
 			if ref {
-				if blk[0], err = d.get(d.n); err != nil {
-					return err
-				}
-				i = 1
+				blk[0], i = d.get(d.n), 1
 			}
 			if second == 0 {
-				z, err := d.fs()
-				if err != nil {
-					return err
+				z := d.fs()
+				if d.short() {
+					return errSzipShort
 				}
 				zb := uint64(z) + 1 // blocks
 				if zb == 5 {
@@ -270,23 +275,24 @@ func (d *szipDecoder) run(line int) error {
 				if zb > uint64(rsi-b) {
 					return fmt.Errorf("szip zero blocks %d past the end of their reference sample interval (%d blocks left)", zb, rsi-b)
 				}
-				for j := range int(zb) {
-					clear(blk[i:]) // emit leaves the samples there
-					d.emit(blk, ref && j == 0)
-					if d.produced == d.need {
-						return nil
+				// every difference 0: the last sample (or the reference) again
+				v := uint32(0)
+				if d.pp {
+					if ref {
+						d.last = blk[0]
 					}
-					i = 0
+					v = d.last
 				}
+				d.emitRun(v, int(zb)*d.block)
 				b += int(zb)
 				continue
 			}
 			for i < len(blk) {
-				m, err := d.fs()
-				if err != nil {
-					return err
-				}
+				m := d.fs()
 				if m >= uint32(len(szipSE)) {
+					if d.short() {
+						return errSzipShort
+					}
 					return fmt.Errorf("szip second-extension codeword %d (at most %d)", m, len(szipSE)-1)
 				}
 				e := szipSE[m]
@@ -304,27 +310,39 @@ func (d *szipDecoder) run(line int) error {
 			k := uint(id - 1)
 			i := 0
 			if ref {
-				if blk[0], err = d.get(d.n); err != nil {
-					return err
-				}
-				i = 1
+				blk[0], i = d.get(d.n), 1
 			}
+			// fs and get by hand, the bits in registers
+			acc, nb := d.acc, d.nb
 			for j := i; j < len(blk); j++ {
-				q, err := d.fs()
-				if err != nil {
-					return err
+				var q uint32
+				if lz := uint(bits.LeadingZeros64(acc)); lz < nb {
+					acc <<= lz + 1
+					nb -= lz + 1
+					q = uint32(lz)
+				} else {
+					d.acc, d.nb = acc, nb
+					q = d.fs()
+					acc, nb = d.acc, d.nb
 				}
 				blk[j] = q << k
 			}
 			if k > 0 {
 				for j := i; j < len(blk); j++ {
-					r, err := d.get(k)
-					if err != nil {
-						return err
+					if nb < k {
+						d.acc, d.nb = acc, nb
+						d.refill()
+						acc, nb = d.acc, d.nb
 					}
-					blk[j] += r
+					blk[j] += uint32(acc >> (64 - k))
+					acc <<= k
+					nb -= k
 				}
 			}
+			d.acc, d.nb = acc, nb
+		}
+		if d.short() {
+			return errSzipShort
 		}
 		d.emit(blk, ref)
 		b++
@@ -348,10 +366,12 @@ func (d *szipDecoder) emit(v []uint32, ref bool) {
 			if x&half != 0 {
 				mask = xmax
 			}
-			if delta>>1+delta&1 <= mask^x { // within the distance to that end: +d/2 or -(d+1)/2
-				x += delta>>1 ^ -(delta & 1)
-			} else { // beyond it: counted from that end
-				x = mask ^ delta
+			near := x + (delta>>1 ^ -(delta & 1)) // within the distance to that end: +d/2 or -(d+1)/2
+			far := mask ^ delta                   // beyond it: counted from that end
+			if delta>>1+delta&1 <= mask^x {
+				x = near
+			} else {
+				x = far
 			}
 			v[i] = x
 		}
@@ -364,8 +384,8 @@ func (d *szipDecoder) emit(v []uint32, ref bool) {
 	}
 	v = v[:keep]
 	d.produced += keep
-	out := d.out[d.o:]
-	d.o += keep * d.width
+	out := d.out[d.o : d.o+keep*d.width]
+	d.o += len(out)
 	switch {
 	case d.width == 1:
 		for i, x := range v {
@@ -387,5 +407,39 @@ func (d *szipDecoder) emit(v []uint32, ref bool) {
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(out[4*i:], x)
 		}
+	}
+}
+
+// emitRun writes n samples of the value v (a run of zero blocks), but for scanline padding
+// and up to d.need.
+func (d *szipDecoder) emitRun(v uint32, n int) {
+	keep := min(n, d.keep-d.pos0, d.need-d.produced)
+	d.pos0 += n
+	if keep <= 0 {
+		return
+	}
+	d.produced += keep
+	out := d.out[d.o : d.o+keep*d.width]
+	d.o += len(out)
+	var w [4]byte
+	switch {
+	case d.width == 1:
+		w[0] = byte(v)
+	case d.width == 2 && d.msb:
+		binary.BigEndian.PutUint16(w[:], uint16(v))
+	case d.width == 2:
+		binary.LittleEndian.PutUint16(w[:], uint16(v))
+	case d.msb:
+		binary.BigEndian.PutUint32(w[:], v)
+	default:
+		binary.LittleEndian.PutUint32(w[:], v)
+	}
+	if v == 0 {
+		clear(out)
+		return
+	}
+	copy(out, w[:d.width])
+	for k := d.width; k < len(out); k *= 2 { // the pattern doubled until out is full
+		copy(out[k:], out[:k])
 	}
 }
