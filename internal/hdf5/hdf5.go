@@ -11,13 +11,13 @@
 // (version 1 B-tree, single chunk, implicit, fixed array, extensible array, version 2 B-tree),
 // the deflate, shuffle and Fletcher-32 filters (checksums verified), and the registered LZF,
 // LZ4, bitshuffle (alone or with LZ4), bzip2 and Zstandard filters as h5py and the HDF Group's
-// plugins write them. Fill values
+// plugins write them, and szip (filter 4) as libaec writes it. Fill values
 // stand in for chunks never written.
 //
 // Every size and address a file states is checked against the file's size before it is used, and
 // nothing is allocated that the file's size does not justify: a dataset whose dimensions claim more
 // data than its file could hold (even at deflate's highest ratio) is refused. Anything outside
-// the subset (szip, virtual or external storage, compound types, shared messages, ...) is an
+// the subset (n-bit, scale-offset, virtual or external storage, shared messages, ...) is an
 // error wrapping ErrUnsupported that names the feature.
 //
 // The writer (Create) writes superblock version 2 files with version 2 object headers: groups,
