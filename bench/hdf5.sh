@@ -2,12 +2,13 @@
 # HDF5 filters against h5py, in one run: h5py writes MNIST's 60,000 training images (uint8,
 # 28 x 28) and 60,000 x 64 float32 features (normal, rounded to 3 decimals) in chunks of 1,000
 # rows, once per filter pipeline: none, gzip (h5py's default level 4), gzip after shuffle, LZF
-# (h5py's own filter), LZF after shuffle, scale-offset (HDF5's filter 6: the images with the
-# minimum bits found per chunk, the features D-scaled by 10^3), n-bit (HDF5's filter 5, on
-# the images stored as uint16 of 8 bits and the features as int32 of 16 bits, round(x * 1000):
-# h5py converts both to whole integers, as mlfeed does), and where PyTables is installed Blosc
-# (level 5, byte shuffle) with blosclz, lz4 and zstd (PyTables registers the filter for h5py).
-# Each file is then read whole, every dataset, by
+# (h5py's own filter), LZF after shuffle, szip (libaec, h5py's default NN with 8 pixels per
+# block; and EC, no preprocessor, 32 per block) where the libhdf5 has it, scale-offset (HDF5's
+# filter 6: the images with the minimum bits found per chunk, the features D-scaled by 10^3),
+# n-bit (HDF5's filter 5, on the images stored as uint16 of 8 bits and the features as int32 of
+# 16 bits, round(x * 1000): h5py converts both to whole integers, as mlfeed does), and where
+# PyTables is installed Blosc (level 5, byte shuffle) with blosclz, lz4 and zstd (PyTables
+# registers the filter for h5py). Each file is then read whole, every dataset, by
 # mlfeed's pure-Go reader (internal/hdf5, BenchmarkReadFile: one goroutine) and by h5py +
 # numpy (libhdf5 in C, one thread), REPS times each; the best wall time and the best CPU time
 # (user + system) count.
@@ -18,7 +19,8 @@
 # Needs: go, /usr/bin/python3 with h5py and numpy (Debian: apt-get install -y python3-h5py
 # python3-numpy; python3-tables for the Blosc rows), and ../shared/testdata/mnist (else random
 # images of MNIST's shape).
-# Environment: REPS (default 5), KEEP=1 keeps the work directory.
+# Environment: REPS (default 5), KEEP=1 keeps the work directory, ONLY="szip szip-ec" runs
+# only those rows.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -53,6 +55,10 @@ features = np.round(rng.standard_normal((len(images), 64)), 3).astype(np.float32
 pipelines = [("none", {}), ("gzip", {"compression": "gzip"}),
              ("gzip-shuffle", {"compression": "gzip", "shuffle": True}),
              ("lzf", {"compression": "lzf"}), ("lzf-shuffle", {"compression": "lzf", "shuffle": True})]
+if "szip" in h5py.filters.encode:
+    pipelines += [("szip", {"compression": "szip"}), ("szip-ec", {"compression": "szip", "compression_opts": ("ec", 32)})]
+else:
+    print("no szip encoder in this libhdf5: no szip rows", file=sys.stderr)
 if tables is None:
     print("no PyTables (apt-get install -y python3-tables): no Blosc rows", file=sys.stderr)
 else:
@@ -60,7 +66,10 @@ else:
     # compressor (0 blosclz, 1 lz4, 5 zstd)
     for codec, code in (("blosclz", 0), ("lz4", 1), ("zstd", 5)):
         pipelines.append(("blosc-" + codec, {"compression": 32001, "compression_opts": (0, 0, 0, 0, 5, 1, code)}))
+only = os.environ.get("ONLY", "").split()
 for name, kw in pipelines:
+    if only and name not in only:
+        continue
     with h5py.File(os.path.join(work, name + ".h5"), "w") as f:
         f.create_dataset("images", data=images, chunks=(1000, 28, 28), **kw)
         f.create_dataset("features", data=features, chunks=(1000, 64), **kw)
@@ -81,7 +90,7 @@ with h5py.File(os.path.join(work, "nbit.h5"), "w") as f:
 PYEOF
 
 printf '%-14s %8s %9s %9s %7s %10s %10s %7s\n' filters "file MB" "mlfeed s" "h5py s" wall "mlfeed cpu" "h5py cpu" cpu
-for name in none gzip gzip-shuffle lzf lzf-shuffle scaleoffset nbit blosc-blosclz blosc-lz4 blosc-zstd; do
+for name in none gzip gzip-shuffle lzf lzf-shuffle szip szip-ec scaleoffset nbit blosc-blosclz blosc-lz4 blosc-zstd; do
 	file="$work/$name.h5"
 	[ -f "$file" ] || continue
 	# one op reads the file once: the best of REPS single reads, as for h5py

@@ -232,8 +232,11 @@ func (f *File) parseFilters(b []byte, at uint64) ([]filter, error) {
 			if len(fl.params) > 6 && fl.params[6] > 5 { // hdf5-blosc's numbers: blosclz, lz4, lz4hc, snappy, zlib, zstd
 				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 32001 (Blosc) with compressor %d (only blosclz, lz4, lz4hc, snappy, zlib and zstd)", fl.params[6])
 			}
-		case 4:
-			return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip)")
+		case filterSzip:
+			fl.name = "szip"
+			if _, err := parseSzip(fl.params); err != nil {
+				return nil, f.errAt(at, "filter pipeline", ErrUnsupported, "filter 4 (szip) with %v", err)
+			}
 		case filterNbit, filterScaleOffset:
 			var err error
 			if fl.id == filterNbit {

@@ -76,7 +76,8 @@ func seeds() []string {
 	blosc, _ := filepath.Glob("testdata/blosc/*.h5")
 	compound, _ := filepath.Glob("testdata/compound/*.h5")
 	lzo, _ := filepath.Glob("testdata/lzo/*.h5")
-	files = append(append(append(append(append(files, plugins...), pytables...), blosc...), compound...), lzo...)
+	szip, _ := filepath.Glob("testdata/szip/*.h5")
+	files = append(append(append(append(append(append(files, plugins...), pytables...), blosc...), compound...), lzo...), szip...)
 	corpus := filepath.Join(testutil.SharedDir(), "testdata")
 	if testutil.SharedDir() == "" {
 		corpus = "../../testdata" // the repository's copy

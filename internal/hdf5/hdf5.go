@@ -11,13 +11,14 @@
 // (version 1 B-tree, single chunk, implicit, fixed array, extensible array, version 2 B-tree),
 // the deflate, shuffle and Fletcher-32 filters (checksums verified), and the registered LZF,
 // LZ4, bitshuffle (alone, with LZ4 or with Zstandard), bzip2 and Zstandard filters as h5py and
-// the HDF Group's plugins write them. Fill values stand in for chunks never written.
+// the HDF Group's plugins write them, szip (filter 4) as libaec writes it, and the n-bit and
+// scale-offset filters. Fill values stand in for chunks never written.
 //
 // Every size and address a file states is checked against the file's size before it is used, and
 // nothing is allocated that the file's size does not justify: a dataset whose dimensions claim more
-// data than its file could hold (even at deflate's highest ratio) is refused. Anything outside
-// the subset (szip, virtual or external storage, compound types, shared messages, ...) is an
-// error wrapping ErrUnsupported that names the feature.
+// data than its file could hold (even at deflate's highest ratio, and past 2 GiB of fill) is
+// refused. Anything outside the subset (scale-offset's E-scaling, virtual or external storage,
+// shared messages, ...) is an error wrapping ErrUnsupported that names the feature.
 //
 // The writer (Create) writes superblock version 2 files with version 2 object headers: groups,
 // variable-length UTF-8 string attributes, and numeric datasets of any rank stored contiguous

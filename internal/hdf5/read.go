@@ -135,7 +135,7 @@ type scratch struct {
 	zd        *zstd.Decoder // decodes at most zdMax bytes (the largest dst yet, 1 KiB at least), all at once
 	zdMax     int
 	zs        *zstd.Decoder // decodes a stream
-	bs        []byte        // one block of bitshuffled elements (LZ4's or Zstandard's), or of a Blosc frame
+	bs        []byte        // one block of bitshuffled elements (LZ4's or Zstandard's), of a Blosc frame, or an szip chunk's byte planes
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -400,7 +400,7 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				return f.errAt(loc.addr, where, ErrFormat, "chunk holds %d bytes where %d are expected", len(body), len(out))
 			}
 			k = copy(next, body)
-		case 1, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc, filterNbit, filterScaleOffset:
+		case 1, filterSzip, filterLZF, filterLZO, filterLZ4, filterBzip2, filterZstd, filterBitshuffle, filterBlosc, filterNbit, filterScaleOffset:
 			var err error
 			switch filters[i].id {
 			case 1:
@@ -421,6 +421,8 @@ func (d *Dataset) decodeChunk(s *scratch, out []byte, loc chunkLoc, edge bool) e
 				k, err = nbitDecode(next, cur, filters[i].nbit)
 			case filterScaleOffset:
 				k, err = soDecode(next, cur, filters[i].so)
+			case filterSzip:
+				k, err = s.szipDecode(next, cur, filters[i].params)
 			default:
 				k, err = s.zstdDecode(next, cur)
 			}

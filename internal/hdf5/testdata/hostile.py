@@ -81,6 +81,7 @@ def main(out, big_bomb=False):
     # datasets mlfeed cannot decode, beside one it can
     with h5py.File(os.path.join(out, "undecodable.h5"), "w") as f:
         f["ok"] = np.arange(100, dtype="<f4")
+        # szip (4), which mlfeed reads since: h5py's default, NN with 8 pixels per block
         f.create_dataset("szip", data=np.arange(100, dtype="<f4"), compression="szip")
         f.create_dataset("pair", data=np.zeros(100, dtype=[("a", "<i4"), ("b", "<f4")]))
         # zfp (32013) is registered by hdf5plugin, which Debian lacks: the filter is declared
