@@ -292,32 +292,13 @@ func withKeyValueValues(footer []byte) []byte {
 func (w *walker) keyValue() error {
 	var last int16
 	value := false
-	for {
-		if w.pos >= len(w.b) {
-			return errFooter
-		}
-		h := w.b[w.pos]
-		typ := h & 0x0f
-		if typ == ctStop {
-			if !value {
-				w.edits = append(w.edits, edit{w.pos, w.pos, append(fieldHeader(last, kvValue, ctBinary), 0)})
-			}
-			w.pos++
-			return nil
-		}
-		w.pos++
-		id := last + int16(h>>4)
-		if h>>4 == 0 {
-			v, err := w.varint()
-			if err != nil {
-				return err
-			}
-			id = int16(zigzag(v))
-		}
-		last = id
-		value = value || id == kvValue
-		if err := w.skip(typ, 4); err != nil {
-			return err
-		}
+	err := w.structure(4, func(id int16, typ byte) (bool, error) {
+		last, value = id, value || id == kvValue
+		return false, nil
+	})
+	if err == nil && !value {
+		stop := w.pos - 1 // structure returns past the stop byte
+		w.edits = append(w.edits, edit{stop, stop, append(fieldHeader(last, kvValue, ctBinary), 0)})
 	}
+	return err
 }

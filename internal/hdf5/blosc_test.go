@@ -29,11 +29,26 @@ import (
 // as it is.
 func TestBloscFiles(t *testing.T) { checkExpected(t, "testdata/blosc", "blosc", 40) }
 
-// checkExpected reads every dataset that dir/expected.txt lists (file, path, numpy dtype,
-// shape, SHA-256 of the values as little-endian bytes, as make.py wrote them) and compares
-// its shape, element size and values, and that the filter named is the last of its
-// pipeline (the first undone); at least min datasets must be listed.
+// checkExpected reads every dataset that dir/expected.txt lists (eachExpected) and compares
+// it (checkValues), and that the filter named is the last of its pipeline (the first undone).
 func checkExpected(t *testing.T, dir, filter string, min int) {
+	t.Helper()
+	eachExpected(t, dir, min, func(e expected) {
+		d, got := readAll(t, filepath.Join(dir, e.file), e.path)
+		if fl := d.Filters(); len(fl) == 0 || fl[len(fl)-1] != filter {
+			t.Errorf("%s %s: filters %v", e.file, e.path, fl)
+		}
+		e.check(t, d.Dims, d.Type.Size, got)
+	})
+}
+
+// expected is a line of a make.py's expected.txt: the file, the dataset's path, its numpy
+// dtype and shape (AxB) and the SHA-256 of its values as little-endian bytes, as h5py (or the
+// writer) read them back.
+type expected struct{ file, path, dtype, shape, sum string }
+
+// eachExpected calls fn for every line of dir/expected.txt, of which there must be min at least.
+func eachExpected(t *testing.T, dir string, min int, fn func(expected)) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "expected.txt"))
 	if err != nil {
@@ -47,29 +62,29 @@ func checkExpected(t *testing.T, dir, filter string, min int) {
 		if len(fields) != 5 {
 			t.Fatalf("expected.txt: %q", sc.Text())
 		}
-		name, path, dtype, shape, sum := fields[0], fields[1], fields[2], fields[3], fields[4]
-		d, got := readAll(t, filepath.Join(dir, name), path)
 		n++
-		size, _ := strconv.Atoi(strings.TrimLeft(dtype, "<>|=ifuSV"))
-		var dims []string
-		for _, x := range d.Dims {
-			dims = append(dims, strconv.FormatUint(x, 10))
-		}
-		if strings.Join(dims, "x") != shape || d.Type.Size != size {
-			t.Errorf("%s %s: %v of %d-byte elements, want %s of %s", name, path, d.Dims, d.Type.Size, shape, dtype)
-		}
-		if fl := d.Filters(); len(fl) == 0 || fl[len(fl)-1] != filter {
-			t.Errorf("%s %s: filters %v", name, path, fl)
-		}
-		if h := sha256.Sum256(got); hex.EncodeToString(h[:]) != sum {
-			t.Errorf("%s %s: values differ from what make.py read", name, path)
-		}
+		fn(expected{fields[0], fields[1], fields[2], fields[3], fields[4]})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if n < min {
-		t.Errorf("%d datasets in expected.txt", n)
+		t.Errorf("%s: %d datasets in expected.txt", dir, n)
+	}
+}
+
+// check compares the dimensions, element size and values read with the line's.
+func (e expected) check(t *testing.T, dims []uint64, size int, got []byte) {
+	t.Helper()
+	var ds []string
+	for _, x := range dims {
+		ds = append(ds, strconv.FormatUint(x, 10))
+	}
+	if es, _ := strconv.Atoi(strings.TrimLeft(e.dtype, "<>|=ifuSV")); strings.Join(ds, "x") != e.shape || size != es {
+		t.Errorf("%s %s: %v of %d-byte elements, want %s of %s", e.file, e.path, dims, size, e.shape, e.dtype)
+	}
+	if h := sha256.Sum256(got); hex.EncodeToString(h[:]) != e.sum {
+		t.Errorf("%s %s: values differ from what the writer read back", e.file, e.path)
 	}
 }
 

@@ -1,7 +1,6 @@
 package hdf5
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,9 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,22 +19,9 @@ import (
 // padding around narrow integers 0, as the n-bit filter leaves it) and each member mlfeed
 // reads, through Member.Gather.
 func TestNbitScaleOffsetFiles(t *testing.T) {
-	f, err := os.Open("testdata/nbit/expected.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 5 {
-			t.Fatalf("expected.txt: %q", sc.Text())
-		}
-		name, path, dtype, shape, sum := fields[0], fields[1], fields[2], fields[3], fields[4]
-		n++
-		ds, member, _ := strings.Cut(path, ".")
-		d, got := readAll(t, filepath.Join("testdata/nbit", name), ds)
+	eachExpected(t, "testdata/nbit", 50, func(e expected) {
+		ds, member, _ := strings.Cut(e.path, ".")
+		d, got := readAll(t, filepath.Join("testdata/nbit", e.file), ds)
 		dims := d.Dims
 		size := d.Type.Size
 		if member != "" {
@@ -48,37 +32,22 @@ func TestNbitScaleOffsetFiles(t *testing.T) {
 				}
 			}
 			if m == nil || m.Err != nil {
-				t.Errorf("%s %s: no member %q readable (%v)", name, ds, member, d.Type.Members)
-				continue
+				t.Errorf("%s %s: no member %q readable (%v)", e.file, ds, member, d.Type.Members)
+				return
 			}
 			vals := make([]byte, d.Len()*uint64(m.Size))
 			m.Gather(vals, got, d.Type.Size)
 			got, size, dims = vals, m.Type.Size, append(append([]uint64(nil), d.Dims...), m.Dims...)
 		}
 		want := "n-bit"
-		if name == "scaleoffset.h5" {
+		if e.file == "scaleoffset.h5" {
 			want = "scale-offset"
 		}
-		if fl := d.Filters(); (path != "contig") != (len(fl) > 0 && fl[0] == want) {
-			t.Errorf("%s %s: filters %v", name, path, fl)
+		if fl := d.Filters(); (e.path != "contig") != (len(fl) > 0 && fl[0] == want) {
+			t.Errorf("%s %s: filters %v", e.file, e.path, fl)
 		}
-		var ds2 []string
-		for _, x := range dims {
-			ds2 = append(ds2, strconv.FormatUint(x, 10))
-		}
-		if es, _ := strconv.Atoi(strings.TrimLeft(dtype, "<>|=ifuSV")); strings.Join(ds2, "x") != shape || size != es {
-			t.Errorf("%s %s: %v of %d-byte elements, want %s of %s", name, path, dims, size, shape, dtype)
-		}
-		if h := sha256.Sum256(got); hex.EncodeToString(h[:]) != sum {
-			t.Errorf("%s %s (%s, filters %v): values differ from what h5py read", name, path, d.Type, d.Filters())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n < 50 {
-		t.Errorf("%d datasets in expected.txt", n)
-	}
+		e.check(t, dims, size, got)
+	})
 }
 
 // The HDF Group's examples (testdata/hdf5-json, from github.com/HDFGroup/hdf5-json):
