@@ -5,15 +5,18 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/half"
 	"github.com/mlfeed/mlfeed/internal/mmap"
@@ -54,6 +57,12 @@ type ReaderOptions struct {
 	// of held whole, and one whose records do not fit it at all is refused (ErrTooLarge)
 	// before anything is inflated. Zero means sched.DefaultMemory.
 	Memory int64
+	// Arrays are the names of an .npz archive's arrays to read (its members without ".npy"),
+	// in stream order; empty means every array. The others are not read, whatever their
+	// dtype or length: Keras's mnist.npz (x_train, y_train, x_test, y_test) reads as
+	// {"x_train", "y_train"}. A name the archive lacks, or Arrays with a .npy file, is a usage
+	// error.
+	Arrays []string
 }
 
 // array is one array of the file: a .npy file's only one or an .npz member.
@@ -126,10 +135,13 @@ func NewReader(r io.ReaderAt, size int64, opts *ReaderOptions) (*Reader, error) 
 	var head [4]byte
 	n, _ := r.ReadAt(head[:], 0)
 	if n == 4 && string(head[:]) == "PK\x03\x04" || n == 4 && string(head[:]) == "PK\x05\x06" {
-		if err := rd.openNPZ(r, size); err != nil {
+		if err := rd.openNPZ(r, size, opts.Arrays); err != nil {
 			return nil, err
 		}
 	} else {
+		if len(opts.Arrays) > 0 {
+			return nil, fmt.Errorf("%w: npy: %s: the option arrays selects the arrays of an .npz archive; this is one .npy array", format.ErrUsage, rd.name)
+		}
 		h, err := ReadHeader(io.NewSectionReader(r, 0, size), rd.name)
 		if err != nil {
 			return nil, err
@@ -205,23 +217,49 @@ func streamOf(name string, h *Header) mlfeed.Stream {
 	return st
 }
 
-func (rd *Reader) openNPZ(r io.ReaderAt, size int64) error {
+// openNPZ reads the members' headers of the archive in r: those of the arrays named, in that
+// order, or all (names empty).
+func (rd *Reader) openNPZ(r io.ReaderAt, size int64, names []string) error {
 	rd.npz = true
 	z, err := zip.NewReader(r, size)
 	if err != nil {
 		return mlfeed.OffsetError(rd.name, 0, "zip", fmt.Errorf("%w: not a readable .npz (zip) archive: %v", ErrFormat, err))
 	}
+	at := map[string]int{} // by array name, its place in names
+	for i, n := range names {
+		at[n] = i
+	}
+	picked := make([]*array, len(names))
+	var all []string
 	for _, f := range z.File {
 		base, ok := strings.CutSuffix(f.Name, ".npy")
 		if !ok {
 			rd.ignored = append(rd.ignored, f.Name)
 			continue
 		}
+		all = append(all, strconv.Quote(base))
+		i, want := at[base]
+		if len(names) > 0 && (!want || picked[i] != nil) {
+			continue // not asked for, or a second member of that name (numpy reads the first)
+		}
 		a, err := rd.member(r, size, f)
 		if err != nil {
+			if len(names) == 0 && errors.Is(err, ErrUnsupported) {
+				return fmt.Errorf("%w (the option arrays=NAME,... reads the archive's other arrays)", err)
+			}
 			return err
 		}
 		a.stream = streamOf(base, a.h)
+		if len(names) > 0 {
+			picked[i] = a
+		} else {
+			rd.arrays = append(rd.arrays, a)
+		}
+	}
+	for i, a := range picked {
+		if a == nil {
+			return fmt.Errorf("%w: npz: %s has no array %q (its arrays: %s)", format.ErrUsage, rd.name, names[i], strings.Join(all, ", "))
+		}
 		rd.arrays = append(rd.arrays, a)
 	}
 	if len(rd.arrays) == 0 {
@@ -238,7 +276,7 @@ func (rd *Reader) openNPZ(r io.ReaderAt, size int64) error {
 	}
 	for _, a := range rd.arrays[1:] {
 		if a.h.Records() != rd.arrays[0].h.Records() {
-			return mlfeed.OffsetError(rd.name, 0, a.member, fmt.Errorf("%w: arrays %q (shape %v) and %q (shape %v) differ in their first dimension; mlfeed reads an archive's arrays as streams of one record set", ErrUnsupported, rd.arrays[0].member, rd.arrays[0].h.Shape, a.member, a.h.Shape))
+			return mlfeed.OffsetError(rd.name, 0, a.member, fmt.Errorf("%w: arrays %q (shape %v) and %q (shape %v) differ in their first dimension; mlfeed reads an archive's arrays as streams of one record set (the option arrays=NAME,... picks arrays of one length)", ErrUnsupported, rd.arrays[0].member, rd.arrays[0].h.Shape, a.member, a.h.Shape))
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 )
 
 // npyBytes builds a .npy file from a header dictionary and data, padded as numpy pads.
@@ -84,5 +85,70 @@ func TestOverlappingMembers(t *testing.T) {
 	_, err := NewReader(bytes.NewReader(b), int64(len(b)), &ReaderOptions{FileName: "o.npz"})
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "overlap") || !strings.Contains(err.Error(), "o.npz: byte offset") {
 		t.Fatalf("got %v, want ErrFormat naming the overlap", err)
+	}
+}
+
+// TestArrays: the option arrays reads the arrays of an .npz named, in that order, and only
+// them: Keras's mnist.npz layout (x_train, y_train, x_test, y_test, of two lengths), which
+// mlfeed refused as a whole, reads as a train or a test set, and a member mlfeed cannot hold
+// (an object array) no longer stops the archive. Unknown names, and the option on a .npy
+// file, are usage errors.
+func TestArrays(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	members := []struct{ name, dict string }{
+		{"x_train", "{'descr': '<i2', 'fortran_order': False, 'shape': (3, 2), }"},
+		{"y_train", "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }"},
+		{"x_test", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 2), }"},
+		{"y_test", "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }"},
+		{"meta", "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"},
+	}
+	for i, m := range members {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name + ".npy", Method: zip.Deflate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[int]int{0: 12, 1: 3, 2: 8, 3: 2, 4: 8}[i]
+		data := make([]byte, n)
+		for k := range data {
+			data[k] = byte(10*i + k)
+		}
+		w.Write(npyBytes(m.dict, data))
+	}
+	zw.Close()
+	b := buf.Bytes()
+	open := func(arrays ...string) (*Reader, error) {
+		return NewReader(bytes.NewReader(b), int64(len(b)), &ReaderOptions{FileName: "mnist.npz", Arrays: arrays})
+	}
+	if _, err := open(); !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "arrays=NAME") || !strings.Contains(err.Error(), "meta.npy") {
+		t.Fatalf("every array: %v, want unsupported naming the option", err)
+	}
+	rd, err := open("y_test", "x_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if st := rd.Schema().Streams; len(st) != 2 || st[0].Name != "y_test" || st[1].Name != "x_test" || st[1].Dim != 2 {
+		t.Fatalf("streams %+v", st)
+	}
+	c, err := rd.ReadChunk(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sequences != 2 || !bytes.Equal(c.Streams[0].Values.Bytes, []byte{30, 31}) || !bytes.Equal(c.Streams[1].Values.Bytes, []byte{20, 21, 22, 23, 24, 25, 26, 27}) {
+		t.Errorf("chunk %+v", c.Streams)
+	}
+	if _, err := open("x_train", "nope"); !errors.Is(err, format.ErrUsage) || !strings.Contains(err.Error(), `no array "nope" (its arrays: "x_train", "y_train", "x_test", "y_test", "meta")`) {
+		t.Errorf("unknown name: %v", err)
+	}
+	if _, err := open("x_train", "x_test"); !errors.Is(err, mlfeed.ErrUnsupported) || !strings.Contains(err.Error(), "differ in their first dimension") || !strings.Contains(err.Error(), "arrays=NAME") {
+		t.Errorf("arrays of two lengths: %v, want unsupported naming the option", err)
+	}
+	if _, err := open("meta"); !errors.Is(err, mlfeed.ErrUnsupported) {
+		t.Errorf("the object array, named: %v, want unsupported", err)
+	}
+	one := npyBytes("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", []byte{1, 2, 3})
+	if _, err := NewReader(bytes.NewReader(one), int64(len(one)), &ReaderOptions{Arrays: []string{"x"}}); !errors.Is(err, format.ErrUsage) {
+		t.Errorf("arrays on a .npy file: %v, want a usage error", err)
 	}
 }

@@ -3,6 +3,7 @@ package npy
 import (
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
@@ -14,6 +15,7 @@ var ReadParams = []format.Param{
 	{Name: "name", Doc: "the stream's name for a .npy file (default: labels for rank 0 or 1, features above; an .npz's arrays are named by their members)"},
 	{Name: "chunk_size", Doc: "bytes of data per chunk, over all arrays, whole records (default 4194304)"},
 	{Name: "mmap", Doc: "false reads with ReadAt instead of mapping the file (default true)"},
+	{Name: "arrays", Doc: "NAME,NAME,...: the arrays of an .npz to read, in stream order (default: every array); the others are not read (mnist.npz: arrays=x_train,y_train)"},
 }
 
 func init() {
@@ -82,6 +84,16 @@ func readerOptions(params map[string]string) (*ReaderOptions, error) {
 			return nil, format.UsageErrorf("npy: chunk_size=%s: want a positive number of bytes", v)
 		}
 		o.ChunkSize = n
+	}
+	if v, ok := params["arrays"]; ok {
+		o.Arrays = strings.Split(v, ",")
+		seen := map[string]bool{}
+		for _, a := range o.Arrays {
+			if a == "" || seen[a] {
+				return nil, format.UsageErrorf("npy: arrays=%q: each array named once, none empty (NAME,NAME,...)", v)
+			}
+			seen[a] = true
+		}
 	}
 	if v, ok := params["mmap"]; ok {
 		b, err := strconv.ParseBool(v)

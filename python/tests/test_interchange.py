@@ -31,6 +31,24 @@ def test_npy_and_npz(tmp_path):
     assert (tmp_path / "back.npy").read_bytes() == (tmp_path / "x.npy").read_bytes()
 
 
+def test_npz_arrays(tmp_path):
+    # Keras's mnist.npz layout: two record sets in one archive, read one at a time
+    rng = np.random.default_rng(5)
+    a = {"x_train": rng.integers(0, 255, (6, 4, 4)).astype(np.uint8), "y_train": np.arange(6, dtype=np.uint8),
+         "x_test": rng.integers(0, 255, (3, 4, 4)).astype(np.uint8), "y_test": np.arange(3, dtype=np.uint8)}
+    np.savez_compressed(tmp_path / "mnist.npz", **a)
+    with pytest.raises(mlfeed.UsageError, match="arrays=NAME"):
+        mlfeed.open(str(tmp_path / "mnist.npz"))
+    for split in ("train", "test"):
+        with mlfeed.open(str(tmp_path / "mnist.npz"), options={"arrays": f"x_{split},y_{split}"}) as ds:
+            got = ds.read()
+        assert list(got) == [f"x_{split}", f"y_{split}"]
+        np.testing.assert_array_equal(got[f"x_{split}"], a[f"x_{split}"])
+        np.testing.assert_array_equal(got[f"y_{split}"].reshape(-1), a[f"y_{split}"])
+    with pytest.raises(mlfeed.UsageError, match='no array "x"'):
+        mlfeed.open(str(tmp_path / "mnist.npz"), options={"arrays": "x"})
+
+
 def test_npy_float16_as_float32(tmp_path):
     # float16 arrays (embeddings saved to halve their size) read as numpy's astype(float32)
     x = np.random.default_rng(3).standard_normal((9, 4)).astype(np.float16)
