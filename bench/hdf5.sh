@@ -7,8 +7,8 @@
 # filter 6: the images with the minimum bits found per chunk, the features D-scaled by 10^3),
 # n-bit (HDF5's filter 5, on the images stored as uint16 of 8 bits and the features as int32 of
 # 16 bits, round(x * 1000): h5py converts both to whole integers, as mlfeed does), and where
-# PyTables is installed Blosc (level 5, byte shuffle) with blosclz, lz4 and zstd (PyTables
-# registers the filter for h5py). Each file is then read whole, every dataset, by
+# PyTables is installed Blosc (level 5, byte shuffle) with blosclz, lz4 and zstd, and LZO
+# (PyTables registers both filters for h5py). Each file is then read whole, every dataset, by
 # mlfeed's pure-Go reader (internal/hdf5, BenchmarkReadFile: one goroutine) and by h5py +
 # numpy (libhdf5 in C, one thread), REPS times each; the best wall time and the best CPU time
 # (user + system) count.
@@ -66,6 +66,8 @@ else:
     # compressor (0 blosclz, 1 lz4, 5 zstd)
     for codec, code in (("blosclz", 0), ("lz4", 1), ("zstd", 5)):
         pipelines.append(("blosc-" + codec, {"compression": 32001, "compression_opts": (0, 0, 0, 0, 5, 1, code)}))
+    if tables.which_lib_version("lzo"):  # PyTables' LZO filter (305), registered the same way
+        pipelines.append(("lzo", {"compression": 305}))
 only = os.environ.get("ONLY", "").split()
 for name, kw in pipelines:
     if only and name not in only:
@@ -73,24 +75,26 @@ for name, kw in pipelines:
     with h5py.File(os.path.join(work, name + ".h5"), "w") as f:
         f.create_dataset("images", data=images, chunks=(1000, 28, 28), **kw)
         f.create_dataset("features", data=features, chunks=(1000, 64), **kw)
-with h5py.File(os.path.join(work, "scaleoffset.h5"), "w") as f:
-    f.create_dataset("images", data=images, chunks=(1000, 28, 28), scaleoffset=True)
-    f.create_dataset("features", data=features, chunks=(1000, 64), scaleoffset=3)
-with h5py.File(os.path.join(work, "nbit.h5"), "w") as f:
-    # n-bit has no high-level option: a narrow integer type and the filter, through h5py.h5*
-    for dsname, data, base, prec in (("images", images.astype(np.uint16), h5py.h5t.STD_U16LE, 8),
-                                     ("features", np.round(features * 1000).astype(np.int32), h5py.h5t.STD_I32LE, 16)):
-        tid = base.copy()
-        tid.set_precision(prec)
-        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
-        dcpl.set_chunk((1000,) + data.shape[1:])
-        dcpl.set_filter(h5py.h5z.FILTER_NBIT)
-        ds = h5py.h5d.create(f.id, dsname.encode(), tid, h5py.h5s.create_simple(data.shape), dcpl)
-        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
+if not only or "scaleoffset" in only:
+    with h5py.File(os.path.join(work, "scaleoffset.h5"), "w") as f:
+        f.create_dataset("images", data=images, chunks=(1000, 28, 28), scaleoffset=True)
+        f.create_dataset("features", data=features, chunks=(1000, 64), scaleoffset=3)
+if not only or "nbit" in only:
+    with h5py.File(os.path.join(work, "nbit.h5"), "w") as f:
+        # n-bit has no high-level option: a narrow integer type and the filter, through h5py.h5*
+        for dsname, data, base, prec in (("images", images.astype(np.uint16), h5py.h5t.STD_U16LE, 8),
+                                         ("features", np.round(features * 1000).astype(np.int32), h5py.h5t.STD_I32LE, 16)):
+            tid = base.copy()
+            tid.set_precision(prec)
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk((1000,) + data.shape[1:])
+            dcpl.set_filter(h5py.h5z.FILTER_NBIT)
+            ds = h5py.h5d.create(f.id, dsname.encode(), tid, h5py.h5s.create_simple(data.shape), dcpl)
+            ds.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
 PYEOF
 
 printf '%-14s %8s %9s %9s %7s %10s %10s %7s\n' filters "file MB" "mlfeed s" "h5py s" wall "mlfeed cpu" "h5py cpu" cpu
-for name in none gzip gzip-shuffle lzf lzf-shuffle szip szip-ec scaleoffset nbit blosc-blosclz blosc-lz4 blosc-zstd; do
+for name in none gzip gzip-shuffle lzf lzf-shuffle szip szip-ec scaleoffset nbit blosc-blosclz blosc-lz4 blosc-zstd lzo; do
 	file="$work/$name.h5"
 	[ -f "$file" ] || continue
 	# one op reads the file once: the best of REPS single reads, as for h5py

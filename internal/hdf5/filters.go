@@ -173,7 +173,7 @@ func lzoDecode(dst, src []byte) (int, error) {
 			d := int(src[ip]) | int(src[ip+1])<<8
 			ip += 2
 			dist, state = base+d>>2, d&3
-			if dist == 16384 {
+			if t < 32 && dist == 16384 { // M4 only: an M3's distance reaches 16384 too
 				if ip != len(src) {
 					return op, fmt.Errorf("%d bytes after the LZO end-of-stream marker", len(src)-ip)
 				}

@@ -526,3 +526,33 @@ func TestZstdSmallSingleSegment(t *testing.T) {
 // shuffle, complevels 1 to 9, partial edge chunks, a 2-D EArray, chunks LZO could not shrink
 // (stored unfiltered, marked in their filter masks), long runs and compound Tables.
 func TestLZOFiles(t *testing.T) { checkExpected(t, "testdata/lzo", "lzo", 19) }
+
+// TestLZOFarM3: an M3 match reaches 16,384 bytes back, the distance that marks the end of the
+// stream in an M4 only. The decoder took such an M3 for the end (a PyTables LZO chunk of
+// bench/hdf5.sh's float features: "154428 bytes after the LZO end-of-stream marker", which
+// liblzo and h5py read). Here: a run of 16,400 literals, an M3 of 4 bytes at distance 16,384,
+// then the end.
+func TestLZOFarM3(t *testing.T) {
+	const lits = 16400
+	src := []byte{0} // a literal run of 18 + 255*64 + 62 bytes
+	src = append(src, make([]byte, 64)...)
+	src = append(src, 62)
+	for i := range lits {
+		src = append(src, byte(i*7+i/251))
+	}
+	src = append(src, 32|2, 0xfc, 0xff) // M3: 2+2 bytes, distance 1 + 0xfffc>>2, no literals after
+	src = append(src, 16|1, 0, 0)       // end of stream
+	dst := make([]byte, lits+4)
+	n, err := lzoDecode(dst, src)
+	if err != nil || n != lits+4 {
+		t.Fatalf("%d bytes, %v", n, err)
+	}
+	for i := range lits {
+		if dst[i] != byte(i*7+i/251) {
+			t.Fatalf("literal %d", i)
+		}
+	}
+	if !bytes.Equal(dst[lits:], dst[lits-16384:lits-16384+4]) {
+		t.Errorf("match % x, want % x", dst[lits:], dst[lits-16384:lits-16384+4])
+	}
+}
