@@ -94,7 +94,7 @@ func openURL(ctx context.Context, name, formatName string, opts *format.Options)
 	for i, w := range wants {
 		want[urls[i]] = w
 	}
-	return shard.NewSource(urls, m, func(u string) (mlfeed.Source, error) {
+	return shard.NewSource(urls, selectingManifest(m, formatName, opts), func(u string) (mlfeed.Source, error) {
 		return openObject(ctx, u, formatName, opts, want[u])
 	})
 }

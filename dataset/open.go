@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,7 +85,23 @@ func openOne(ctx context.Context, name, formatName string, opts *format.Options)
 	if !sharded {
 		return open(name)
 	}
-	return shard.NewSource(paths, m, open)
+	return shard.NewSource(paths, selectingManifest(m, formatName, opts), open)
+}
+
+// selectingManifest returns m, or nil when opts hold an option of the format that picks
+// streams (format.Param.Selects): the manifest lists every stream, and the shards opened with
+// that option hold some, so each shard is opened to learn its streams and chunk table.
+func selectingManifest(m *shard.Manifest, formatName string, opts *format.Options) *shard.Manifest {
+	if m == nil || opts == nil {
+		return m
+	}
+	if formatName == "" {
+		formatName = m.Format
+	}
+	if format.Selecting(formatName, opts.Params) != "" {
+		return nil
+	}
+	return m
 }
 
 // dirFormat returns the format that reads the directory name as one data set (format.DetectDir:
@@ -137,6 +154,13 @@ func CheckShards(arg, formatName string, opts *format.Options, report func(error
 	}
 	if opts == nil {
 		opts = &format.Options{}
+	}
+	if sel := format.Selecting(formatName, opts.Params); sel != "" {
+		// The shards are checked as written, every stream the manifest lists.
+		o := *opts
+		o.Params = maps.Clone(opts.Params)
+		delete(o.Params, sel)
+		opts = &o
 	}
 	src, err := shard.NewSource(paths, m, opener(formatName, opts))
 	if err != nil {

@@ -354,6 +354,31 @@ type Param struct {
 	// Aliases are other spellings accepted for the key: CNTK's reader option names
 	// (chunkSizeInBytes, keepDataInMemory), which CNTK configurations use.
 	Aliases []string
+	// Selects marks an option that picks some of a file's streams (Parquet's and Arrow's
+	// columns, an .npz's arrays, HDF5's datasets). A data set of shards whose manifest lists
+	// every stream is read with it by opening each shard to learn its streams, as a directory
+	// without a manifest is, rather than from the manifest's schema and chunk table.
+	Selects bool
+}
+
+// Selecting returns the name of an option among params that the format named declares with
+// Param.Selects, or "" when there is none (or no such format).
+func Selecting(formatName string, params map[string]string) string {
+	ft, err := Resolve(formatName)
+	if err != nil || len(params) == 0 {
+		return ""
+	}
+	for _, p := range ft.ReadParams {
+		if !p.Selects {
+			continue
+		}
+		for _, k := range append([]string{p.Name}, p.Aliases...) {
+			if _, ok := params[k]; ok {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // NormalizeParams checks params against the declared keys and returns them under their

@@ -15,7 +15,7 @@ var ReadParams = []format.Param{
 	{Name: "name", Doc: "the stream's name for a .npy file (default: labels for rank 0 or 1, features above; an .npz's arrays are named by their members)"},
 	{Name: "chunk_size", Doc: "bytes of data per chunk, over all arrays, whole records (default 4194304)"},
 	{Name: "mmap", Doc: "false reads with ReadAt instead of mapping the file (default true)"},
-	{Name: "arrays", Doc: "NAME,NAME,...: the arrays of an .npz to read, in stream order (default: every array); the others are not read (mnist.npz: arrays=x_train,y_train)"},
+	{Name: "arrays", Doc: "NAME,NAME,...: the arrays of an .npz to read, in stream order (default: every array); the others are not read (mnist.npz: arrays=x_train,y_train)", Selects: true},
 }
 
 func init() {

@@ -96,7 +96,7 @@ func ParseLists(prefix string, params map[string]string) (bool, error) {
 }
 
 // ColumnsParam is the reader option that selects columns, as ParseColumns parses it.
-var ColumnsParam = format.Param{Name: "columns", Doc: "NAME,NAME,...: the columns to read, in stream order (default: every column); the others are not read, whatever their type"}
+var ColumnsParam = format.Param{Name: "columns", Doc: "NAME,NAME,...: the columns to read, in stream order (default: every column); the others are not read, whatever their type", Selects: true}
 
 // ParseColumns parses the reader option columns: names separated by commas, none empty or
 // given twice; nil when absent.
