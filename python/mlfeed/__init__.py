@@ -46,8 +46,9 @@ __all__ = ["open", "info", "convert", "merge", "validate", "formats", "Dataset",
 #: For max_sweeps: read sweep after sweep without end.
 INFINITELY_REPEAT: float = float("inf")
 
-#: A reader or writer option's value.
-Param = Union[str, int, float, bool]
+#: A reader or writer option's value; a list of names for the options that take several
+#: (columns, arrays, datasets), which the CLI writes NAME,NAME,...
+Param = Union[str, int, float, bool, Sequence[str]]
 #: Reader or writer options {name: value} (the CLI's --opt, --write-opt).
 Params = Mapping[str, Param]
 #: CTF stream declarations: "NAME:dense|sparse:DIM[:ALIAS[:TYPE]]" strings or dicts.

@@ -284,7 +284,9 @@ def inputs_arg(inputs: object) -> Optional[List[str]]:
 
 
 def params_arg(d: object, name: str) -> Optional[dict[str, str]]:
-    """A mapping of option names to values (str, int, float, bool) as strings, or TypeError."""
+    """A mapping of option names to values (str, int, float, bool, or a list or tuple of str,
+    which options naming several things take joined by commas: {"columns": ["a", "b"]}) as
+    strings, or TypeError."""
     if d is None:
         return None
     if not isinstance(d, Mapping):
@@ -293,8 +295,18 @@ def params_arg(d: object, name: str) -> Optional[dict[str, str]]:
     for k, v in d.items():
         if not isinstance(k, str):
             raise TypeError("%s: the names must be str, not %s" % (name, _kind(k)))
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                if not isinstance(x, str):
+                    raise TypeError("%s[%r] must list names (str), not %s" % (name, k, _kind(x)))
+                if "," in x:
+                    raise UsageError("%s[%r]: %r holds a comma, which the option takes as a "
+                                     "separator" % (name, k, x))
+            out[k] = ",".join(v)
+            continue
         if not isinstance(v, (str, int, float, bool, os.PathLike)):
-            raise TypeError("%s[%r] must be a str, number or bool, not %s" % (name, k, _kind(v)))
+            raise TypeError("%s[%r] must be a str, number, bool or list of str, not %s"
+                            % (name, k, _kind(v)))
         out[k] = _param(v)
     return out or None
 

@@ -85,6 +85,13 @@ def test_parquet_columns():
     np.testing.assert_array_equal(got["double_col"].reshape(-1), [0, 10.1] * 4)
     with pytest.raises(mlfeed.UsageError, match='no column "nope"'):
         mlfeed.open(path, options={"columns": "id,nope"})
+    # a list of names is the same as NAME,NAME
+    with mlfeed.open(path, options={"columns": ["double_col", "id"]}) as ds:
+        assert [s["name"] for s in ds.schema] == ["double_col", "id"]
+    with pytest.raises(TypeError, match="list names"):
+        mlfeed.open(path, options={"columns": ["id", 3]})
+    with pytest.raises(mlfeed.UsageError, match="comma"):
+        mlfeed.open(path, options={"columns": ["id,double_col"]})
 
 
 def test_arrow_big_endian():
