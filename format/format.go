@@ -402,8 +402,15 @@ func NormalizeParams(format string, params map[string]string, decl []Param) (map
 				return nil, fmt.Errorf("%w: %s takes no format options, got %q", ErrUsage, format, k)
 			}
 			names := make([]string, len(decl))
+			best, bestD := "", 3 // a declared key within two edits: the one meant
 			for i, p := range decl {
 				names[i] = p.Name
+				if d := editDistance(strings.ToLower(k), p.Name); d < bestD {
+					best, bestD = p.Name, d
+				}
+			}
+			if best != "" {
+				return nil, fmt.Errorf("%w: %s has no option %q; did you mean %s? (known: %s)", ErrUsage, format, k, best, strings.Join(names, ", "))
 			}
 			return nil, fmt.Errorf("%w: %s has no option %q (known: %s)", ErrUsage, format, k, strings.Join(names, ", "))
 		}

@@ -143,4 +143,10 @@ func TestNormalizeParams(t *testing.T) {
 	if got, err := format.NormalizeParams("x", nil, decl); got != nil || err != nil {
 		t.Errorf("no options given: %v, %v", got, err)
 	}
+	// A key within two edits of a declared one names it; one farther does not guess.
+	for key, want := range map[string]string{"mmpa": `"mmpa"; did you mean mmap?`, "Chunk_Siz": "did you mean chunk_size?", "compression": `no option "compression" (known: chunk_size, mmap)`} {
+		if _, err := format.NormalizeParams("x", map[string]string{key: "1"}, decl); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", key, err, want)
+		}
+	}
 }
