@@ -3,7 +3,10 @@ package arrow
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,5 +114,71 @@ func testColumns(t *testing.T, data []byte, rows [][2]string) {
 		if _, err := open(bad); !errors.Is(err, format.ErrUsage) {
 			t.Errorf("columns=%q: %v, want a usage error", bad, err)
 		}
+	}
+}
+
+// TestStructColumn: an Arrow struct column (arrow-go's, in a sliced batch too) reads as one
+// stream per field, COLUMN.FIELD, a struct within it flattened; a null struct is refused
+// naming the field's stream and the row, as a null value is.
+func TestStructColumn(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	inner := arrow.StructOf(arrow.Field{Name: "y", Type: arrow.PrimitiveTypes.Int16})
+	st := arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float32}, arrow.Field{Name: "in", Type: inner})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: st, Nullable: true}}, nil)
+	b := array.NewStructBuilder(mem, st)
+	defer b.Release()
+	xb := b.FieldBuilder(0).(*array.Float32Builder)
+	ib := b.FieldBuilder(1).(*array.StructBuilder)
+	yb := ib.FieldBuilder(0).(*array.Int16Builder)
+	for i := range 6 {
+		if i == 5 {
+			b.AppendNull()
+			xb.AppendNull()
+			ib.AppendNull()
+			yb.AppendNull()
+			continue
+		}
+		b.Append(true)
+		xb.Append(float32(i) / 2)
+		ib.Append(true)
+		yb.Append(int16(-i))
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []arrow.RecordBatch{
+		array.NewRecordBatch(schema, []arrow.Array{array.NewSlice(arr, 0, 3)}, 3),
+		array.NewRecordBatch(schema, []arrow.Array{array.NewSlice(arr, 3, 6)}, 3),
+	} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	rd, err := openBytes(buf.Bytes(), "s.arrow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if s := rd.Schema().Streams; len(s) != 2 || s[0].Name != "s.x" || s[0].Type != mlfeed.Float32 || s[1].Name != "s.in.y" || s[1].Type != mlfeed.Int16 {
+		t.Fatalf("streams %+v", s)
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(c.Streams[0].Values.Bytes[4*i:]))
+		y := int16(binary.LittleEndian.Uint16(c.Streams[1].Values.Bytes[2*i:]))
+		if x != float32(i)/2 || y != int16(-i) {
+			t.Errorf("row %d: %v %v", i, x, y)
+		}
+	}
+	if _, err := rd.ReadChunk(context.Background(), 1); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `column "s.x", row 5: null value`) {
+		t.Errorf("the null struct: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
 	"github.com/mlfeed/mlfeed/internal/closer"
 	"github.com/mlfeed/mlfeed/internal/mmap"
@@ -177,7 +178,10 @@ func newReader(r io.ReaderAt, size int64, name string, mapped []byte, opts *Read
 	if err != nil {
 		return nil, fmt.Errorf("arrow: %s: %w", name, err)
 	}
-	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists, sel); err != nil {
+	if rd.plan, err = arrowmap.NewPlan(schema, opts.VariableLists, sel, opts.Columns); err != nil {
+		if errors.Is(err, format.ErrUsage) {
+			return nil, fmt.Errorf("arrow: %s: %w", name, err)
+		}
 		return nil, mlfeed.OffsetError(name, 0, "schema", mapErr(err))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan, Shared: rd.shared}

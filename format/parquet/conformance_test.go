@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -389,5 +390,57 @@ func TestColumns(t *testing.T) {
 		if !errors.Is(err, mlformat.ErrUsage) || !strings.Contains(err.Error(), `no column "`+cols[1]+`" (the columns: "id", "bool_col",`) {
 			t.Errorf("%v: %v, want a usage error listing the columns", cols, err)
 		}
+	}
+}
+
+// TestStructColumns: another writer's struct columns (DuckDB's: an image as {bytes, path},
+// Hugging Face's layout, and {x, inner: {y}}) read as one stream per field, COLUMN.FIELD,
+// nested structs flattened; columns= picks columns or fields, so the image bytes read though
+// a path is null. Struct columns were unsupported before.
+func TestStructColumns(t *testing.T) {
+	const name = "testdata/duckdb-struct.parquet"
+	rd, err := Open(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range rd.Schema().Streams {
+		names = append(names, st.Name+":"+st.Type.String())
+	}
+	if got := strings.Join(names, ","); got != "id:int64,image.bytes:bytes,image.path:string,pos.x:float64,pos.inner.y:int32" {
+		t.Errorf("streams %s", got)
+	}
+	_, err = rd.ReadChunk(context.Background(), 0)
+	rd.Close()
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `column "image.path", row 2: null value`) {
+		t.Errorf("every field: %v, want the null path of row 2", err)
+	}
+	rd, err = Open(name, &ReaderOptions{Columns: []string{"pos", "image.bytes", "id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	names = names[:0]
+	for _, st := range rd.Schema().Streams {
+		names = append(names, st.Name)
+	}
+	if got := strings.Join(names, ","); got != "pos.x,pos.inner.y,image.bytes,id" {
+		t.Fatalf("picked streams %s", got)
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// check.mjs write-struct: row i holds id i, image.bytes "img<i>", pos.x 1.5i, pos.inner.y i%3
+	for i := range 5 {
+		x := math.Float64frombits(binary.LittleEndian.Uint64(c.Streams[0].Values.Bytes[8*i:]))
+		y := int32(binary.LittleEndian.Uint32(c.Streams[1].Values.Bytes[4*i:]))
+		id := int64(binary.LittleEndian.Uint64(c.Streams[3].Values.Bytes[8*i:]))
+		if x != 1.5*float64(i) || y != int32(i%3) || c.Streams[2].Values.Strings[i] != "img"+strconv.Itoa(i) || id != int64(i) {
+			t.Errorf("row %d: %v %v %q %v", i, x, y, c.Streams[2].Values.Strings[i], id)
+		}
+	}
+	if _, err := Open(name, &ReaderOptions{Columns: []string{"pos.z"}}); !errors.Is(err, mlformat.ErrUsage) || !strings.Contains(err.Error(), `no column "pos.z" (the columns: "pos.x", "pos.inner.y")`) {
+		t.Errorf("unknown field: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/mlfeed/mlfeed"
+	mlformat "github.com/mlfeed/mlfeed/format"
 	arrowfmt "github.com/mlfeed/mlfeed/format/arrow"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
 	"github.com/mlfeed/mlfeed/internal/closer"
@@ -142,7 +143,10 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 		m := stored.Metadata()
 		md = &m
 	}
-	if rd.plan, err = arrowmap.NewPlan(arrow.NewSchema(fields, md), opts.VariableLists, nil); err != nil {
+	if rd.plan, err = arrowmap.NewPlan(arrow.NewSchema(fields, md), opts.VariableLists, nil, opts.Columns); err != nil {
+		if errors.Is(err, mlformat.ErrUsage) {
+			return nil, fmt.Errorf("parquet: %s: %w", name, err)
+		}
 		return footerErr("schema", mapErr(err))
 	}
 	rd.dec = arrowmap.Decoder{Plan: rd.plan}
@@ -180,7 +184,11 @@ func (rd *Reader) selectColumns(names []string, stored *arrow.Schema) error {
 		all = stored.Fields()
 	} else {
 		for _, n := range rd.fields {
-			all = append(all, arrow.Field{Name: n.name()})
+			f := arrow.Field{Name: n.name(), Type: arrow.Null}
+			if n.col < 0 && !n.repeated() && !isList(n) && !isMap(n) {
+				f.Type = arrow.StructOf() // a struct column: its fields are named NAME.FIELD
+			}
+			all = append(all, f)
 		}
 	}
 	sel, err := arrowmap.Select(names, all)

@@ -119,6 +119,19 @@ func isList(n *node) bool {
 	return n.el.ConvertedType.Valid && n.el.ConvertedType.V == deprecated.List
 }
 
+// isVariant reports whether group n is annotated as a VARIANT: its fields (metadata, value,
+// typed_value) are the variant's encoding, not values of their own.
+func isVariant(n *node) bool {
+	_, ok := n.el.LogicalType.Value.(*format.VariantType)
+	return ok
+}
+
+// errVariant is the error of a VARIANT column, which mlfeed does not decode (its fields read
+// as struct fields would be the encoding's bytes, not the values).
+func errVariant(n *node) error {
+	return fmt.Errorf("%w: column %q: a Parquet VARIANT (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+}
+
 // isMap reports whether group n is annotated as a MAP.
 func isMap(n *node) bool {
 	if _, ok := n.el.LogicalType.Value.(*format.MapType); ok {
@@ -158,6 +171,8 @@ func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 	switch {
 	case isMap(n):
 		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+	case isVariant(n):
+		return nil, errVariant(n)
 	case isList(n):
 		rep, elem, err := listParts(n)
 		if err != nil {
@@ -329,6 +344,9 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 		}
 		return arrow.ListOf(et), nil
 	case *arrow.StructType:
+		if isVariant(n) {
+			return nil, errVariant(n)
+		}
 		if n.col >= 0 || isList(n) || isMap(n) || t.NumFields() != len(n.children) {
 			return nil, mismatch()
 		}

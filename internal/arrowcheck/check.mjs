@@ -5,6 +5,9 @@
 //   node check.mjs write FILE       write a sample file (.arrow, .arrows: apache-arrow;
 //                                   .parquet: DuckDB), then print its rows as the peer reads them
 //   node check.mjs write-null FILE  write a file whose column "x" is null in row 3
+//   node check.mjs write-struct FILE  have DuckDB write a Parquet file of struct columns: an
+//                                   image as {bytes, path} (Hugging Face's layout; path null
+//                                   in row 2) and a position {x, inner: {y}}
 //   node check.mjs scan FILE [N]    time DuckDB's SELECT * over a Parquet file (on N threads;
 //                                   DuckDB's default: all cores), print ms
 //   node check.mjs table FILE ROWS  have DuckDB write a tabular Parquet file (for benchmarks)
@@ -106,6 +109,14 @@ async function writeNull(file) {
   writeFileSync(file, tableToIPC(t, 'file'));
 }
 
+async function writeStruct(file) {
+  const c = await duck();
+  await c.run(`COPY (SELECT i::BIGINT AS id,
+      {'bytes': ('img' || i)::BLOB, 'path': CASE WHEN i = 2 THEN NULL ELSE 'p/' || i || '.png' END} AS image,
+      {'x': (i * 1.5)::DOUBLE, 'inner': {'y': (i % 3)::INTEGER}} AS pos
+    FROM range(0, 5) t(i)) TO '${file.replaceAll("'", "''")}' (FORMAT parquet)`);
+}
+
 async function scan(file, threads) {
   const c = await duck();
   if (threads) await c.run(`SET threads = ${Number(threads)}`);
@@ -126,9 +137,9 @@ async function table(file, rows) {
 }
 
 const [cmd, file, arg] = process.argv.slice(2);
-const cmds = { dump, write, 'write-null': writeNull, scan, table };
+const cmds = { dump, write, 'write-null': writeNull, 'write-struct': writeStruct, scan, table };
 if (!cmds[cmd] || !file) {
-  console.error('usage: node check.mjs dump|write|write-null|scan|table FILE [ARG]');
+  console.error('usage: node check.mjs dump|write|write-null|write-struct|scan|table FILE [ARG]');
   process.exit(2);
 }
 try {

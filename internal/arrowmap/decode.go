@@ -55,8 +55,11 @@ func identity(i int64) int64 { return i }
 func (p *Plan) Learn(rec arrow.RecordBatch) error {
 	for _, i := range p.NeedsDim() {
 		c := &p.Columns[i]
-		arr := unwrap(rec.Column(c.Field))
 		name := p.Schema.Streams[i].Name
+		arr, err := p.column(rec, i, locator{column: name, row: identity})
+		if err != nil {
+			return err
+		}
 		if arr.Len() == 0 {
 			return fmt.Errorf("%w: column %q: no row to learn the list length from (declare the stream's dim in the mlfeed.dim field metadata)", ErrFormat, name)
 		}
@@ -111,8 +114,11 @@ func (dec *Decoder) Decode(rec arrow.RecordBatch, base int64, prev *mlfeed.Chunk
 		col := &p.Columns[i]
 		st := &p.Schema.Streams[i]
 		d := &c.Streams[i]
-		loc := locator{column: p.Arrow.Field(col.Field).Name, base: base, row: identity}
-		arr := unwrap(rec.Column(col.Field))
+		loc := locator{column: st.Name, base: base, row: identity}
+		arr, err := p.column(rec, i, loc)
+		if err != nil {
+			return nil, err
+		}
 		if arr.Len() != n {
 			return nil, fmt.Errorf("%w: column %q has %d rows, the batch %d", ErrFormat, loc.column, arr.Len(), n)
 		}
@@ -307,6 +313,25 @@ func unwrap(a arrow.Array) arrow.Array {
 }
 
 // noNulls refuses a null among elements [from, to) of arr.
+// column returns the array stream i reads in rec: its column, or the struct field
+// Column.Path names, whose structs must not be null where the stream reads them (a null struct
+// leaves its fields' values undefined).
+func (p *Plan) column(rec arrow.RecordBatch, i int, loc locator) (arrow.Array, error) {
+	c := &p.Columns[i]
+	arr := unwrap(rec.Column(c.Field))
+	for _, k := range c.Path {
+		s, ok := arr.(*array.Struct)
+		if !ok || k >= s.NumField() {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, loc.errorf(0, "%s where a struct was expected", arr.DataType()))
+		}
+		if err := noNulls(s, 0, int64(s.Len()), loc); err != nil {
+			return nil, err
+		}
+		arr = unwrap(s.Field(k))
+	}
+	return arr, nil
+}
+
 func noNulls(arr arrow.Array, from, to int64, loc locator) error {
 	if arr.NullN() == 0 {
 		return nil
@@ -519,7 +544,10 @@ func (p *Plan) Samples(rec arrow.RecordBatch) (int64, error) {
 			continue
 		}
 		lists = true
-		arr := unwrap(rec.Column(c.Field))
+		arr, err := p.column(rec, i, locator{column: p.Schema.Streams[i].Name, row: identity})
+		if err != nil {
+			return 0, err
+		}
 		if arr.Len() < n {
 			return 0, fmt.Errorf("%w: column %q has %d rows, the batch %d", ErrFormat, p.Schema.Streams[i].Name, arr.Len(), n)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,10 +117,12 @@ func ParseColumns(prefix string, params map[string]string) ([]string, error) {
 	return names, nil
 }
 
-// Select returns the indices of the fields named, in the order named, then that of the field
+// Select returns the indices of the fields that hold the columns named (Plan.Pick keeps the
+// streams they name): a field of that name, or the struct field whose name and a dot start it
+// ("image.bytes" is in field "image"), each once, in the order first named, then the field
 // holding sequence ids (KeyRole "id"), if there is one and it is not named; nil (every field)
-// when names is empty. A name no field has, or more than one has, is a usage error listing the
-// columns there are.
+// when names is empty. A name no field holds, or a name more than one field has, is a usage
+// error listing the columns there are.
 func Select(names []string, fields []arrow.Field) ([]int, error) {
 	if len(names) == 0 {
 		return nil, nil
@@ -139,6 +142,15 @@ func Select(names []string, fields []arrow.Field) ([]int, error) {
 	out := make([]int, 0, len(names)+1)
 	for _, n := range names {
 		i, ok := at[n]
+		for k := len(n) - 1; !ok && k > 0; k-- { // the longest field name before a dot
+			if n[k] == '.' {
+				if j, isField := at[n[:k]]; isField && j >= 0 {
+					if _, isStruct := storageType(fields[j].Type).(*arrow.StructType); isStruct {
+						i, ok = j, true
+					}
+				}
+			}
+		}
 		switch {
 		case !ok:
 			have := make([]string, len(fields))
@@ -149,7 +161,9 @@ func Select(names []string, fields []arrow.Field) ([]int, error) {
 		case i < 0:
 			return nil, fmt.Errorf("%w: column name %q is given to more than one column", format.ErrUsage, n)
 		}
-		out = append(out, i)
+		if !slices.Contains(out, i) {
+			out = append(out, i)
+		}
 		if i == id {
 			id = -1
 		}

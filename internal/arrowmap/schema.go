@@ -3,12 +3,14 @@ package arrowmap
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 )
 
 // Kind is how one sample of a stream is laid out in its column.
@@ -26,6 +28,10 @@ const (
 type Column struct {
 	// Field is the index of the column in the Arrow schema.
 	Field int
+	// Path, for a field of a struct column (another writer's struct, read as one stream per
+	// field, named COLUMN.FIELD), holds the index of the field at each level of structs
+	// below the column; empty for the column itself.
+	Path []int
 	// Seq reports whether the column is a list of samples per row (sequences), rather than
 	// one sample per row.
 	Seq bool
@@ -52,6 +58,8 @@ type Plan struct {
 	IDField int
 	// Arrow is the Arrow schema the plan was made from.
 	Arrow *arrow.Schema
+
+	failed []failedField // fields of struct columns that cannot be read (see pick)
 }
 
 // HalfStreams returns the names of the streams whose Arrow values are float16, read as
@@ -98,10 +106,12 @@ func storageType(dt arrow.DataType) arrow.DataType {
 }
 
 // NewPlan maps the Arrow schema as to streams: the fields at the indices fields gives, in
-// that order (see Select), or every field when fields is nil. variableLists reads List columns
+// that order (see Select), or every field when fields is nil; with names, only the streams
+// they name, in that order (a stream, or a struct column's streams: see pick), so that a field
+// of a struct mlfeed cannot hold does not stop the others. variableLists reads List columns
 // that carry no mlfeed dimension as variable-size dense samples instead of fixed ones of the
 // first row's length.
-func NewPlan(as *arrow.Schema, variableLists bool, fields []int) (*Plan, error) {
+func NewPlan(as *arrow.Schema, variableLists bool, fields []int, names []string) (*Plan, error) {
 	p := &Plan{IDField: -1, Arrow: as}
 	if fields == nil {
 		fields = make([]int, as.NumFields())
@@ -130,6 +140,12 @@ func NewPlan(as *arrow.Schema, variableLists bool, fields []int) (*Plan, error) 
 			p.Schema.HasIDs = true
 			continue
 		}
+		if t, ok := storageType(f.Type).(*arrow.StructType); ok && !isSparse(t) {
+			if err := p.planStruct(f.Name, fi, nil, t, variableLists); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		st, col, err := planField(f, get, variableLists)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
@@ -137,6 +153,9 @@ func NewPlan(as *arrow.Schema, variableLists bool, fields []int) (*Plan, error) 
 		col.Field = fi
 		p.Schema.Streams = append(p.Schema.Streams, st)
 		p.Columns = append(p.Columns, col)
+	}
+	if err := p.pick(names); err != nil {
+		return nil, err
 	}
 	if len(p.Columns) == 0 && p.IDField < 0 {
 		// Rows of no columns take no bytes, so a file could claim any number of them: a data
@@ -147,6 +166,98 @@ func NewPlan(as *arrow.Schema, variableLists bool, fields []int) (*Plan, error) 
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	return p, nil
+}
+
+// planStruct maps the fields of struct column name (field fi of the schema, path the struct's
+// place below it) to one stream each, NAME.FIELD, structs within it flattened the same way.
+func (p *Plan) planStruct(name string, fi int, path []int, t *arrow.StructType, variableLists bool) error {
+	if len(path) >= maxStructDepth {
+		return fmt.Errorf("%w: column %q: structs nested deeper than %d", ErrUnsupported, name, maxStructDepth)
+	}
+	if t.NumFields() == 0 {
+		return fmt.Errorf("column %q: %w: a struct of no fields", name, ErrUnsupported)
+	}
+	for i, f := range t.Fields() {
+		fname := name + "." + f.Name
+		at := append(slices.Clone(path), i)
+		if ct, ok := storageType(f.Type).(*arrow.StructType); ok && !isSparse(ct) {
+			if err := p.planStruct(fname, fi, at, ct, variableLists); err != nil {
+				return err
+			}
+			continue
+		}
+		md := f.Metadata
+		get := func(k string) (string, bool) {
+			i := md.FindKey(k)
+			if i < 0 {
+				return "", false
+			}
+			return md.Values()[i], true
+		}
+		st, col, err := planField(arrow.Field{Name: fname, Type: f.Type, Nullable: f.Nullable, Metadata: f.Metadata}, get, variableLists)
+		if err != nil {
+			// an error only if the field is read (pick)
+			p.failed = append(p.failed, failedField{fname, fmt.Errorf("column %q: %w", fname, err)})
+			continue
+		}
+		col.Field, col.Path = fi, at
+		p.Schema.Streams = append(p.Schema.Streams, st)
+		p.Columns = append(p.Columns, col)
+	}
+	return nil
+}
+
+// maxStructDepth bounds how deep structs within structs are flattened.
+const maxStructDepth = 32
+
+// failedField is a struct's field planStruct could not map, and why.
+type failedField struct {
+	name string
+	err  error
+}
+
+// pick keeps the streams names name, in that order: a stream of that name, or the streams of
+// a struct column or field of that name (NAME.FIELD...); a name that is none is a usage error
+// listing the streams, and a name that takes in a field mlfeed cannot hold is that field's
+// error. With no names every stream is kept, and every such field is an error.
+func (p *Plan) pick(names []string) error {
+	for _, f := range p.failed {
+		for _, n := range names {
+			if f.name == n || strings.HasPrefix(f.name, n+".") {
+				return f.err
+			}
+		}
+		if len(names) == 0 {
+			return f.err
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var streams []mlfeed.Stream
+	var cols []Column
+	taken := make([]bool, len(p.Columns))
+	for _, n := range names {
+		found := false
+		for i, st := range p.Schema.Streams {
+			if st.Name == n || strings.HasPrefix(st.Name, n+".") {
+				found = true
+				if !taken[i] {
+					taken[i] = true
+					streams, cols = append(streams, st), append(cols, p.Columns[i])
+				}
+			}
+		}
+		if !found {
+			have := make([]string, len(p.Schema.Streams))
+			for i, st := range p.Schema.Streams {
+				have[i] = strconv.Quote(st.Name)
+			}
+			return fmt.Errorf("%w: no column %q (the columns: %s)", format.ErrUsage, n, strings.Join(have, ", "))
+		}
+	}
+	p.Schema.Streams, p.Columns = streams, cols
+	return nil
 }
 
 func planField(f arrow.Field, get func(string) (string, bool), variableLists bool) (mlfeed.Stream, Column, error) {

@@ -44,7 +44,7 @@ func TestPlanOtherWriters(t *testing.T) {
 		{f: field("x", arrow.FixedSizeListOf(2, f32), KeyShape, "3,1"), err: ErrFormat},
 	}
 	for _, c := range cases {
-		p, err := NewPlan(arrow.NewSchema([]arrow.Field{c.f}, nil), c.variable, nil)
+		p, err := NewPlan(arrow.NewSchema([]arrow.Field{c.f}, nil), c.variable, nil, nil)
 		if c.err != nil {
 			if !errors.Is(err, c.err) {
 				t.Errorf("%v: got %v, want %v", c.f, err, c.err)
@@ -83,7 +83,7 @@ func TestFieldRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v: %v", st, err)
 				}
-				p, err := NewPlan(arrow.NewSchema([]arrow.Field{f}, nil), false, nil)
+				p, err := NewPlan(arrow.NewSchema([]arrow.Field{f}, nil), false, nil, nil)
 				if err != nil {
 					t.Fatalf("%v seq=%v: %v", st, seq, err)
 				}

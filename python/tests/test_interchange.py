@@ -94,6 +94,21 @@ def test_parquet_columns():
         mlfeed.open(path, options={"columns": ["id,double_col"]})
 
 
+def test_parquet_struct_columns():
+    # DuckDB's struct columns (check.mjs write-struct): an image {bytes, path} as Hugging Face
+    # stores images, a position {x, inner: {y}}; one stream per field, picked by name
+    path = os.path.join(ROOT, "format", "parquet", "testdata", "duckdb-struct.parquet")
+    with mlfeed.open(path, options={"columns": ["image.bytes", "pos"]}) as ds:
+        assert [s["name"] for s in ds.schema] == ["image.bytes", "pos.x", "pos.inner.y"]
+        got = ds.read()
+    assert list(got["image.bytes"]) == [b"img%d" % i for i in range(5)]
+    np.testing.assert_array_equal(got["pos.x"].reshape(-1), np.arange(5) * 1.5)
+    np.testing.assert_array_equal(got["pos.inner.y"].reshape(-1), np.arange(5) % 3)
+    with mlfeed.open(path) as ds:  # the path of row 2 is null
+        with pytest.raises(mlfeed.UsageError, match=r'"image.path", row 2: null'):
+            ds.read()
+
+
 def test_arrow_big_endian():
     # The Arrow project's big-endian integration file reads as its little-endian twin (a mapped
     # big-endian file killed the interpreter: arrow-go swaps its bytes in place)
