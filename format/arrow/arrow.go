@@ -51,24 +51,36 @@ func Match(head []byte) bool {
 
 // matchStream reports whether head starts with a framed schema message: one that head
 // holds, parsed; or the start of a longer one (a schema of many columns), which MatchFile
-// reads whole.
+// reads whole. The frame is the continuation marker and the message's length, or (streams
+// of Arrow before 0.15) the length alone, a message of at most maxLegacySchema bytes.
 func matchStream(head []byte) bool {
-	if len(head) < 16 || binary.LittleEndian.Uint32(head) != 0xFFFFFFFF {
+	if len(head) < 16 {
 		return false
 	}
-	n := int(int32(binary.LittleEndian.Uint32(head[4:])))
-	if n <= 0 || n%8 != 0 {
+	at, n := 8, int(int32(binary.LittleEndian.Uint32(head[4:])))
+	if binary.LittleEndian.Uint32(head) != 0xFFFFFFFF {
+		at, n = 4, int(int32(binary.LittleEndian.Uint32(head)))
+		if n > maxLegacySchema {
+			return false
+		}
+	}
+	if n <= 0 || (at+n)%8 != 0 {
 		return false
 	}
-	if 8+n > len(head) {
+	if at+n > len(head) {
 		return true
 	}
-	m, err := parseMessage(head[8 : 8+n])
+	m, err := parseMessage(head[at : at+n])
 	return err == nil && m.kind == headerSchema
 }
 
+// maxLegacySchema is the largest schema message detection reads for a stream without the
+// continuation marker (Arrow before 0.15), whose first 4 bytes are all there is to go by.
+const maxLegacySchema = 1 << 20
+
 // MatchFile reports whether the size bytes of r, whose head Match accepted, are an Arrow file,
-// or a stream whose first message is a schema (read whole, up to 64 MiB).
+// or a stream whose first message is a schema (read whole: up to 64 MiB, or maxLegacySchema
+// without the continuation marker).
 func MatchFile(r io.ReaderAt, size int64) bool {
 	var head [8]byte
 	if _, err := r.ReadAt(head[:], 0); err != nil {
@@ -76,6 +88,9 @@ func MatchFile(r io.ReaderAt, size int64) bool {
 	}
 	if bytes.HasPrefix(head[:], []byte(magic)) {
 		return true
+	}
+	if binary.LittleEndian.Uint32(head[:]) != 0xFFFFFFFF && int32(binary.LittleEndian.Uint32(head[:])) > maxLegacySchema {
+		return false
 	}
 	m, ok, err := readMessage(r, size, 0, "")
 	return err == nil && ok && m.kind == headerSchema

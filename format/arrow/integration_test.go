@@ -71,6 +71,22 @@ func TestStreamDetection(t *testing.T) {
 	if Match([]byte("\xff\xff\xff\xff\x10\x00\x00\x00 not a flatbuffer ")) {
 		t.Errorf("a marker and a length before no schema message matched")
 	}
+	// Arrow 0.14's streams frame messages by their length alone: detected, and read as the
+	// file 0.14.1 wrote (they were an unknown format under a name not ending .arrows).
+	if f, err := format.Detect("testdata/integration-0.14.1-primitive.stream"); err != nil || f.Name != "arrow" {
+		t.Fatalf("Arrow 0.14.1's stream: detected %v, %v; want arrow", f, err)
+	}
+	le, old := readAll(t, "testdata/integration-0.14.1-primitive.arrow", false), readAll(t, "testdata/integration-0.14.1-primitive.stream", false)
+	if len(old) != len(le) {
+		t.Fatalf("%d chunks, the file %d", len(old), len(le))
+	}
+	for i := range le {
+		for k := range le[i] {
+			if old[i][k] != le[i][k] {
+				t.Errorf("chunk %d, %s: differs from the file's", i, nonNullable[k])
+			}
+		}
+	}
 }
 
 // TestNestedLargeOffsets: a column of lists of lists whose first row has no list learns the
