@@ -365,7 +365,7 @@ func (a *assembler) list(dt arrow.DataType, n, rep, elem *node, lvl, slotDef int
 			if got := offsets[s+1] - offsets[s]; got != size {
 				child.Release()
 				if valid != nil && !bitutil.BitIsSet(valid.Bytes(), s) {
-					return nil, fmt.Errorf("%w: column %q, row %d: null value (mlfeed holds no nulls; fill or drop them first)", ErrUnsupported, n.name(), a.rowOf(ld, lvl, slotDef, s))
+					return nil, fmt.Errorf("%w: column %q, row %d: null value (mlfeed holds no nulls: fill or drop them first, or read the other columns with the option columns=NAME,...)", ErrUnsupported, n.name(), a.rowOf(ld, lvl, slotDef, s))
 				}
 				return nil, fmt.Errorf("%w: list %q: a list of %d values in a column of lists of %d", ErrFormat, n.name(), got, size)
 			}

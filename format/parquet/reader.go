@@ -512,9 +512,9 @@ func (rd *Reader) checkPages(cm *format.ColumnMetaData, n *node) error {
 			body := int64(h.CompressedPageSize) - int64(v2.V.RepetitionLevelsByteLength) - int64(v2.V.DefinitionLevelsByteLength)
 			if body == 0 && v2.V.NumValues > 0 && v2.V.NumNulls == v2.V.NumValues && cm.Codec != format.Uncompressed {
 				if rowKnown {
-					return fmt.Errorf("%w: column %q, row %d: null value (mlfeed holds no nulls; fill or drop them first)", ErrUnsupported, n.name(), row)
+					return fmt.Errorf("%w: column %q, row %d: null value (mlfeed holds no nulls: fill or drop them first, or read the other columns with the option columns=NAME,...)", ErrUnsupported, n.name(), row)
 				}
-				return fmt.Errorf("%w: column %q: a page of null values (mlfeed holds no nulls; fill or drop them first)", ErrUnsupported, n.name())
+				return fmt.Errorf("%w: column %q: a page of null values (mlfeed holds no nulls: fill or drop them first, or read the other columns with the option columns=NAME,...)", ErrUnsupported, n.name())
 			}
 			row += int64(v2.V.NumRows)
 		} else if h.Type == format.DataPage {

@@ -338,7 +338,7 @@ func noNulls(arr arrow.Array, from, to int64, loc locator) error {
 	}
 	for i := from; i < to; i++ {
 		if arr.IsNull(int(i)) {
-			return fmt.Errorf("%w: %v", ErrUnsupported, loc.errorf(i, "null value (mlfeed holds no nulls; fill or drop them first)"))
+			return fmt.Errorf("%w: %v", ErrUnsupported, loc.errorf(i, "null value (mlfeed holds no nulls: fill or drop them first, or read the other columns with the option columns=NAME,...)"))
 		}
 	}
 	return nil
