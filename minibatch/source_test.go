@@ -19,7 +19,6 @@ type memSource struct {
 
 	mu    sync.Mutex
 	reads map[int]int
-	live  int // chunks read and not yet collected (approximation: reads in flight)
 }
 
 func newMemSource(lens []int, sizes []int) *memSource {

@@ -102,9 +102,8 @@ func firstOr0(p []uint32) uint32 {
 
 // nbitWalk reads the n-bit filter's description of a datatype: p, from slot i.
 type nbitWalk struct {
-	p   []uint32
-	i   int
-	err error
+	p []uint32
+	i int
 }
 
 // need checks that n more parameters follow.
