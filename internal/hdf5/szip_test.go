@@ -305,13 +305,14 @@ func seCode(a, b uint32) int { return int((a+b)*(a+b+1)/2 + b) }
 func TestSzipMalformed(t *testing.T) {
 	s := new(scratch)
 	ok := []uint32{szipNN | szipLSB | szipRaw, 8, 16, 1024}
-	cases := []struct {
+	type forged struct {
 		name   string
 		src    []byte
 		params []uint32
 		size   int
 		want   string
-	}{
+	}
+	cases := []forged{
 		{"no header", []byte{1, 0}, ok, 16, "EOF"},
 		{"size past the chunk", []byte{17, 0, 0, 0}, ok, 16, "decodes to more"},
 		{"4 GiB", []byte{0xff, 0xff, 0xff, 0xff, 0}, ok, 16, "decodes to more"},
@@ -332,25 +333,13 @@ func TestSzipMalformed(t *testing.T) {
 	w.put(0, 3)
 	w.put(1, 1)
 	w.fs(91)
-	cases = append(cases, struct {
-		name   string
-		src    []byte
-		params []uint32
-		size   int
-		want   string
-	}{"SE codeword 91", w.chunk(8), []uint32{szipRaw, 8, 8, 8}, 8, "second-extension codeword 91"})
+	cases = append(cases, forged{"SE codeword 91", w.chunk(8), []uint32{szipRaw, 8, 8, 8}, 8, "second-extension codeword 91"})
 	// two zero blocks in an RSI of one
 	w = new(szipBits)
 	w.put(0, 3)
 	w.put(0, 1)
 	w.fs(1)
-	cases = append(cases, struct {
-		name   string
-		src    []byte
-		params []uint32
-		size   int
-		want   string
-	}{"zero blocks past the RSI", w.chunk(16), []uint32{szipRaw, 8, 8, 8}, 16, "zero blocks 2 past the end"})
+	cases = append(cases, forged{"zero blocks past the RSI", w.chunk(16), []uint32{szipRaw, 8, 8, 8}, 16, "zero blocks 2 past the end"})
 	for _, c := range cases {
 		dst := make([]byte, c.size)
 		k, err := s.szipDecode(dst, c.src, c.params)
