@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -238,5 +239,63 @@ func TestFillOnly(t *testing.T) {
 		if v != 0 {
 			t.Fatalf("value %d is %v, want the fill value 0", i, v)
 		}
+	}
+}
+
+// TestStrings: datasets of strings read as h5py reads them (gen.py's strings.h5): fixed-length
+// and variable-length ASCII as bytes (numpy's trailing NULs dropped), variable-length UTF-8 as
+// text (what h5py's asstr() gives), 2-D and chunked with gzip too; a dataset of strings of
+// another length than the data set's rows (names of classes) is left out with a line, and
+// reads alone when named. They were all left out before.
+func TestStrings(t *testing.T) {
+	const name = "testdata/strings.h5"
+	var log strings.Builder
+	src, err := openRegistered(t, name, &format.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := src.(*hdf5.Reader)
+	types := map[string]string{}
+	for _, st := range r.Schema().Streams {
+		types[st.Name] = fmt.Sprintf("%s %d", st.Type, st.Dim)
+	}
+	want := map[string]string{"X": "float32 2", "ascii": "bytes 1", "fixed": "bytes 1", "grid": "string 2", "text": "string 1", "ztext": "string 1"}
+	if !reflect.DeepEqual(types, want) {
+		t.Errorf("streams %v, want %v", types, want)
+	}
+	if !strings.Contains(log.String(), "skipped /names: 3 strings, where the data set has 6 rows") {
+		t.Errorf("log %q", log.String())
+	}
+	text := []string{"cat", "dög", "", "日本語", "a longer label, with a comma", "z"}
+	var grid []string
+	for _, s := range text {
+		grid = append(grid, s, strings.ToUpper(s))
+	}
+	wantVals := map[string][]string{"text": text, "ztext": text, "grid": grid,
+		"ascii": {"a", "bb", "", "dddd", "e", "ffffff"}, "fixed": {"one", "two", "three", "", "fives", "x"}}
+	got := map[string][]string{}
+	for i := range r.Chunks() {
+		c, err := r.ReadChunk(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, st := range r.Schema().Streams {
+			got[st.Name] = append(got[st.Name], c.Streams[k].Values.Strings...)
+		}
+	}
+	for k, w := range wantVals {
+		if !reflect.DeepEqual(got[k], w) {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+	alone, err := hdf5.Open(name, &hdf5.ReaderOptions{Datasets: []string{"names"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close()
+	c, err := alone.ReadChunk(context.Background(), 0)
+	if err != nil || !reflect.DeepEqual(c.Streams[0].Values.Strings, []string{"red", "green", "blue"}) {
+		t.Errorf("names alone: %v %v", c, err)
 	}
 }

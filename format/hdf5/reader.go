@@ -1,7 +1,6 @@
 package hdf5
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/half"
@@ -62,9 +62,14 @@ type source struct {
 // typ returns the stream's element type.
 func (s source) typ() mlfeed.ElemType {
 	if s.m == nil {
-		return elemType(s.d.Type)
+		return datasetType(s.d.Type)
 	}
 	return memberType(s.m.Type)
+}
+
+// isString reports whether the source is a whole dataset of strings.
+func (s source) isString() bool {
+	return s.m == nil && (s.d.Type.Class == h5.String || s.d.Type.Class == h5.VarString)
 }
 
 // dims returns the dimensions of one row of the stream: the dataset's after the first, then
@@ -149,7 +154,7 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 			}
 		} else if err == nil {
 			srcs = []source{{d, nil}}
-			if elemType(d.Type) == mlfeed.Invalid {
+			if datasetType(d.Type) == mlfeed.Invalid {
 				err = fmt.Errorf("%w: dataset %s holds %s values", ErrUnsupported, p, d.Type)
 			}
 		}
@@ -169,6 +174,9 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 		for _, n := range notes {
 			r.skip = append(r.skip, fmt.Sprintf("%s %s", d.Path(), n))
 		}
+	}
+	if !explicit {
+		r.dropOtherStrings()
 	}
 	if opts.Log != nil {
 		for _, s := range r.skip {
@@ -227,7 +235,11 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 		}
 		r.schema.Streams = append(r.schema.Streams, st)
 		if st.Type.IsVarLen() {
-			rowBytes += n * uint64(s.m.Type.Size+16) // the bytes and a string header per value
+			es := s.d.Type.Size // a fixed-length string's bytes, or a heap reference's
+			if s.m != nil {
+				es = s.m.Type.Size
+			}
+			rowBytes += n * uint64(es+16) // the bytes and a string header per value
 		} else {
 			rowBytes += n * uint64(st.Type.Size())
 		}
@@ -356,6 +368,12 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 		default:
 			sd.Values = mlfeed.NewBuffer(t, int(vals))
 		}
+		if s.isString() {
+			if err := r.readStrings(ctx, &sd.Values, d, row, n); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if s.m != nil {
 			if recsOf != d {
 				need := n * d.RowLen() * uint64(d.Type.Size)
@@ -395,6 +413,75 @@ func (r *Reader) ReadChunkReuse(ctx context.Context, i int, prev *mlfeed.Chunk) 
 // records are read whole, then split into its fields' streams, which copy them out.
 var recordPool sync.Pool
 
+// readStrings sets vals to the strings of rows [row, row+n) of string dataset d: a
+// fixed-length string less its padding (as numpy's bytes: Datatype.FixedString), a
+// variable-length one from the global heap, which must be UTF-8 when d says it is.
+func (r *Reader) readStrings(ctx context.Context, vals *mlfeed.Buffer, d *h5.Dataset, row, n uint64) error {
+	need := n * d.RowLen() * uint64(d.Type.Size)
+	buf, _ := recordPool.Get().(*[]byte)
+	if buf == nil || uint64(cap(*buf)) < need {
+		b := make([]byte, need)
+		buf = &b
+	}
+	defer recordPool.Put(buf)
+	raw := (*buf)[:need]
+	if err := d.ReadRowsContext(ctx, raw, row, n); err != nil {
+		return err
+	}
+	if d.Type.Class == h5.String {
+		es := d.Type.Size
+		for i := range vals.Strings {
+			vals.Strings[i] = d.Type.FixedString(raw[i*es : (i+1)*es])
+		}
+		return nil
+	}
+	if err := d.VarStrings(raw, vals.Strings); err != nil {
+		return err
+	}
+	if vals.Type == mlfeed.String {
+		for i, v := range vals.Strings {
+			if !utf8.ValidString(v) {
+				return fmt.Errorf("%w: dataset %s, row %d: a string declared UTF-8 that is not", ErrFormat, d.Path(), row+uint64(i)/max(d.RowLen(), 1))
+			}
+		}
+	}
+	return nil
+}
+
+// dropOtherStrings leaves out, with a note, the datasets of strings whose first dimension is
+// not that of the datasets of numbers (class names beside X and y): their rows are not the
+// data set's. Datasets of strings alone keep the first one's.
+func (r *Reader) dropOtherStrings() {
+	rows, found := uint64(0), false
+	for _, d := range r.sets {
+		if !isStringType(d.Type) {
+			rows, found = d.Dims[0], true
+			break
+		}
+	}
+	if !found {
+		return // strings alone: they must share their first dimension, as any datasets
+	}
+	keep := r.sets[:0]
+	for _, d := range r.sets {
+		if isStringType(d.Type) && d.Dims[0] != rows {
+			r.skip = append(r.skip, fmt.Sprintf("%s: %d strings, where the data set has %d rows (read it with the datasets option)", d.Path(), d.Dims[0], rows))
+			continue
+		}
+		keep = append(keep, d)
+	}
+	var srcs []source
+	for _, s := range r.srcs {
+		if !s.isString() || s.d.Dims[0] == rows {
+			srcs = append(srcs, s)
+		}
+	}
+	r.sets, r.srcs = keep, srcs
+}
+
+// isStringType reports whether t is a string type, of fixed or variable length.
+func isStringType(t h5.Datatype) bool { return t.Class == h5.String || t.Class == h5.VarString }
+
 // readMember sets vals to the values of member m of the records recs of size bytes: bytes
 // for a fixed-length string (less its trailing NULs, as numpy gives them), float32 for float16,
 // the number itself (little-endian) otherwise.
@@ -404,7 +491,7 @@ func readMember(vals *mlfeed.Buffer, m *h5.Member, recs []byte, size int) {
 		es, elems := m.Type.Size, int(m.Elems())
 		for i := range vals.Strings {
 			at := i/elems*size + m.Offset + i%elems*es
-			vals.Strings[i] = string(bytes.TrimRight(recs[at:at+es], "\x00"))
+			vals.Strings[i] = m.Type.FixedString(recs[at : at+es])
 		}
 	case m.Type.Half:
 		// read as stored (2 bytes a value) into the second half, then widened in place
@@ -493,6 +580,19 @@ func elemType(t h5.Datatype) mlfeed.ElemType {
 		return mlfeed.Float32
 	}
 	return t.ElemType()
+}
+
+// datasetType is the type a whole dataset's values are read as: elemType's, or for strings
+// as h5py reads them: bytes for fixed-length ones and variable-length ASCII, text for
+// variable-length UTF-8.
+func datasetType(t h5.Datatype) mlfeed.ElemType {
+	switch {
+	case t.Class == h5.String, t.Class == h5.VarString && !t.UTF8:
+		return mlfeed.Bytes
+	case t.Class == h5.VarString:
+		return mlfeed.String
+	}
+	return elemType(t)
 }
 
 // memberType is the type a compound member's values are read as: elemType's, or Bytes for a

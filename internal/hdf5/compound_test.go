@@ -49,7 +49,7 @@ func TestCompoundMembers(t *testing.T) {
 			"bu4":  {Offset: 32, Size: 4, Type: Datatype{Class: Integer, Size: 4, BigEndian: true}},
 			"bf2":  {Offset: 58, Size: 2, Type: Datatype{Class: Float, Size: 2, BigEndian: true, Half: true}},
 			"flag": {Offset: 72, Size: 1, Type: Datatype{Class: Integer, Size: 1, Signed: true, Enum: true, Bool: true}},
-			"name": {Offset: 75, Size: 5, Type: Datatype{Class: String, Size: 5}},
+			"name": {Offset: 75, Size: 5, Type: Datatype{Class: String, Size: 5, Pad: PadNull}},
 			"vec":  {Offset: 80, Size: 24, Type: Datatype{Class: Float, Size: 8}, Dims: []uint64{3}},
 			"mat":  {Offset: 104, Size: 8, Type: Datatype{Class: Integer, Size: 2, Signed: true}, Dims: []uint64{2, 2}},
 		} {

@@ -556,3 +556,24 @@ func TestLZOFarM3(t *testing.T) {
 		t.Errorf("match % x, want % x", dst[lits:], dst[lits-16384:lits-16384+4])
 	}
 }
+
+// TestFixedString: a fixed-length string's padding is dropped as h5py (numpy's bytes) drops
+// it: up to the first NUL when NUL-terminated, the trailing NULs when NUL-padded, the
+// trailing spaces when space-padded (the HDF Group's fixed_string_dset.h5, "sweet  ").
+func TestFixedString(t *testing.T) {
+	for _, c := range []struct {
+		pad  uint8
+		in   string
+		want string
+	}{
+		{PadNullTerm, "ab\x00cd\x00", "ab"},
+		{PadNull, "ab\x00cd\x00\x00", "ab\x00cd"},
+		{PadSpace, "sweet  ", "sweet"},
+		{PadSpace, "a b \x00", "a b"},
+		{PadNull, "full", "full"},
+	} {
+		if got := (Datatype{Class: String, Pad: c.pad}).FixedString([]byte(c.in)); got != c.want {
+			t.Errorf("pad %d %q: %q, want %q", c.pad, c.in, got, c.want)
+		}
+	}
+}

@@ -36,8 +36,9 @@ func (d *Dataset) Rows() uint64 {
 
 // ReadRows reads rows [row, row+n) of the first dimension into dst, which must hold exactly
 // n*RowLen() elements of Type.Size bytes. Numbers are converted to little-endian, and integers
-// narrower than their bytes (Datatype.Bits) widened as h5py reads them; strings (fixed-length)
-// are copied as stored.
+// narrower than their bytes (Datatype.Bits) widened as h5py reads them; strings of fixed
+// length are copied as stored, variable-length ones are their global heap references
+// (Dataset.VarStrings reads them).
 func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
 	return d.ReadRowsContext(context.Background(), dst, row, n)
 }
@@ -48,9 +49,6 @@ func (d *Dataset) ReadRows(dst []byte, row, n uint64) error {
 func (d *Dataset) ReadRowsContext(ctx context.Context, dst []byte, row, n uint64) error {
 	es := uint64(d.Type.Size)
 	rl := d.RowLen()
-	if d.Type.Class == VarString {
-		return fmt.Errorf("%w: dataset %s holds variable-length strings", ErrUnsupported, d.path)
-	}
 	if row > d.Rows() || n > d.Rows()-row {
 		return fmt.Errorf("%w: rows [%d, %d) of dataset %s, which has %d", ErrFormat, row, row+n, d.path, d.Rows())
 	}

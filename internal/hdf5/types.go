@@ -29,6 +29,8 @@ type Datatype struct {
 	Signed    bool // Integer only
 	BigEndian bool // Integer and Float
 	UTF8      bool // String and VarString: the character set is UTF-8 (else ASCII)
+	// Pad is a fixed-length String's padding: PadNullTerm, PadNull or PadSpace.
+	Pad uint8
 	// Float only: IEEE binary16 (numpy's float16). It has no mlfeed type (ElemType is
 	// Invalid): format/hdf5 widens it to float32, which holds every float16 exactly.
 	Half bool
@@ -83,14 +85,14 @@ func (m *Member) Gather(dst, recs []byte, size int) {
 // converts reports whether elements of t change between the file and ReadRows: big-endian
 // numbers, and narrow integers (Bits).
 func (t Datatype) converts() bool {
-	return (t.BigEndian && t.Class != String && t.Size > 1) || t.Bits != 0
+	return (t.BigEndian && t.Class != String && t.Class != VarString && t.Size > 1) || t.Bits != 0
 }
 
 // toLE converts whole elements of t from the file's form to ReadRows': big-endian numbers to
 // little-endian, then narrow integers to the value of their bits (Bits from BitOffset),
 // sign-extended when Signed, zero-extended otherwise.
 func (t Datatype) toLE(b []byte) {
-	if t.BigEndian && t.Class != String {
+	if t.BigEndian && t.Class != String && t.Class != VarString {
 		swap(b, t.Size)
 	}
 	if t.Bits == 0 || t.Class != Integer || t.Size < 1 || t.Size > 8 {
@@ -250,7 +252,7 @@ func (f *File) parseDatatype(b []byte, at uint64) (Datatype, error) {
 			return t, f.errAt(at, "datatype", ErrUnsupported, "%d-byte floating point with %d-bit mantissa (only IEEE float16, float32 and float64)", size, mant)
 		}
 	case 3:
-		t.Class, t.UTF8 = String, bits[0]>>4 == 1
+		t.Class, t.UTF8, t.Pad = String, bits[0]>>4 == 1, bits[0]&0x0f
 		if size < 1 { // HDF5's H5Tset_size refuses 0 too
 			return t, f.errAt(at, "datatype", ErrFormat, "fixed-length string of %d bytes", size)
 		}
@@ -531,53 +533,130 @@ func (a *Attribute) String() (string, error) {
 	return "", fmt.Errorf("%w: attribute %q is %s, not a string", ErrUnsupported, a.Name, a.Type)
 }
 
+// The paddings of a fixed-length string (Datatype.Pad).
+const (
+	PadNullTerm = 0 // the string ends at its first NUL
+	PadNull     = 1 // NULs pad the string to its size
+	PadSpace    = 2 // spaces pad the string to its size (Fortran's)
+)
+
+// FixedString returns the string a fixed-length String element b holds, as h5py (through
+// numpy's bytes) gives it: up to the first NUL for PadNullTerm, less the trailing NULs for
+// PadNull, less the trailing spaces (and NULs) for PadSpace.
+func (t Datatype) FixedString(b []byte) string {
+	switch t.Pad {
+	case PadNullTerm:
+		if k := bytes.IndexByte(b, 0); k >= 0 {
+			b = b[:k]
+		}
+	case PadSpace:
+		b = bytes.TrimRight(b, " \x00")
+	default:
+		b = bytes.TrimRight(b, "\x00")
+	}
+	return string(b)
+}
+
 // vlenString reads a variable-length string from the global heap.
 func (f *File) vlenString(ref []byte, at uint64) (string, error) {
-	c := &cursor{b: ref}
-	n := c.u32()
-	coll := c.addr(f.offSize)
-	idx := c.u32()
-	if c.bad {
-		return "", f.errAt(at, "variable-length string", ErrFormat, "short reference")
+	out := []string{""}
+	err := f.varStrings(ref, out, at)
+	return out[0], err
+}
+
+// maxHeapCache bounds the bytes of global heap collections VarStrings keeps between strings.
+const maxHeapCache = 64 << 20
+
+// VarStrings reads the variable-length strings whose global heap references (as ReadRows
+// gives a dataset of VarString values: a 4-byte length, the collection's address and a 4-byte
+// object index each) refs holds, one into each element of out.
+func (d *Dataset) VarStrings(refs []byte, out []string) error {
+	if d.Type.Class != VarString {
+		return fmt.Errorf("%w: dataset %s holds %s values, not variable-length strings", ErrUnsupported, d.path, d.Type)
 	}
-	if n == 0 {
-		return "", nil
+	return d.f.varStrings(refs, out, d.obj.o.addr)
+}
+
+// varStrings reads the variable-length strings whose global heap references refs holds, one
+// into each element of out; at locates the references in errors. Each collection is read once
+// per call (up to maxHeapCache bytes of them at a time).
+func (f *File) varStrings(refs []byte, out []string, at uint64) error {
+	size := 8 + f.offSize
+	if len(refs) < len(out)*size {
+		return f.errAt(at, "variable-length string", ErrFormat, "%d bytes of references for %d strings", len(refs), len(out))
 	}
+	cache := map[uint64]map[uint32][]byte{}
+	cached := uint64(0)
+	for i := range out {
+		c := &cursor{b: refs[i*size : (i+1)*size]}
+		n := c.u32()
+		coll := c.addr(f.offSize)
+		idx := c.u32()
+		if c.bad {
+			return f.errAt(at, "variable-length string", ErrFormat, "short reference")
+		}
+		if n == 0 {
+			out[i] = ""
+			continue
+		}
+		objs, ok := cache[coll]
+		if !ok {
+			var csize uint64
+			var err error
+			if objs, csize, err = f.heapCollection(coll, at); err != nil {
+				return err
+			}
+			if cached += csize; cached > maxHeapCache {
+				clear(cache)
+				cached = csize
+			}
+			cache[coll] = objs
+		}
+		obj, ok := objs[idx]
+		if !ok {
+			return f.errAt(coll, "global heap", ErrFormat, "no object %d in the collection", idx)
+		}
+		if uint64(n) > uint64(len(obj)) {
+			return f.errAt(coll, "global heap", ErrFormat, "string of %d bytes in an object of %d", n, len(obj))
+		}
+		out[i] = string(obj[:n])
+	}
+	return nil
+}
+
+// heapCollection reads the global heap collection at coll: its objects by index, and the
+// collection's size.
+func (f *File) heapCollection(coll, at uint64) (map[uint32][]byte, uint64, error) {
 	if err := f.undefAt(coll, at, "variable-length string"); err != nil {
-		return "", err
+		return nil, 0, err
 	}
 	hdr, err := f.read(coll, uint64(8+f.lenSize), "global heap")
 	if err != nil {
-		return "", err
+		return nil, 0, err
 	}
 	if string(hdr[:4]) != "GCOL" {
-		return "", f.errAt(coll, "global heap", ErrFormat, "no GCOL signature")
+		return nil, 0, f.errAt(coll, "global heap", ErrFormat, "no GCOL signature")
 	}
 	size := le(hdr[8:])
 	b, err := f.read(coll, size, "global heap")
 	if err != nil {
-		return "", err
+		return nil, 0, err
 	}
+	objs := map[uint32][]byte{}
 	hc := &cursor{b: b, base: coll}
 	hc.p = 8 + f.lenSize
 	for hc.rest() >= 8+f.lenSize {
 		id := hc.u16()
 		hc.skip(6)
 		sz := hc.uint(f.lenSize)
-		if id == 0 {
-			break
-		}
-		if sz > uint64(hc.rest()) {
+		if id == 0 || sz > uint64(hc.rest()) {
 			break
 		}
 		data := hc.bytes(int(sz))
 		hc.skip(min(pad8(int(sz))-int(sz), hc.rest()))
-		if id == uint16(idx) && uint32(id) == idx {
-			if uint64(n) > sz {
-				return "", f.errAt(coll, "global heap", ErrFormat, "string of %d bytes in an object of %d", n, sz)
-			}
-			return string(data[:n]), nil
+		if _, dup := objs[uint32(id)]; !dup {
+			objs[uint32(id)] = data
 		}
 	}
-	return "", f.errAt(coll, "global heap", ErrFormat, "no object %d in the collection", idx)
+	return objs, size, nil
 }
