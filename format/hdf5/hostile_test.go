@@ -12,6 +12,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/hdf5"
+	"github.com/mlfeed/mlfeed/internal/sched"
 )
 
 // The files of ../../internal/hdf5/testdata/hostile.py (h5py 3.7.0, HDF5 1.10.8), issue 28.
@@ -297,5 +298,22 @@ func TestStrings(t *testing.T) {
 	c, err := alone.ReadChunk(context.Background(), 0)
 	if err != nil || !reflect.DeepEqual(c.Streams[0].Values.Strings, []string{"red", "green", "blue"}) {
 		t.Errorf("names alone: %v %v", c, err)
+	}
+}
+
+// TestStringsBudget: a global heap collection larger than the memory budget is refused before
+// it is read (ErrTooLarge naming --memory), as a chunk that decodes to more is.
+func TestStringsBudget(t *testing.T) {
+	r, err := hdf5.Open("testdata/strings.h5", &hdf5.ReaderOptions{Datasets: []string{"text"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := sched.WithContext(context.Background(), sched.New(1, 1024))
+	if _, err := r.ReadChunk(ctx, 0); !errors.Is(err, mlfeed.ErrTooLarge) || !strings.Contains(err.Error(), "a collection of") || !strings.Contains(err.Error(), "--memory") {
+		t.Errorf("a 1 KiB budget: %v, want ErrTooLarge naming --memory", err)
+	}
+	if _, err := r.ReadChunk(context.Background(), 0); err != nil {
+		t.Errorf("the default budget: %v", err)
 	}
 }

@@ -435,7 +435,7 @@ func (r *Reader) readStrings(ctx context.Context, vals *mlfeed.Buffer, d *h5.Dat
 		}
 		return nil
 	}
-	if err := d.VarStrings(raw, vals.Strings); err != nil {
+	if err := d.VarStrings(ctx, raw, vals.Strings); err != nil {
 		return err
 	}
 	if vals.Type == mlfeed.String {

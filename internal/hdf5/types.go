@@ -2,6 +2,7 @@ package hdf5
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -560,7 +561,7 @@ func (t Datatype) FixedString(b []byte) string {
 // vlenString reads a variable-length string from the global heap.
 func (f *File) vlenString(ref []byte, at uint64) (string, error) {
 	out := []string{""}
-	err := f.varStrings(ref, out, at)
+	err := f.varStrings(ref, out, at, uint64(f.size))
 	return out[0], err
 }
 
@@ -570,17 +571,20 @@ const maxHeapCache = 64 << 20
 // VarStrings reads the variable-length strings whose global heap references (as ReadRows
 // gives a dataset of VarString values: a 4-byte length, the collection's address and a 4-byte
 // object index each) refs holds, one into each element of out.
-func (d *Dataset) VarStrings(refs []byte, out []string) error {
+// A collection larger than the memory budget ctx carries (MemoryLimit) is refused
+// (ErrTooLarge) before it is read.
+func (d *Dataset) VarStrings(ctx context.Context, refs []byte, out []string) error {
 	if d.Type.Class != VarString {
 		return fmt.Errorf("%w: dataset %s holds %s values, not variable-length strings", ErrUnsupported, d.path, d.Type)
 	}
-	return d.f.varStrings(refs, out, d.obj.o.addr)
+	return d.f.varStrings(refs, out, d.obj.o.addr, uint64(MemoryLimit(ctx)))
 }
 
 // varStrings reads the variable-length strings whose global heap references refs holds, one
 // into each element of out; at locates the references in errors. Each collection is read once
-// per call (up to maxHeapCache bytes of them at a time).
-func (f *File) varStrings(refs []byte, out []string, at uint64) error {
+// per call (up to maxHeapCache bytes of them at a time); one of more than limit bytes is
+// refused.
+func (f *File) varStrings(refs []byte, out []string, at, limit uint64) error {
 	size := 8 + f.offSize
 	if len(refs) < len(out)*size {
 		return f.errAt(at, "variable-length string", ErrFormat, "%d bytes of references for %d strings", len(refs), len(out))
@@ -603,7 +607,7 @@ func (f *File) varStrings(refs []byte, out []string, at uint64) error {
 		if !ok {
 			var csize uint64
 			var err error
-			if objs, csize, err = f.heapCollection(coll, at); err != nil {
+			if objs, csize, err = f.heapCollection(coll, at, limit); err != nil {
 				return err
 			}
 			if cached += csize; cached > maxHeapCache {
@@ -626,7 +630,7 @@ func (f *File) varStrings(refs []byte, out []string, at uint64) error {
 
 // heapCollection reads the global heap collection at coll: its objects by index, and the
 // collection's size.
-func (f *File) heapCollection(coll, at uint64) (map[uint32][]byte, uint64, error) {
+func (f *File) heapCollection(coll, at, limit uint64) (map[uint32][]byte, uint64, error) {
 	if err := f.undefAt(coll, at, "variable-length string"); err != nil {
 		return nil, 0, err
 	}
@@ -638,6 +642,9 @@ func (f *File) heapCollection(coll, at uint64) (map[uint32][]byte, uint64, error
 		return nil, 0, f.errAt(coll, "global heap", ErrFormat, "no GCOL signature")
 	}
 	size := le(hdr[8:])
+	if size > limit {
+		return nil, 0, f.errAt(coll, "global heap", ErrTooLarge, "a collection of %d bytes, more than the memory budget of %d bytes (raise it with --memory)", size, limit)
+	}
 	b, err := f.read(coll, size, "global heap")
 	if err != nil {
 		return nil, 0, err
