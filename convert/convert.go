@@ -244,6 +244,10 @@ func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Sc
 	wo.Context = ctx
 	sink, err := ft.Create(w, schema, &wo)
 	if err != nil {
+		if errors.Is(err, mlfeed.ErrUnsupported) && len(schema.Streams) > 1 && strings.Contains(err.Error(), `stream "`) {
+			// one stream the output cannot hold: the others can be converted without it
+			return fmt.Errorf("%w (--streams NAME,..., Python's streams=, converts the others)", err)
+		}
 		return err
 	}
 	if err := Copy(ctx, sink, src, opts); err != nil {
