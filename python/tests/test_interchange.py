@@ -109,6 +109,22 @@ def test_parquet_struct_columns():
             ds.read()
 
 
+def test_hdf5_strings():
+    # datasets of strings read as h5py reads them: bytes for fixed-length and ASCII ones, text
+    # for UTF-8 (h5py's asstr()); a string dataset of other rows (class names) left out, warned
+    h5py = pytest.importorskip("h5py")
+    path = os.path.join(ROOT, "format", "hdf5", "testdata", "strings.h5")
+    with pytest.warns(mlfeed.DataWarning, match="names: 3 strings"):
+        with mlfeed.open(path) as ds:
+            got = ds.read()
+    with h5py.File(path) as f:
+        assert list(got["text"]) == list(f["text"].asstr()[()])
+        assert got["grid"].tolist() == f["grid"].asstr()[()].tolist()
+        assert list(got["ascii"]) == list(f["ascii"][()])
+        assert list(got["fixed"]) == list(f["fixed"][()])
+        np.testing.assert_array_equal(got["X"], f["X"][()])
+
+
 def test_arrow_big_endian():
     # The Arrow project's big-endian integration file reads as its little-endian twin (a mapped
     # big-endian file killed the interpreter: arrow-go swaps its bytes in place)
