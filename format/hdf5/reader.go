@@ -16,11 +16,12 @@ import (
 	h5 "github.com/mlfeed/mlfeed/internal/hdf5"
 )
 
-// ReaderOptions control reading. The zero value reads every numeric dataset of rank 1 or more
-// (they must share their first dimension) in chunks of about 4 MiB of rows.
+// ReaderOptions control reading. The zero value reads every dataset of numbers or strings of
+// rank 1 or more (they must share their first dimension) in chunks of about 4 MiB of rows.
 type ReaderOptions struct {
 	// Datasets are the paths of the datasets to read ("X", "/group/y"), in stream order. Empty
-	// means every dataset of a numeric type and rank >= 1, in path order. A compound dataset
+	// means every dataset of numbers or strings and rank >= 1, in path order (datasets of
+	// strings of another length than the others' rows left out). A compound dataset
 	// (h5py structured array, PyTables Table) is one stream per readable field, "t.field".
 	Datasets []string
 	// ChunkRows is the number of rows per chunk; 0 picks about 4 MiB worth, rounded to the

@@ -80,7 +80,7 @@ func init() {
 
 // ReadParams are the reader's format options (format.Options.Params; CLI: --opt KEY=VALUE).
 var ReadParams = []format.Param{
-	{Name: "datasets", Doc: "PATH,PATH,...: the datasets to read, in stream order (default: every numeric dataset)", Selects: true},
+	{Name: "datasets", Doc: "PATH,PATH,...: the datasets to read, in stream order (default: every dataset of numbers or strings)", Selects: true},
 	{Name: "chunk_rows", Doc: "rows per chunk, an integer > 0 (default: about 4 MiB of rows, whole HDF5 chunks)"},
 }
 

@@ -42,7 +42,7 @@ func init() {
 var ReadParams = []format.Param{
 	{Name: "vectors", Doc: "auto (default: sparse when any row of the column is stored sparsely), dense or sparse: the storage of fixed-size vector columns"},
 	{Name: "blocks_per_chunk", Doc: "IDV blocks of every column in one chunk (default: enough for 8192 rows)"},
-	{Name: "columns", Doc: "NAME,NAME,...: the columns to read (default: all)"},
+	{Name: "columns", Doc: "NAME,NAME,...: the columns to read (default: all)", Selects: true},
 }
 
 // WriteParams are the writer's format options (format.WriteOptions.Params; CLI: --write-opt).
