@@ -188,7 +188,7 @@ func newReader(ra io.ReaderAt, size int64, name string, opts *ReaderOptions) (*R
 		if len(r.skip) > 0 {
 			return nil, fmt.Errorf("%w: %s holds no dataset this reader can decode: %s", ErrUnsupported, name, strings.Join(r.skip, "; "))
 		}
-		return nil, fmt.Errorf("%w: %s holds no numeric dataset to read as rows", ErrFormat, name)
+		return nil, fmt.Errorf("%w: %s holds no dataset of numbers or strings to read as rows", ErrFormat, name)
 	}
 	r.rows = r.sets[0].Dims[0]
 	for _, d := range r.sets[1:] {
