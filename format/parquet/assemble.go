@@ -33,22 +33,29 @@ type leafData struct {
 
 // newLeaf returns an empty leafData for leaf column n.
 func newLeaf(n *node) *leafData {
-	ld := &leafData{}
-	switch n.el.Type.V {
-	case format.Boolean:
-		ld.width = 1
-	case format.Int32, format.Float:
-		ld.width = 4
-	case format.Int64, format.Double:
-		ld.width = 8
-	case format.Int96:
-		ld.width = 12
-	case format.FixedLenByteArray:
-		ld.width = int(n.el.TypeLength.V)
-	default:
+	ld := &leafData{width: leafWidth(n)}
+	if ld.width == 0 {
 		ld.offsets = []uint32{0}
 	}
 	return ld
+}
+
+// leafWidth returns the bytes a value of leaf column n takes as read (a boolean one), or 0
+// for byte arrays.
+func leafWidth(n *node) int {
+	switch n.el.Type.V {
+	case format.Boolean:
+		return 1
+	case format.Int32, format.Float:
+		return 4
+	case format.Int64, format.Double:
+		return 8
+	case format.Int96:
+		return 12
+	case format.FixedLenByteArray:
+		return int(n.el.TypeLength.V)
+	}
+	return 0
 }
 
 // readLeaf reads every page of column chunk cc of leaf column n, which holds about values

@@ -473,7 +473,7 @@ func (rd *Reader) checkPages(cm *format.ColumnMetaData, n *node) error {
 		return fmt.Errorf("%w: column %q: column chunk at byte %d of %d bytes outside the file", ErrFormat, n.name(), start, cm.TotalCompressedSize)
 	}
 	row, rowKnown := int64(0), true
-	width := newLeaf(n).width
+	width := leafWidth(n)
 	var proto thrift.CompactProtocol
 	buf := make([]byte, 0, 256)
 	for pos := start; pos < end; {

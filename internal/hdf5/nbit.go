@@ -249,10 +249,7 @@ func (w *nbitWalk) compound(at int, depth int) (nbitNode, error) {
 // (padding) are 0 in dst, as HDF5 leaves them. Bytes after the last element are ignored.
 func nbitDecode(dst, src []byte, p *nbitParams) (int, error) {
 	if p.stored {
-		if len(src) > len(dst) {
-			return 0, errOverrun
-		}
-		return copy(dst, src), nil
+		return copyStored(dst, src)
 	}
 	total := p.elems * uint64(p.size)
 	if total > uint64(len(dst)) {

@@ -93,10 +93,7 @@ func parseScaleOffset(p []uint32) (*soParams, error) {
 // as they are, without the header.
 func soDecode(dst, src []byte, p *soParams) (int, error) {
 	if p.stored {
-		if len(src) > len(dst) {
-			return 0, errOverrun
-		}
-		return copy(dst, src), nil
+		return copyStored(dst, src)
 	}
 	total := p.elems * uint64(p.size)
 	if total > uint64(len(dst)) {
@@ -186,4 +183,12 @@ func soDecode(dst, src []byte, p *soParams) (int, error) {
 func pow10(d, bits int) float64 {
 	x, _ := strconv.ParseFloat("1e"+strconv.Itoa(d), bits) // ±Inf or 0 out of range
 	return x
+}
+
+// copyStored copies a chunk the n-bit or scale-offset filter stored as it is into dst.
+func copyStored(dst, src []byte) (int, error) {
+	if len(src) > len(dst) {
+		return 0, errOverrun
+	}
+	return copy(dst, src), nil
 }
