@@ -36,7 +36,7 @@ var (
 	// allows.
 	ErrTooLarge = fmt.Errorf("arrow: %w", mlfeed.ErrTooLarge)
 	// ErrUnsupported is wrapped by errors for valid Arrow data mlfeed cannot hold (nulls,
-	// decimals, timestamps, unions, Feather v1) and for streams Arrow cannot hold.
+	// decimals, intervals, unions, Feather v1) and for streams Arrow cannot hold.
 	ErrUnsupported = fmt.Errorf("arrow: %w", mlfeed.ErrUnsupported)
 )
 

@@ -64,3 +64,25 @@ func TestMlfeedReadsPeer(t *testing.T) {
 func TestPeerNulls(t *testing.T) {
 	arrowtest.CheckPeerNull(t, filepath.Join(t.TempDir(), "null.arrow"), openFile)
 }
+
+// TestPeerTimes reads apache-arrow's dates, times of day, timestamps (every unit, zoned and
+// not, from 0001 to 9999) and durations as mlfeed's DateTime and Duration ticks, mapped and
+// not.
+func TestPeerTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "time.arrow")
+	want := arrowcheck.WriteTime(t, path)
+	for _, opts := range []*ReaderOptions{nil, {NoMmap: true}} {
+		rd, err := Open(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := arrowcheck.Rows(rd, "id")
+		rd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := arrowcheck.Compare(got, want); err != nil {
+			t.Errorf("%+v: %v", opts, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -343,14 +346,10 @@ func TestFixedLenByteArray(t *testing.T) {
 }
 
 // TestColumns reads a subset of the Parquet project's alltypes_plain.parquet, in the order
-// named, with values as DuckDB reads them; the whole file is refused for its INT96 timestamp
-// column, naming the option; names that are no column, or given twice, are usage errors.
+// named, with values as DuckDB reads them; names that are no column, or given twice, are
+// usage errors.
 func TestColumns(t *testing.T) {
 	const name = "testdata/alltypes_plain.parquet"
-	_, err := Open(name, nil)
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `column "timestamp_col"`) || !strings.Contains(err.Error(), "columns=NAME") {
-		t.Fatalf("every column: %v, want unsupported timestamp_col naming the option", err)
-	}
 	rd, err := Open(name, &ReaderOptions{Columns: []string{"double_col", "id", "bool_col", "string_col"}})
 	if err != nil {
 		t.Fatal(err)
@@ -442,5 +441,136 @@ func TestStructColumns(t *testing.T) {
 	}
 	if _, err := Open(name, &ReaderOptions{Columns: []string{"pos.z"}}); !errors.Is(err, mlformat.ErrUsage) || !strings.Contains(err.Error(), `no column "pos.z" (the columns: "pos.x", "pos.inner.y")`) {
 		t.Errorf("unknown field: %v", err)
+	}
+}
+
+// ticksOf returns the DateTime of tm as .NET counts it, from Go's calendar: 100-ns ticks
+// since 0001-01-01T00:00:00 UTC.
+func ticksOf(tm time.Time) int64 {
+	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	return (tm.Unix()-year1)*10_000_000 + int64(tm.Nanosecond()/100)
+}
+
+// TestInt96Timestamps reads Impala's INT96 timestamps (alltypes_plain.parquet, unreadable
+// before but for the option columns) as DateTime ticks, as DuckDB 1.5.6 reads them: SELECT
+// id, timestamp_col gives 2009-01-01 00:00:00 for id 0, 00:01:00 for id 1, and a month later
+// for each next pair.
+func TestInt96Timestamps(t *testing.T) {
+	rd, err := Open("testdata/alltypes_plain.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	sc := rd.Schema()
+	ts, id := sc.Index("timestamp_col"), sc.Index("id")
+	if st := sc.Streams[ts]; st.Type != mlfeed.DateTime || st.Dim != 1 {
+		t.Fatalf("timestamp_col: %v", st)
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Sequences {
+		k := int(c.Streams[id].Values.Int64At(i))
+		want := ticksOf(time.Date(2009, time.Month(1+k/2), 1, 0, k%2, 0, 0, time.UTC))
+		if got := c.Streams[ts].Values.Int64At(i); got != want {
+			t.Errorf("row %d (id %d): %d, want %d", i, k, got, want)
+		}
+	}
+}
+
+// TestInt96Range: an INT96 timestamp beyond the int64 nanoseconds of Arrow's timestamp[ns]
+// (a Julian day past 2262) is refused, not wrapped; nanoseconds beyond a day are invalid.
+func TestInt96Range(t *testing.T) {
+	b := make([]byte, 24)
+	binary.LittleEndian.PutUint32(b[8:], julianEpoch)         // 1970-01-01T00:00:00
+	binary.LittleEndian.PutUint64(b[12:], 1)                  // and 1 ns
+	binary.LittleEndian.PutUint32(b[20:], julianEpoch+106752) // 2262-04-12
+	where := func(s int) string { return fmt.Sprintf("slot %d", s) }
+	if _, err := int96Nanos(b, nil, where); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "slot 1: INT96 timestamp (Julian day 2547340, 1 ns) outside") {
+		t.Errorf("2262-04-12: %v", err)
+	}
+	ns, err := int96Nanos(b[:12], nil, where)
+	if err != nil || binary.LittleEndian.Uint64(ns) != 0 {
+		t.Errorf("1970-01-01: %v %v", ns, err)
+	}
+	binary.LittleEndian.PutUint64(b, 86400*1e9) // a day's nanoseconds: invalid, as arrow-go says
+	if _, err := int96Nanos(b, nil, where); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "slot 0: INT96 timestamp of 86400000000000 nanoseconds of the day") {
+		t.Errorf("a day's nanoseconds: %v", err)
+	}
+}
+
+// TestTimes reads DuckDB's dates, times and timestamps (duckdb-time.parquet: TIMESTAMP
+// micros, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMP_MS, TIMESTAMP_S, DATE, TIME and a list of
+// timestamps; check.mjs write-time) as DateTime and Duration ticks, each checked against
+// Go's calendar from the SQL literals that made it.
+func TestTimes(t *testing.T) {
+	rd, err := Open("testdata/duckdb-time.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(y int, mo time.Month, d, h, mi, s, ns int) int64 {
+		return ticksOf(time.Date(y, mo, d, h, mi, s, ns, time.UTC))
+	}
+	const day, hour, sec = 864_000_000_000, 36_000_000_000, 10_000_000
+	sc := rd.Schema()
+	for _, w := range []struct {
+		col  string
+		typ  mlfeed.ElemType
+		want func(i int64) []int64
+	}{
+		{"ts", mlfeed.DateTime, func(i int64) []int64 { return []int64{at(2024, 1, 2, 3, 4, 5, 123456000) + i*day} }},
+		{"tstz", mlfeed.DateTime, func(i int64) []int64 { return []int64{at(2024, 1, 2, 1, 4, 5, 123456000) - i*hour} }},
+		{"ts_ns", mlfeed.DateTime, func(int64) []int64 { return []int64{at(2024, 1, 2, 3, 4, 5, 123456700)} }},
+		{"ts_ms", mlfeed.DateTime, func(int64) []int64 { return []int64{at(1900, 2, 28, 23, 59, 59, 999000000)} }},
+		{"ts_s", mlfeed.DateTime, func(int64) []int64 { return []int64{at(2262, 4, 11, 0, 0, 0, 0)} }},
+		{"d", mlfeed.DateTime, func(i int64) []int64 { return []int64{i * day} }},
+		{"d_late", mlfeed.DateTime, func(i int64) []int64 { return []int64{at(9999, 12, 31, 0, 0, 0, 0) - i*day} }},
+		{"t", mlfeed.Duration, func(i int64) []int64 { return []int64{day - 10 - i*sec} }},
+		{"tl", mlfeed.DateTime, func(int64) []int64 { return []int64{at(1900, 1, 1, 0, 0, 0, 0), at(2100, 12, 31, 23, 59, 59, 0)} }},
+	} {
+		k := sc.Index(w.col)
+		if k < 0 || sc.Streams[k].Type != w.typ {
+			t.Errorf("%s: stream %d, want %s", w.col, k, w.typ)
+			continue
+		}
+		d := &c.Streams[k]
+		for i := range int64(c.Sequences) {
+			from, _ := d.SampleRange(&sc.Streams[k], d.SeqStart[i])
+			for j, want := range w.want(i) {
+				if got := d.Values.Int64At(from + j); got != want {
+					t.Errorf("%s row %d value %d: %d, want %d", w.col, i, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestStoredTimeUnit: a stored Arrow type says only what its writer casts the values to
+// after reading; the Parquet annotation says their unit (pyarrow stores timestamp[s] as
+// TIMESTAMP(MILLIS) and date64 as DATE), and it wins.
+func TestStoredTimeUnit(t *testing.T) {
+	leaf := func(phys format.Type, lt format.LogicalType) *node {
+		return &node{col: 0, el: &format.SchemaElement{Name: "c", Type: thrift.New(phys), LogicalType: lt}}
+	}
+	millis := format.LogicalType{Value: &format.TimestampType{IsAdjustedToUTC: true, Unit: format.TimeUnit{Value: &format.MilliSeconds{}}}}
+	for _, c := range []struct {
+		stored arrow.DataType
+		n      *node
+		want   arrow.DataType
+	}{
+		{&arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}, leaf(format.Int64, millis), &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}},
+		{arrow.FixedWidthTypes.Date64, leaf(format.Int32, format.LogicalType{Value: &format.DateType{}}), arrow.FixedWidthTypes.Date32},
+		{&arrow.TimestampType{Unit: arrow.Microsecond}, leaf(format.Int64, format.LogicalType{}), &arrow.TimestampType{Unit: arrow.Microsecond}},
+	} {
+		got, err := resolve(c.stored, c.n, false)
+		if err != nil || !arrow.TypeEqual(got, c.want) {
+			t.Errorf("stored %s: %v %v, want %s", c.stored, got, err, c.want)
+		}
 	}
 }

@@ -9,7 +9,8 @@
 // stores its Arrow schema with the file (the ARROW:schema key, as pyarrow does), so stream
 // metadata survives a round trip; files from other writers (DuckDB, pandas, Spark) are read by
 // their types: primitive columns, lists of equal length as dense vectors, dictionary-encoded
-// columns (decoded); nulls are refused with the column and row.
+// columns (decoded), dates and timestamps (INT96 too) as DateTime ticks, times of day as
+// Duration ticks; nulls are refused with the column and row.
 //
 // Chunks follow row groups; the chunk table comes from the footer without decoding data.
 // Decoding is synchronous: a row group's columns are decoded one after another on the
@@ -32,7 +33,7 @@ var (
 	// ErrTruncated is wrapped by errors for files that end early.
 	ErrTruncated = fmt.Errorf("parquet: %w", mlfeed.ErrTruncated)
 	// ErrUnsupported is wrapped by errors for valid Parquet data mlfeed cannot hold (nulls,
-	// decimals, timestamps, maps) and for streams Parquet cannot hold.
+	// decimals, intervals, maps) and for streams Parquet cannot hold.
 	ErrUnsupported = fmt.Errorf("parquet: %w", mlfeed.ErrUnsupported)
 )
 

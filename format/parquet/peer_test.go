@@ -60,3 +60,23 @@ func TestMlfeedReadsPeer(t *testing.T) {
 func TestPeerNulls(t *testing.T) {
 	arrowtest.CheckPeerNull(t, filepath.Join(t.TempDir(), "null.parquet"), openFile)
 }
+
+// TestPeerTimes reads DuckDB's dates, times of day and timestamps of every unit, zoned and
+// not, and a list of timestamps, as the DateTime and Duration ticks DuckDB's own epoch
+// functions give.
+func TestPeerTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "time.parquet")
+	want := arrowcheck.WriteTime(t, path)
+	rd, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	got, err := arrowcheck.Rows(rd, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := arrowcheck.Compare(got, want); err != nil {
+		t.Error(err)
+	}
+}

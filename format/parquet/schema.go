@@ -129,7 +129,7 @@ func isVariant(n *node) bool {
 // errVariant is the error of a VARIANT column, which mlfeed does not decode (its fields read
 // as struct fields would be the encoding's bytes, not the values).
 func errVariant(n *node) error {
-	return fmt.Errorf("%w: column %q: a Parquet VARIANT (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+	return fmt.Errorf("%w: column %q: a Parquet VARIANT (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
 }
 
 // isMap reports whether group n is annotated as a MAP.
@@ -170,7 +170,7 @@ func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 	}
 	switch {
 	case isMap(n):
-		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
 	case isVariant(n):
 		return nil, errVariant(n)
 	case isList(n):
@@ -209,11 +209,11 @@ func leafArrow(n *node) (arrow.DataType, error) {
 	case *format.DecimalType:
 		return &arrow.Decimal128Type{Precision: t.Precision, Scale: t.Scale}, nil
 	case *format.DateType:
-		return arrow.FixedWidthTypes.Date32, nil
+		return dateArrow(n)
 	case *format.TimeType:
-		return arrow.FixedWidthTypes.Time64us, nil
+		return timeArrow(n, false, t.IsAdjustedToUTC, t.Unit.Value)
 	case *format.TimestampType:
-		return arrow.FixedWidthTypes.Timestamp_us, nil
+		return timeArrow(n, true, t.IsAdjustedToUTC, t.Unit.Value)
 	case *format.UUIDType:
 		return &arrow.FixedSizeBinaryType{ByteWidth: 16}, nil
 	case *format.Float16Type:
@@ -226,11 +226,15 @@ func leafArrow(n *node) (arrow.DataType, error) {
 	case deprecated.Decimal:
 		return &arrow.Decimal128Type{Precision: el.Precision.V, Scale: el.Scale.V}, nil
 	case deprecated.Date:
-		return arrow.FixedWidthTypes.Date32, nil
-	case deprecated.TimeMillis, deprecated.TimeMicros:
-		return arrow.FixedWidthTypes.Time64us, nil
-	case deprecated.TimestampMillis, deprecated.TimestampMicros:
-		return arrow.FixedWidthTypes.Timestamp_us, nil
+		return dateArrow(n)
+	case deprecated.TimeMillis:
+		return timeArrow(n, false, true, &format.MilliSeconds{})
+	case deprecated.TimeMicros:
+		return timeArrow(n, false, true, &format.MicroSeconds{})
+	case deprecated.TimestampMillis:
+		return timeArrow(n, true, true, &format.MilliSeconds{})
+	case deprecated.TimestampMicros:
+		return timeArrow(n, true, true, &format.MicroSeconds{})
 	case deprecated.Interval:
 		return arrow.FixedWidthTypes.MonthDayNanoInterval, nil
 	}
@@ -291,6 +295,48 @@ func leafArrow(n *node) (arrow.DataType, error) {
 		return &arrow.FixedSizeBinaryType{ByteWidth: int(el.TypeLength.V)}, nil
 	}
 	return nil, fmt.Errorf("%w: column %q: physical type %d", ErrFormat, el.Name, el.Type.V)
+}
+
+// dateArrow returns the Arrow type of a DATE column (days since 1970-01-01 in an INT32).
+func dateArrow(n *node) (arrow.DataType, error) {
+	if n.el.Type.V != format.Int32 {
+		return nil, fmt.Errorf("%w: column %q: DATE on physical type %s", ErrFormat, n.name(), n.el.Type.V)
+	}
+	return arrow.FixedWidthTypes.Date32, nil
+}
+
+// timeArrow returns the Arrow type of a TIMESTAMP (ts) or TIME column of unit u: a timestamp
+// in an INT64 (zoned "UTC" when adjusted to UTC), a time of day in milliseconds in an INT32,
+// in micro- or nanoseconds in an INT64.
+func timeArrow(n *node, ts, adjusted bool, u format.TimeUnitValue) (arrow.DataType, error) {
+	what := map[bool]string{true: "TIMESTAMP", false: "TIME"}[ts]
+	var unit arrow.TimeUnit
+	switch u.(type) {
+	case *format.MilliSeconds:
+		unit = arrow.Millisecond
+	case *format.MicroSeconds:
+		unit = arrow.Microsecond
+	case *format.NanoSeconds:
+		unit = arrow.Nanosecond
+	default:
+		return nil, fmt.Errorf("%w: column %q: %s without a time unit", ErrFormat, n.name(), what)
+	}
+	want := format.Int64
+	if !ts && unit == arrow.Millisecond {
+		want = format.Int32
+	}
+	if n.el.Type.V != want {
+		return nil, fmt.Errorf("%w: column %q: %s(%s) on physical type %s", ErrFormat, n.name(), what, u, n.el.Type.V)
+	}
+	switch {
+	case ts && adjusted:
+		return &arrow.TimestampType{Unit: unit, TimeZone: "UTC"}, nil
+	case ts:
+		return &arrow.TimestampType{Unit: unit}, nil
+	case want == format.Int32:
+		return &arrow.Time32Type{Unit: unit}, nil
+	}
+	return &arrow.Time64Type{Unit: unit}, nil
 }
 
 // resolve checks that Arrow type dt (from the stored Arrow schema) describes node n, and
@@ -362,7 +408,7 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 	}
 	if n.col < 0 {
 		if isMap(n) {
-			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
 		}
 		return nil, mismatch()
 	}
@@ -372,6 +418,18 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 			return nil, mismatch()
 		}
 		return leafArrow(n)
+	}
+	if isTime(dt) {
+		// The Parquet annotation says the unit of the values stored, the Arrow type only what
+		// its writer casts them to after reading (pyarrow stores timestamp[s] as
+		// TIMESTAMP(MILLIS), date64 as DATE, and any unit as INT96 when asked to).
+		pt, err := leafArrow(n)
+		if err != nil {
+			return nil, err
+		}
+		if isTime(pt) {
+			return pt, nil
+		}
 	}
 	var ok bool
 	switch n.el.Type.V {
@@ -414,4 +472,13 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 		return nil, mismatch()
 	}
 	return dt, nil
+}
+
+// isTime reports whether dt is an Arrow date, time of day or timestamp.
+func isTime(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.TIMESTAMP, arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64:
+		return true
+	}
+	return false
 }

@@ -91,6 +91,11 @@ func Dump(tb testing.TB, file string) []Row { return rows(tb, "dump", file) }
 // .parquet) and returns its rows as the peer reads them back.
 func Write(tb testing.TB, file string) []Row { return rows(tb, "write", file) }
 
+// WriteTime has the peer write a file of dates, times of day, timestamps and durations of
+// every unit (apache-arrow for .arrow, DuckDB for .parquet) and returns its rows as the peer
+// reads them, times as mlfeed's ticks.
+func WriteTime(tb testing.TB, file string) []Row { return rows(tb, "write-time", file) }
+
 // Rows returns the rows of src in canonical form; sequence ids, when src has them, go under
 // idColumn.
 func Rows(src mlfeed.Source, idColumn string) ([]Row, error) {

@@ -8,18 +8,30 @@
 //   node check.mjs write-struct FILE  have DuckDB write a Parquet file of struct columns: an
 //                                   image as {bytes, path} (Hugging Face's layout; path null
 //                                   in row 2) and a position {x, inner: {y}}
+//   node check.mjs write-time FILE  write a file of dates, times, timestamps (every unit, with
+//                                   and without a zone) and durations (.parquet: DuckDB;
+//                                   .arrow: apache-arrow), then print its rows as the peer
+//                                   reads them
 //   node check.mjs scan FILE [N]    time DuckDB's SELECT * over a Parquet file (on N threads;
 //                                   DuckDB's default: all cores), print ms
 //   node check.mjs table FILE ROWS  have DuckDB write a tabular Parquet file (for benchmarks)
 //
 // Canonical JSON: one array of rows; a row maps each column to the flat list of its values in
 // row order (a list, fixed-size list or struct cell is flattened depth first; booleans are 0 and
-// 1; 64-bit integers are decimal strings, to stay exact). Nulls are an error.
+// 1; 64-bit integers are decimal strings, to stay exact; dates and timestamps are decimal
+// strings of mlfeed's DateTime, 100-ns ticks since 0001-01-01 (of the UTC time when zoned),
+// times of day and durations of its Duration, 100-ns ticks). Nulls are an error.
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
   tableFromIPC, tableToIPC, vectorFromArray, Table, Field,
   Float16, Float32, Float64, Int64, Uint8, Int32, Bool, Utf8, Dictionary, FixedSizeList, List,
+  makeData, makeVector, TimestampSecond, TimestampMillisecond, TimestampMicrosecond,
+  TimestampNanosecond, DateDay, DateMillisecond, TimeMillisecond, TimeNanosecond,
+  DurationMicrosecond,
 } from 'apache-arrow';
+
+// The DateTime tick of 1970-01-01T00:00:00, where Arrow's and Parquet's times count from.
+const EPOCH_TICKS = 621355968000000000n;
 
 function flat(v, out, where) {
   if (v === null || v === undefined) throw new Error(`null value at ${where}`);
@@ -53,10 +65,34 @@ async function duck() {
   return inst.connect();
 }
 
+// ticksSQL returns a DuckDB expression of the ticks of column expression c of type t, or
+// null when t is no date or time type.
+function ticksSQL(c, t) {
+  if (t.endsWith('[]')) {
+    const inner = ticksSQL('x', t.slice(0, -2));
+    return inner && `list_transform(${c}, x -> ${inner})`;
+  }
+  switch (t) {
+    case 'TIMESTAMP_NS': return `(epoch_ns(${c}) // 100 + ${EPOCH_TICKS})::VARCHAR`;
+    case 'TIMESTAMP': case 'TIMESTAMP WITH TIME ZONE': case 'TIMESTAMP_MS': case 'TIMESTAMP_S':
+      return `(epoch_us(${c}) * 10 + ${EPOCH_TICKS})::VARCHAR`;
+    case 'DATE': return `(epoch_us(${c}::TIMESTAMP) * 10 + ${EPOCH_TICKS})::VARCHAR`;
+    case 'TIME': return `(epoch_us(${c}) * 10)::VARCHAR`;
+  }
+  return null;
+}
+
 async function dump(file) {
   if (file.endsWith('.parquet')) {
     const c = await duck();
-    const r = await c.runAndReadAll(`SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`);
+    const from = `read_parquet('${file.replaceAll("'", "''")}')`;
+    const cols = (await c.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)).getRowObjectsJS();
+    const sel = cols.map(({ column_name: n, column_type: t }) => {
+      const q = '"' + n.replaceAll('"', '""') + '"';
+      const e = ticksSQL(q, t);
+      return e ? `${e} AS ${q}` : q;
+    });
+    const r = await c.runAndReadAll(`SELECT ${sel.join(', ')} FROM ${from}`);
     return r.getRowObjectsJS().map((o, i) => {
       const row = {};
       for (const k of Object.keys(o)) row[k] = flat(o[k], [], `column ${k} row ${i}`);
@@ -117,6 +153,49 @@ async function writeStruct(file) {
     FROM range(0, 5) t(i)) TO '${file.replaceAll("'", "''")}' (FORMAT parquet)`);
 }
 
+async function writeTime(file) {
+  if (file.endsWith('.parquet')) {
+    const c = await duck();
+    await c.run(`COPY (SELECT i::BIGINT AS i,
+        TIMESTAMP '2024-01-02 03:04:05.123456' + i * INTERVAL 1 DAY AS ts,
+        TIMESTAMPTZ '2024-01-02 03:04:05.123456+02' - i * INTERVAL 1 HOUR AS tstz,
+        '2024-01-02 03:04:05.1234567'::TIMESTAMP_NS AS ts_ns,
+        '1900-02-28 23:59:59.999'::TIMESTAMP_MS AS ts_ms,
+        '2262-04-11 00:00:00'::TIMESTAMP_S AS ts_s,
+        DATE '0001-01-01' + i::INTEGER AS d,
+        DATE '9999-12-31' - i::INTEGER AS d_late,
+        TIME '23:59:59.999999' - i * INTERVAL 1 SECOND AS t,
+        [TIMESTAMP '1900-01-01', TIMESTAMP '2100-12-31 23:59:59'] AS tl
+      FROM range(0, 5) t(i)) TO '${file.replaceAll("'", "''")}' (FORMAT parquet)`);
+    return dump(file);
+  }
+  // Arrow: the raw values of each column, its type and what one unit is in ticks (a negative
+  // number: ticks are the value divided by it), and whether it counts from 1970.
+  const cols = {
+    ts_s: [new TimestampSecond(), [0n, 1704164645n, -62135596800n, 253402300799n], 10000000n, true],
+    ts_ms: [new TimestampMillisecond('UTC'), [1704164645123n, -1n, -62135596800000n, 253402300799999n], 10000n, true],
+    ts_us: [new TimestampMicrosecond('Europe/Paris'), [1704164645123456n, 1n, -2208988800000000n, 0n], 10n, true],
+    ts_ns: [new TimestampNanosecond(), [1704164645123456700n, -100n, -9223372036854775800n, 9223372036854775800n], -100n, true],
+    d32: [new DateDay(), [0, 19724, -719162, 2932896], 864000000000n, true],
+    d64: [new DateMillisecond(), [0n, 1704153600000n, -62135596800000n, 86400000n], 10000n, true],
+    t32: [new TimeMillisecond(), [0, 86399999, 43200000, 1], 10000n, false],
+    t64: [new TimeNanosecond(), [0n, 86399999999900n, 100n, 43200000000000n], -100n, false],
+    dur: [new DurationMicrosecond(), [-5n, 0n, 922337203685477580n, -922337203685477580n], 10n, false],
+  };
+  const vecs = {}, want = [...Array(4)].map(() => ({}));
+  for (const [name, [type, raw, unit, epoch]] of Object.entries(cols)) {
+    const data = new type.ArrayType(raw);
+    vecs[name] = makeVector(makeData({ type, length: raw.length, nullCount: 0, data }));
+    raw.forEach((v, i) => {
+      const b = BigInt(v);
+      const t = unit < 0n ? b / -unit : b * unit;
+      want[i][name] = [String(t + (epoch ? EPOCH_TICKS : 0n))];
+    });
+  }
+  writeFileSync(file, tableToIPC(new Table(vecs), 'file'));
+  return want;
+}
+
 async function scan(file, threads) {
   const c = await duck();
   if (threads) await c.run(`SET threads = ${Number(threads)}`);
@@ -137,9 +216,9 @@ async function table(file, rows) {
 }
 
 const [cmd, file, arg] = process.argv.slice(2);
-const cmds = { dump, write, 'write-null': writeNull, 'write-struct': writeStruct, scan, table };
+const cmds = { dump, write, 'write-null': writeNull, 'write-struct': writeStruct, 'write-time': writeTime, scan, table };
 if (!cmds[cmd] || !file) {
-  console.error('usage: node check.mjs dump|write|write-null|write-struct|scan|table FILE [ARG]');
+  console.error('usage: node check.mjs dump|write|write-null|write-struct|write-time|scan|table FILE [ARG]');
   process.exit(2);
 }
 try {

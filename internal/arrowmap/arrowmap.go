@@ -15,7 +15,11 @@
 // in the field metadata. Everything else mlfeed knows about a stream (storage, dim, shape,
 // alias, key count, IDV metadata) is kept in the field's metadata under "mlfeed." keys, so
 // that mlfeed -> Arrow -> mlfeed is lossless; files from other writers have none of those
-// keys and are read by their Arrow types alone (see Plan).
+// keys and are read by their Arrow types alone (see Plan). Their dates and timestamps (any
+// unit, any time zone: the instant's UTC time, or the wall-clock time of one without a zone)
+// read as DateTime, their times of day and durations as Duration, converted to ticks of
+// 100 ns; a value the ticks cannot hold exactly (a nanosecond remainder, a year outside
+// 1-9999) is refused.
 package arrowmap
 
 import (
@@ -55,7 +59,7 @@ var (
 	// unequal list lengths, malformed metadata).
 	ErrFormat = fmt.Errorf("%w", mlfeed.ErrFormat)
 	// ErrUnsupported is wrapped for Arrow types and features mlfeed cannot hold (nulls,
-	// decimals, timestamps, unions, ...).
+	// decimals, maps, unions, ...).
 	ErrUnsupported = fmt.Errorf("%w", mlfeed.ErrUnsupported)
 )
 
@@ -157,6 +161,9 @@ func elemType(dt arrow.DataType) mlfeed.ElemType {
 		return mlfeed.Bytes
 	case arrow.DICTIONARY:
 		return elemType(dt.(*arrow.DictionaryType).ValueType)
+	}
+	if _, _, t, ok := temporal(dt); ok {
+		return t // converted to ticks as read (see Decoder)
 	}
 	return mlfeed.Invalid
 }

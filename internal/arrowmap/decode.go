@@ -404,6 +404,9 @@ func (dec *Decoder) leaf(arr arrow.Array, from, to int64, t mlfeed.ElemType, pre
 	if prev.Type != t || prev.Bytes != nil && dec.Shared != nil && dec.Shared(prev.Bytes) {
 		prev = mlfeed.Buffer{}
 	}
+	if _, _, _, ok := temporal(arr.DataType()); ok {
+		return dec.ticks(arr, from, to, t, prev, loc)
+	}
 	switch a := arr.(type) {
 	case *array.Boolean:
 		if n == 0 {

@@ -318,7 +318,7 @@ func planField(f arrow.Field, get func(string) (string, bool), variableLists boo
 		col.Type = t
 	}
 	if col.Type == mlfeed.Invalid {
-		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans, text and bytes; the option columns=NAME,... reads the others)", ErrUnsupported, leaf)
+		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, leaf)
 	}
 	st.Type = col.Type
 

@@ -72,12 +72,29 @@ def test_parquet_float16_as_float32():
     np.testing.assert_array_equal(np.signbit(h), np.signbit(f))
 
 
-def test_parquet_columns():
-    # Impala's alltypes_plain.parquet holds an INT96 timestamp mlfeed cannot hold: the whole
-    # file is refused naming it, and the option columns reads the others, in the order named
+def test_parquet_timestamps():
+    # Impala's alltypes_plain.parquet: an INT96 timestamp column, datetime ticks (100 ns since
+    # 0001-01-01) that the documented expression turns into numpy's datetimes, as DuckDB
+    # reads them (2009-01-01 00:00 for id 0, 00:01 for id 1, a month later for each pair)
     path = os.path.join(ROOT, "format", "parquet", "testdata", "alltypes_plain.parquet")
-    with pytest.raises(mlfeed.UsageError, match="timestamp_col"):
-        mlfeed.open(path)
+    with mlfeed.open(path) as ds:
+        assert {s["name"]: s["type"] for s in ds.schema}["timestamp_col"] == "datetime"
+        got = ds.read()
+    ticks = got["timestamp_col"].reshape(-1)
+    assert ticks.dtype == np.int64
+    when = (ticks - 621355968000000000).astype("datetime64[100ns]")
+    want = [np.datetime64("2009-%02d-01T00:%02d" % (1 + i // 2, i % 2)) for i in got["id"].reshape(-1)]
+    np.testing.assert_array_equal(when, np.array(want, dtype="datetime64[100ns]"))
+    # DuckDB's TIME column (check.mjs write-time): durations since midnight
+    path = os.path.join(ROOT, "format", "parquet", "testdata", "duckdb-time.parquet")
+    with mlfeed.open(path, options={"columns": "t"}) as ds:
+        t = ds.read()["t"].reshape(-1).astype("timedelta64[100ns]")
+    np.testing.assert_array_equal(t, np.timedelta64(86399999999, "us") - np.arange(5) * np.timedelta64(1, "s"))
+
+
+def test_parquet_columns():
+    # the option columns reads the columns named, in that order
+    path = os.path.join(ROOT, "format", "parquet", "testdata", "alltypes_plain.parquet")
     with mlfeed.open(path, options={"columns": "id,double_col"}) as ds:
         assert [s["name"] for s in ds.schema] == ["id", "double_col"]
         got = ds.read()
