@@ -61,6 +61,15 @@ const (
 	numElemTypes
 )
 
+// The range of DateTime, and where other formats' times count from.
+const (
+	// EpochTicks is the DateTime of 1970-01-01T00:00:00, where Unix time, numpy's datetime64
+	// and Arrow's and Parquet's timestamps count from.
+	EpochTicks = 621355968000000000
+	// MaxTicks is the largest DateTime: 9999-12-31T23:59:59.9999999.
+	MaxTicks = 3155378975999999999
+)
+
 var elemNames = [numElemTypes]string{
 	Invalid: "invalid", Float32: "float32", Float64: "float64",
 	Int8: "int8", Int16: "int16", Int32: "int32", Int64: "int64",

@@ -107,3 +107,85 @@ func checkFloat32(t *testing.T, what, name, f string, want []float32, dim int) {
 }
 
 func head(v []float32) []float32 { return v[:min(len(v), 8)] }
+
+// Every ordered pair of the formats that hold dates and times (IDV, Arrow, Parquet, npz)
+// carries a datetime and a duration stream through unchanged, from the first tick of 0001
+// to the last of 9999.
+func TestTimeFormatPairs(t *testing.T) {
+	formats := []string{"idv", "arrow", "parquet", "npz"}
+	const n = 5
+	when := []int64{0, mlfeed.EpochTicks, mlfeed.EpochTicks - 1, 638397614451234567, mlfeed.MaxTicks}
+	span := []int64{-1, 0, 863999999999, 1 << 62, -5 << 40, 7, 100, -100, 3, 9}
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
+		{Name: "when", Storage: mlfeed.Dense, Type: mlfeed.DateTime, Dim: 1},
+		{Name: "span", Storage: mlfeed.Dense, Type: mlfeed.Duration, Dim: 2},
+	}}
+	seq := []int64{0, 1, 2, 3, 4, 5}
+	buf := func(t mlfeed.ElemType, v []int64) mlfeed.Buffer {
+		b := mlfeed.NewBuffer(mlfeed.Int64, len(v))
+		copy(b.Int64s(), v)
+		b.Type = t // the same int64 ticks
+		return b
+	}
+	c := &mlfeed.Chunk{Sequences: n, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: buf(mlfeed.DateTime, when)}, {SeqStart: seq, Values: buf(mlfeed.Duration, span)}}}
+	check := func(what, name, f string) {
+		t.Helper()
+		src, err := dataset.OpenFiles([]string{name}, f, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		defer src.Close()
+		sc := src.Schema()
+		var got [2][]int64
+		for i := range src.Chunks() {
+			ch, err := src.ReadChunk(context.Background(), i)
+			if err != nil {
+				t.Fatalf("%s: chunk %d: %v", what, i, err)
+			}
+			for k, name := range []string{"when", "span"} {
+				j := sc.Index(name)
+				if j < 0 || sc.Streams[j].Type != schema.Streams[k].Type || sc.Streams[j].Dim != schema.Streams[k].Dim {
+					t.Fatalf("%s: streams %v", what, sc.Streams)
+				}
+				for i := range ch.Streams[j].Values.Len() {
+					got[k] = append(got[k], ch.Streams[j].Values.Int64At(i))
+				}
+			}
+		}
+		if !slices.Equal(got[0], when) || !slices.Equal(got[1], span) {
+			t.Fatalf("%s: %v %v, want %v %v", what, got[0], got[1], when, span)
+		}
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := map[string]string{}
+	for _, a := range formats {
+		ft, _ := format.Lookup(a)
+		src, err := mlfeed.NewMemorySource(schema, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := outName(dir, "time-"+a, ft)
+		if err := convert.File(ctx, src, out, &convert.Options{Format: ft}); err != nil {
+			t.Fatalf("source -> %s: %v", a, err)
+		}
+		first[a] = out
+		check("source -> "+a, out, a)
+	}
+	for _, a := range formats {
+		for _, b := range formats {
+			src, err := dataset.OpenFiles([]string{first[a]}, a, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fb, _ := format.Lookup(b)
+			out := outName(dir, fmt.Sprintf("time-%s-to-%s", a, b), fb)
+			err = convert.File(ctx, src, out, &convert.Options{Format: fb})
+			src.Close()
+			if err != nil {
+				t.Fatalf("%s -> %s: %v", a, b, err)
+			}
+			check(a+" -> "+b, out, b)
+		}
+	}
+}

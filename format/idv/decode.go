@@ -11,9 +11,6 @@ import (
 	"github.com/mlfeed/mlfeed"
 )
 
-// maxTicks is the largest valid .NET DateTime: 9999-12-31T23:59:59.9999999.
-const maxTicks = 3155378975999999999
-
 // naTicks is the legacy missing-value marker of the time types; it reads as 0.
 const naTicks = math.MinInt64
 
@@ -82,8 +79,8 @@ func decodeItems(c *codec, r *bytesReader, n int) (mlfeed.Buffer, error) {
 				v := int64(le.Uint64(b[8*i:]))
 				if v == naTicks {
 					le.PutUint64(b[8*i:], 0)
-				} else if p == pDT && (v < 0 || v > maxTicks) {
-					return mlfeed.Buffer{}, &blockError{start + 8*i, fmt.Errorf("%w: DateTime ticks %d outside 0..%d", ErrFormat, v, int64(maxTicks))}
+				} else if p == pDT && (v < 0 || v > mlfeed.MaxTicks) {
+					return mlfeed.Buffer{}, &blockError{start + 8*i, fmt.Errorf("%w: DateTime ticks %d outside 0..%d", ErrFormat, v, int64(mlfeed.MaxTicks))}
 				}
 			}
 		}
@@ -115,7 +112,7 @@ func decodeItems(c *codec, r *bytesReader, n int) (mlfeed.Buffer, error) {
 				v = 0
 			}
 			utc := v - int64(o)*600000000
-			if o < -840 || o > 840 || v < 0 || v > maxTicks || utc < 0 || utc > maxTicks {
+			if o < -840 || o > 840 || v < 0 || v > mlfeed.MaxTicks || utc < 0 || utc > mlfeed.MaxTicks {
 				return mlfeed.Buffer{}, &blockError{start + 2*n + 8*i, fmt.Errorf("%w: DateTimeOffset (ticks %d, offset %d minutes) out of range", ErrFormat, v, o)}
 			}
 			le.PutUint64(out.Bytes[16*i:], uint64(v))

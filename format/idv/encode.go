@@ -63,7 +63,7 @@ func (it *items) add(b mlfeed.Buffer, from, to int) error {
 			rec := b.Bytes[16*i : 16*i+16]
 			v, o := int64(le.Uint64(rec)), int16(le.Uint16(rec[8:]))
 			utc := v - int64(o)*600000000
-			if o < -840 || o > 840 || v < 0 || v > maxTicks || utc < 0 || utc > maxTicks {
+			if o < -840 || o > 840 || v < 0 || v > mlfeed.MaxTicks || utc < 0 || utc > mlfeed.MaxTicks {
 				return fmt.Errorf("%w: stream %q: DateTimeOffset (ticks %d, offset %d minutes) is outside .NET's range", ErrRange, it.name, v, o)
 			}
 			it.fixed = append(it.fixed, rec[:10]...)
@@ -73,8 +73,8 @@ func (it *items) add(b mlfeed.Buffer, from, to int) error {
 		p := b.Bytes[from*w : to*w]
 		if it.p == pDT {
 			for i := 0; i < len(p); i += 8 {
-				if v := int64(le.Uint64(p[i:])); v < 0 || v > maxTicks {
-					return fmt.Errorf("%w: stream %q: DateTime ticks %d outside 0..%d", ErrRange, it.name, v, int64(maxTicks))
+				if v := int64(le.Uint64(p[i:])); v < 0 || v > mlfeed.MaxTicks {
+					return fmt.Errorf("%w: stream %q: DateTime ticks %d outside 0..%d", ErrRange, it.name, v, int64(mlfeed.MaxTicks))
 				}
 			}
 		}

@@ -8,7 +8,9 @@
 //
 // Every numeric dtype numpy writes is read: bool, signed and unsigned integers of 1 to 8 bytes,
 // float32, float64, complex64 and complex128, in either byte order, in C or Fortran order,
-// in format versions 1.0, 2.0 and 3.0; unicode strings ('<U') become String streams.
+// in format versions 1.0, 2.0 and 3.0; unicode strings ('<U') become String streams, and
+// datetime64 and timedelta64 of any unit DateTime and Duration ticks (written back as
+// datetime64[100ns] and timedelta64[100ns]).
 // Little-endian C-order arrays in a .npy file or a stored .npz member are handed out from the
 // memory-mapped file without copying; big-endian or Fortran-order arrays are converted while
 // reading, and deflated members are inflated into memory on first use.
@@ -68,6 +70,10 @@ type Header struct {
 	// Half is set for float16 ('<f2', '>f2'): Type is then Float32 and ItemSize 2, and the
 	// values are widened as they are read (every float16 is exactly a float32).
 	Half bool
+	// Unit is the unit of a datetime64 ('M8') or timedelta64 ('m8') array as numpy writes it
+	// ("ns", "100ns", "D"), whose counts are converted to mlfeed's ticks as they are read:
+	// Type is then DateTime or Duration. Empty for other dtypes.
+	Unit string
 	// ItemSize is the size of one element in bytes (4 × length for '<U').
 	ItemSize int
 	// Fortran is the header's fortran_order: the first axis varies fastest.
@@ -76,6 +82,14 @@ type Header struct {
 	Shape []int
 	// DataOffset is the size of the magic, version, length and header: where data starts.
 	DataOffset int64
+
+	ticks tickUnit // how Unit's counts become ticks
+}
+
+// Converted reports whether the elements are not their stored bytes even in little-endian C
+// order: float16 is widened (Half), datetime64 and timedelta64 counts become ticks (Unit).
+func (h *Header) Converted() bool {
+	return h.Half || h.Unit != "" && h.ticks != (tickUnit{num: 1, den: 1})
 }
 
 // Records returns the number of records: Shape[0], or 1 for a 0-d array.
@@ -206,8 +220,11 @@ func StringDescr(n int) string { return "<U" + strconv.Itoa(n) }
 // parseDescr parses a dtype string such as "<f8" or "|b1".
 func parseDescr(s string) (h Header, err error) {
 	h.Descr = s
+	if len(s) >= 3 && (s[1] == 'M' || s[1] == 'm') && s[2] == '8' {
+		return parseTimeDescr(s)
+	}
 	if len(s) >= 2 && s[1] == 'O' { // Python 3's numpy writes "|O", without a size
-		return h, fmt.Errorf("%w: dtype %q (%s) has no mlfeed type; numeric types, bool and unicode strings are supported", ErrUnsupported, s, kindName('O', 0))
+		return h, fmt.Errorf("%w: dtype %q (%s) has no mlfeed type; numeric types, bool, datetime64, timedelta64 and unicode strings are supported", ErrUnsupported, s, kindName('O', 0))
 	}
 	if len(s) < 3 {
 		return h, fmt.Errorf("%w: dtype %q is not a simple type", ErrUnsupported, s)
@@ -225,7 +242,7 @@ func parseDescr(s string) (h Header, err error) {
 		t, ok, h.Half = mlfeed.Float32, true, true
 	}
 	if !ok {
-		return h, fmt.Errorf("%w: dtype %q (%s) has no mlfeed type; numeric types, bool and unicode strings are supported", ErrUnsupported, s, kindName(kind, size))
+		return h, fmt.Errorf("%w: dtype %q (%s) has no mlfeed type; numeric types, bool, datetime64, timedelta64 and unicode strings are supported", ErrUnsupported, s, kindName(kind, size))
 	}
 	h.Type, h.ItemSize = t, size
 	if t == mlfeed.String {
@@ -251,8 +268,6 @@ func kindName(kind byte, size int) string {
 		return "Python objects"
 	case kind == 'V':
 		return "raw or structured"
-	case kind == 'M' || kind == 'm':
-		return "datetime64/timedelta64"
 	}
 	return "unknown kind"
 }
@@ -576,8 +591,9 @@ func MatchNPZ(head []byte) bool {
 }
 
 // AppendC appends the elements of an array with header h to dst in C order and little-endian
-// byte order, converting a Fortran-order or big-endian array and widening float16 to float32
-// (h.Half: 4 bytes appended per element); data holds the array's data (what follows the
+// byte order, converting a Fortran-order or big-endian array, widening float16 to float32
+// (h.Half: 4 bytes appended per element) and datetime64 and timedelta64 counts to ticks (h.Unit:
+// a count without exact ticks is ErrUnsupported); data holds the array's data (what follows the
 // header), at least DataSize bytes. Unicode ('<U') arrays are not numbers: AppendC reports
 // ErrUnsupported for them, and ErrTruncated when data is short.
 func (h *Header) AppendC(dst, data []byte) ([]byte, error) {
@@ -612,6 +628,11 @@ func (h *Header) AppendC(dst, data []byte) ([]byte, error) {
 			unit /= 2
 		}
 		swapBytes(dst[start:], unit)
+	}
+	if h.Unit != "" {
+		if k, err := h.toTicks(dst[start:]); err != nil {
+			return dst, fmt.Errorf("element %d: %w", k, err)
+		}
 	}
 	return dst, nil
 }

@@ -83,7 +83,7 @@ type array struct {
 
 // copyFree reports whether the array's little-endian C-order bytes are its values as they are.
 func (a *array) copyFree() bool {
-	return !a.h.BigEndian && !a.fortran() && a.h.Type != mlfeed.String && !a.h.Half
+	return !a.h.BigEndian && !a.fortran() && a.h.Type != mlfeed.String && !a.h.Converted()
 }
 
 // fortran reports whether the array's Fortran order differs from C order.
@@ -554,6 +554,15 @@ func (rd *Reader) values(a *array, from, to int, old []byte) (mlfeed.Buffer, err
 			unit /= 2
 		}
 		swapBytes(out.Bytes, unit)
+	}
+	if a.h.Unit != "" {
+		if k, err := a.h.toTicks(out.Bytes); err != nil {
+			off := a.off + lo + 8*int64(k)
+			if a.fortran() {
+				off = a.off // the element's place differs in Fortran order: its index says it
+			}
+			return out, mlfeed.OffsetError(rd.name, off, fmt.Sprintf("array %q element %d", a.stream.Name, int64(from)*int64(a.h.RecordElems())+int64(k)), err)
+		}
 	}
 	return out, nil
 }

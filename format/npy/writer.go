@@ -43,6 +43,7 @@ type Writer struct {
 	records int64
 	direct  bool // .npy written straight to w
 	closed  bool
+	scratch []byte // DateTime values as numpy's counts from 1970
 }
 
 // member is one array being written: its stream, its record shape, and the spooled data.
@@ -56,7 +57,8 @@ type member struct {
 }
 
 // NewWriter returns a writer of schema's streams to w. Every stream must be dense with a
-// fixed shape, of a numeric, bool, complex or string type.
+// fixed shape, of a numeric, bool, complex, string, datetime or duration type (written as
+// numpy's datetime64[100ns] and timedelta64[100ns]).
 func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer, error) {
 	if opts == nil {
 		opts = &WriterOptions{}
@@ -78,7 +80,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 			return nil, fmt.Errorf("%w: stream %q has samples of varying size; an array's records have one shape", ErrUnsupported, st.Name)
 		}
 		if st.Type != mlfeed.String {
-			if m.descr = Descr(st.Type); m.descr == "" {
+			if m.descr = Descr(st.Type) + timeDescr(st.Type); m.descr == "" {
 				return nil, fmt.Errorf("%w: stream %q holds %s, which has no NumPy dtype", ErrUnsupported, st.Name, st.Type)
 			}
 		}
@@ -135,13 +137,23 @@ func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
 			}
 		}
 		var err error
+		b := d.Values.Bytes
+		if m.stream.Type == mlfeed.DateTime {
+			// numpy's datetime64[100ns] counts from 1970: no tick from 0001 to 9999 overflows
+			wr.scratch = append(wr.scratch[:0], b...)
+			for j := 0; j+8 <= len(wr.scratch); j += 8 {
+				v := int64(binary.LittleEndian.Uint64(wr.scratch[j:]))
+				binary.LittleEndian.PutUint64(wr.scratch[j:], uint64(v-mlfeed.EpochTicks))
+			}
+			b = wr.scratch
+		}
 		switch {
 		case m.stream.Type == mlfeed.String:
 			err = m.writeStrings(d.Values.Strings, wr.records)
 		case wr.direct:
-			_, err = wr.w.Write(d.Values.Bytes)
+			_, err = wr.w.Write(b)
 		default:
-			_, err = m.buf.Write(d.Values.Bytes)
+			_, err = m.buf.Write(b)
 		}
 		if err != nil {
 			return err

@@ -460,7 +460,7 @@ func (s *scanner) schema() ([]mlfeed.Stream, []*streamStat) {
 	streams := make([]mlfeed.Stream, len(order))
 	stats := make([]*streamStat, len(order))
 	for _, st := range s.stats {
-		if st.kind == kindNpy && st.heads == 1 && !fortran(st.lastH) && !st.lastH.Half {
+		if st.kind == kindNpy && st.heads == 1 && !fortran(st.lastH) && !st.lastH.Converted() {
 			st.raw = st.lastH.DataOffset
 			if st.lastH.BigEndian {
 				st.swap = st.lastH.ItemSize

@@ -11,21 +11,13 @@ import (
 	"github.com/mlfeed/mlfeed"
 )
 
-// mlfeed's DateTime and Duration count ticks of 100 ns, DateTime from 0001-01-01T00:00:00 (as
-// IDV and .NET do).
-const (
-	// EpochTicks is the DateTime of 1970-01-01T00:00:00, where Arrow's timestamps and dates
-	// count from.
-	EpochTicks = 621355968000000000
-	// MaxTicks is the largest DateTime: 9999-12-31T23:59:59.9999999.
-	MaxTicks = 3155378975999999999
-	dayTicks = 864000000000
-)
+// dayTicks is a day in mlfeed's ticks of 100 ns.
+const dayTicks = 864000000000
 
 // temporal says how values of an Arrow date, time, timestamp or duration type become mlfeed
 // ticks: ticks = v*mul, or v/div (div > 0: nanoseconds, exact multiples of 100 only), plus
-// EpochTicks for dates and timestamps (t DateTime); times of day and durations are Durations.
-// ok is false for other types.
+// mlfeed.EpochTicks for dates and timestamps (t DateTime); times of day and durations are
+// Durations. ok is false for other types.
 func temporal(dt arrow.DataType) (mul, div int64, t mlfeed.ElemType, ok bool) {
 	unit := func(u arrow.TimeUnit) (int64, int64) {
 		switch u {
@@ -100,10 +92,10 @@ func (dec *Decoder) ticks(arr arrow.Array, from, to int64, t mlfeed.ElemType, pr
 			x = v * mul
 		}
 		if why == "" && t == mlfeed.DateTime {
-			if x < -EpochTicks || x > MaxTicks-EpochTicks {
+			if x < -mlfeed.EpochTicks || x > mlfeed.MaxTicks-mlfeed.EpochTicks {
 				why = "is outside the years 1 to 9999"
 			}
-			x += EpochTicks
+			x += mlfeed.EpochTicks
 		}
 		if why != "" {
 			span := ""

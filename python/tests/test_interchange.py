@@ -92,6 +92,23 @@ def test_parquet_timestamps():
     np.testing.assert_array_equal(t, np.timedelta64(86399999999, "us") - np.arange(5) * np.timedelta64(1, "s"))
 
 
+def test_times_to_numpy(tmp_path):
+    # DuckDB's timestamps and TIME (check.mjs write-time) converted to .npz are numpy's
+    # datetime64[100ns] and timedelta64[100ns], the same instants; and read back as ticks
+    src = os.path.join(ROOT, "format", "parquet", "testdata", "duckdb-time.parquet")
+    out = str(tmp_path / "t.npz")
+    mlfeed.convert(src, out, streams=["ts", "tstz", "d_late", "t"])
+    z = np.load(out)
+    assert z["ts"].dtype == np.dtype("<M8[100ns]") and z["t"].dtype == np.dtype("<m8[100ns]")
+    days = np.arange(5)
+    np.testing.assert_array_equal(z["ts"].astype("M8[us]"), np.datetime64("2024-01-02T03:04:05.123456") + days * np.timedelta64(1, "D"))
+    np.testing.assert_array_equal(z["tstz"].astype("M8[us]"), np.datetime64("2024-01-02T01:04:05.123456") - days * np.timedelta64(1, "h"))
+    np.testing.assert_array_equal(z["d_late"].astype("M8[D]"), np.datetime64("9999-12-31") - days * np.timedelta64(1, "D"))
+    np.testing.assert_array_equal(z["t"], np.timedelta64(86399999999, "us") - days * np.timedelta64(1, "s"))
+    with mlfeed.open(src, options={"columns": "ts"}) as a, mlfeed.open(out, options={"arrays": "ts"}) as b:
+        np.testing.assert_array_equal(a.read()["ts"], b.read()["ts"])
+
+
 def test_parquet_columns():
     # the option columns reads the columns named, in that order
     path = os.path.join(ROOT, "format", "parquet", "testdata", "alltypes_plain.parquet")

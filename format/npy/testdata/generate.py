@@ -25,3 +25,6 @@ Y = sp.csr_matrix(rng.random((6, 4)) < 0.4)
 dump_svmlight_file(X, Y, svm + '/sklearn_multi.svm', multilabel=True)
 # float16 (read as float32): big-endian, Fortran order, NaN, infinity, -0, a subnormal
 np.save(npy + '/fortran_be_f2_2x3.npy', np.asfortranarray(np.array([[1, -2, np.nan], [np.inf, -0.0, 6e-8]], dtype='>f2')))
+# datetime64 and timedelta64 (read as datetime and duration ticks of 100 ns)
+np.savez(npy + '/time.npz', t=np.array(['2024-01-02T03:04:05.123456', '0001-01-01', '9999-12-31T23:59:59.999999'], dtype='<M8[us]'),
+         d=np.array(['2024-02-29', '1969-12-31', '1970-01-01'], dtype='>M8[D]'), dt=np.array([-5, 0, 86400000], dtype='<m8[ms]'))
