@@ -1,7 +1,8 @@
 // Package stats describes the values of a data set in one streaming pass: per stream the
 // counts, and by the stream's kind the numbers' range, mean, deviation and histogram, the class
 // counts of labels, the non-zeros of sparse features, the lengths and most frequent values of
-// text, the sizes and media types of encoded bytes; per data set the sequence lengths. It is
+// text, the sizes and media types of encoded bytes, the range of dates, times and durations;
+// per data set the sequence lengths. It is
 // what `mlfeed stats` prints and Python's mlfeed.stats returns.
 //
 // [Compute] reads a [mlfeed.Source] chunk by chunk, in memory bounded by the chunks being
@@ -34,6 +35,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -99,7 +101,8 @@ type Result struct {
 // Stream describes one stream's values. Which of the optional parts are set depends on its
 // kind: Numeric for numbers (integers, floats, bool; the stored values of a sparse stream);
 // Classes for integer scalars and one-hot vectors; Sparse for sparse streams; ValuesPerSample
-// for dense streams of variable size; Text for strings; Bytes for byte strings.
+// for dense streams of variable size; Text for strings; Bytes for byte strings; Times for
+// dates and times and durations (when there is a value).
 type Stream struct {
 	Name    string `json:"name"`
 	Storage string `json:"storage"`
@@ -115,6 +118,17 @@ type Stream struct {
 	ValuesPerSample *Lengths `json:"values_per_sample,omitempty"`
 	Text            *Text    `json:"text,omitempty"`
 	Bytes           *Bytes   `json:"bytes,omitempty"`
+	Times           *Times   `json:"times,omitempty"`
+}
+
+// Times describes dates and times (a datetime stream) or durations (a duration stream): the
+// exact range, in ticks of 100 ns and as text (mlfeed.AppendTicks: ISO 8601 for a datetime,
+// [-][d.]hh:mm:ss[.fffffff] for a duration).
+type Times struct {
+	Min     int64  `json:"min"`
+	Max     int64  `json:"max"`
+	MinText string `json:"min_text"`
+	MaxText string `json:"max_text"`
 }
 
 // Numeric describes numbers. Min, Max, Mean and Std are over the finite values (0 when there
@@ -451,6 +465,7 @@ type streamAcc struct {
 	lengths         *countDist // text lengths, byte sizes
 	textTop         *topK      // text values
 	media           map[string]int64
+	times           *Times // datetime and duration values: the range so far
 	seed            maphash.Seed
 }
 
@@ -466,6 +481,8 @@ func newStreamAcc(st *mlfeed.Stream, seed maphash.Seed) *streamAcc {
 		a.lengths, a.textTop = &countDist{}, newTopK(sketchSize)
 	case t == mlfeed.Bytes:
 		a.lengths, a.media = &countDist{}, map[string]int64{}
+	case t == mlfeed.DateTime || t == mlfeed.Duration:
+		a.times = &Times{Min: math.MaxInt64, Max: math.MinInt64}
 	}
 	if st.Storage == mlfeed.Sparse {
 		a.perSample = &countDist{}
@@ -527,6 +544,11 @@ func (a *streamAcc) add(d *mlfeed.StreamData, from, to int, scratch []float64) {
 		for _, v := range b.Strings {
 			a.lengths.add(int64(len(v)))
 			a.media[MediaType(v)]++
+		}
+	case a.times != nil:
+		for i := range b.Len() {
+			v := b.Int64At(i)
+			a.times.Min, a.times.Max = min(a.times.Min, v), max(a.times.Max, v)
 		}
 	}
 	if st.Storage == mlfeed.Sparse {
@@ -645,6 +667,9 @@ func (a *streamAcc) result(o *Options) Stream {
 		slices.SortFunc(r.Bytes.MediaTypes, func(x, y MediaCount) int {
 			return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Type, y.Type))
 		})
+	case a.times != nil && a.values > 0:
+		r.Times = &Times{Min: a.times.Min, Max: a.times.Max,
+			MinText: string(mlfeed.AppendTicks(nil, st.Type, a.times.Min)), MaxText: string(mlfeed.AppendTicks(nil, st.Type, a.times.Max))}
 	}
 	if st.Storage == mlfeed.Sparse {
 		sp := &Sparse{NonZeros: a.perSample.lengths(o.Bins), TopIndices: []TopIndex{}}

@@ -488,3 +488,42 @@ func seqStarts(n int) []int64 {
 	}
 	return s
 }
+
+// TestTimes: a datetime and a duration stream get their exact range, as ticks and as text,
+// over several chunks; the ticks of a datetime exceed float64's exact integers, so a range
+// kept as float64 would be off.
+func TestTimes(t *testing.T) {
+	sc := mlfeed.Schema{Streams: []mlfeed.Stream{
+		{Name: "when", Storage: mlfeed.Dense, Type: mlfeed.DateTime, Dim: 1},
+		{Name: "span", Storage: mlfeed.Dense, Type: mlfeed.Duration, Dim: 2},
+	}}
+	chunk := func(when, span []int64) *mlfeed.Chunk {
+		buf := func(t mlfeed.ElemType, v []int64) mlfeed.Buffer {
+			b := mlfeed.NewBuffer(mlfeed.Int64, len(v))
+			copy(b.Int64s(), v)
+			b.Type = t
+			return b
+		}
+		seq := []int64{0, 1, 2}
+		return &mlfeed.Chunk{Sequences: 2, Streams: []mlfeed.StreamData{{SeqStart: seq, Values: buf(mlfeed.DateTime, when)}, {SeqStart: seq, Values: buf(mlfeed.Duration, span)}}}
+	}
+	src, err := mlfeed.NewMemorySource(sc,
+		chunk([]int64{638397614451234567, 638397614451234561}, []int64{5, -938_845_000_000, 0, 7}),
+		chunk([]int64{638397614451234569, 638397614451234562}, []int64{1, 2, 3, 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Times{
+		{Min: 638397614451234561, Max: 638397614451234569, MinText: "2024-01-02T03:04:05.1234561", MaxText: "2024-01-02T03:04:05.1234569"},
+		{Min: -938_845_000_000, Max: 7, MinText: "-1.02:04:44.5", MaxText: "00:00:00.0000007"},
+	}
+	for k, s := range r.Streams {
+		if s.Times == nil || *s.Times != want[k] || s.Numeric != nil || s.Values != int64(4*sc.Streams[k].Dim) {
+			t.Errorf("%s: %+v, want %+v", s.Name, s.Times, want[k])
+		}
+	}
+}

@@ -760,6 +760,22 @@ func valuesText(x *mlfeed.Stream, d *mlfeed.StreamData, q int) (string, bool) {
 				b = fmt.Appendf(b, "[%d bytes, %s]", len(v), stats.MediaType(v))
 			}
 		}
+	} else if (x.Type == mlfeed.DateTime || x.Type == mlfeed.Duration) && x.Storage == mlfeed.Dense {
+		// Times print as dates and times, durations as hh:mm:ss, not as ticks.
+		for s := d.SeqStart[q]; s < d.SeqStart[q+1] && len(b) < maxText; s++ {
+			if s > d.SeqStart[q] {
+				b = append(b, '\n')
+			}
+			from, to := d.SampleRange(x, s)
+			b = append(b, '[')
+			for k := from; k < to && len(b) < maxText; k++ {
+				if k > from {
+					b = append(b, ", "...)
+				}
+				b = mlfeed.AppendTicks(b, x.Type, d.Values.Int64At(k))
+			}
+			b = append(b, ']')
+		}
 	} else {
 		for s := d.SeqStart[q]; s < d.SeqStart[q+1] && len(b) < maxText; s++ {
 			if s > d.SeqStart[q] {

@@ -312,6 +312,11 @@ func TestSparseAndText(t *testing.T) {
 	if len(recs.Records) != 5 || recs.Records[0].Streams[8].Name != "tx" {
 		t.Fatalf("records %+v", recs)
 	}
+	// ML.NET's TimeSpan of 2 days and DateTime of 2013-08-05 (Python's datetime agrees), as
+	// times, not ticks
+	if ts, dt := recs.Records[0].Streams[5], recs.Records[0].Streams[7]; ts.Text != "[2.00:00:00]" || dt.Text != "[2013-08-05T00:00:00]" {
+		t.Errorf("times: %s %q, %s %q", ts.Name, ts.Text, dt.Name, dt.Text)
+	}
 }
 
 func TestTwoDataSets(t *testing.T) {

@@ -244,6 +244,9 @@ func (p *printer) stream(s *stats.Stream) {
 			p.f("    %8d%s  %s\n", v.Count, errNote(v.Error), q)
 		}
 	}
+	if t := s.Times; t != nil {
+		p.f("  min %s  max %s\n", t.MinText, t.MaxText)
+	}
 	if b := s.Bytes; b != nil {
 		p.lengths("size (bytes)", &b.Sizes, "  ")
 		p.f("  media types:")

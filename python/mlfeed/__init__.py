@@ -130,7 +130,8 @@ def stats(paths: Optional[PathsArg] = None, limit: int = 0, sample: int = 0, see
     """The statistics `mlfeed stats --json` prints, from one streaming pass over the data set:
     {"sequences", "samples", "total_sequences", "sequence_lengths", "streams": [...]}, each
     stream with its counts and, by kind, "numeric" (min, max, mean, std, NaN/Inf/zero counts,
-    histogram), "classes", "sparse", "values_per_sample", "text" or "bytes" (docs/view.md).
+    histogram), "classes", "sparse", "values_per_sample", "text", "bytes" or "times"
+    (docs/view.md).
 
     limit: read only the first `limit` sequences (0: all); sample: read `sample` sequences
     drawn at random (0: all), the same ones for the same seed; bins: histogram bins (at most,

@@ -107,6 +107,10 @@ def test_times_to_numpy(tmp_path):
     np.testing.assert_array_equal(z["t"], np.timedelta64(86399999999, "us") - days * np.timedelta64(1, "s"))
     with mlfeed.open(src, options={"columns": "ts"}) as a, mlfeed.open(out, options={"arrays": "ts"}) as b:
         np.testing.assert_array_equal(a.read()["ts"], b.read()["ts"])
+    # stats: the exact first and last time, as text too
+    times = {s["name"]: s.get("times") for s in mlfeed.stats(out)["streams"]}
+    assert times["ts"]["min_text"] == "2024-01-02T03:04:05.123456" and times["ts"]["max_text"] == "2024-01-06T03:04:05.123456"
+    assert times["t"]["min_text"] == "23:59:55.999999" and times["t"]["max"] == 863999999990
 
 
 def test_parquet_columns():
