@@ -108,17 +108,17 @@ func checkFloat32(t *testing.T, what, name, f string, want []float32, dim int) {
 
 func head(v []float32) []float32 { return v[:min(len(v), 8)] }
 
-// Every ordered pair of the formats that hold dates and times (IDV, Arrow, Parquet, npz)
-// carries a datetime and a duration stream through unchanged, from the first tick of 0001
-// to the last of 9999.
+// Every ordered pair of the formats that hold dates and times (IDV, Arrow, Parquet, npz,
+// WebDataset's .npy members) carries a datetime and a duration stream through unchanged, from
+// the first tick of 0001 to the last of 9999. The streams are named as WebDataset names them.
 func TestTimeFormatPairs(t *testing.T) {
-	formats := []string{"idv", "arrow", "parquet", "npz"}
+	formats := []string{"idv", "arrow", "parquet", "npz", "webdataset"}
 	const n = 5
 	when := []int64{0, mlfeed.EpochTicks, mlfeed.EpochTicks - 1, 638397614451234567, mlfeed.MaxTicks}
 	span := []int64{-1, 0, 863999999999, 1 << 62, -5 << 40, 7, 100, -100, 3, 9}
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{
-		{Name: "when", Storage: mlfeed.Dense, Type: mlfeed.DateTime, Dim: 1},
-		{Name: "span", Storage: mlfeed.Dense, Type: mlfeed.Duration, Dim: 2},
+		{Name: "when.npy", Storage: mlfeed.Dense, Type: mlfeed.DateTime, Dim: 1},
+		{Name: "span.npy", Storage: mlfeed.Dense, Type: mlfeed.Duration, Dim: 2},
 	}}
 	seq := []int64{0, 1, 2, 3, 4, 5}
 	buf := func(t mlfeed.ElemType, v []int64) mlfeed.Buffer {
@@ -142,7 +142,7 @@ func TestTimeFormatPairs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: chunk %d: %v", what, i, err)
 			}
-			for k, name := range []string{"when", "span"} {
+			for k, name := range []string{"when.npy", "span.npy"} {
 				j := sc.Index(name)
 				if j < 0 || sc.Streams[j].Type != schema.Streams[k].Type || sc.Streams[j].Dim != schema.Streams[k].Dim {
 					t.Fatalf("%s: streams %v", what, sc.Streams)

@@ -181,9 +181,14 @@ func dtypeType(kind byte, size int) (mlfeed.ElemType, bool) {
 }
 
 // Descr returns the dtype string numpy writes for little-endian elements of type t ("<f8",
-// "|b1"), or "" when t has no numpy dtype. String streams need a length: see StringDescr.
+// "|b1"; "<M8[100ns]" and "<m8[100ns]" for DateTime and Duration), or "" when t has no numpy
+// dtype. String streams need a length: see StringDescr. AppendData gives the elements' bytes.
 func Descr(t mlfeed.ElemType) string {
 	switch t {
+	case mlfeed.DateTime:
+		return "<M8[100ns]"
+	case mlfeed.Duration:
+		return "<m8[100ns]"
 	case mlfeed.Bool:
 		return "|b1"
 	case mlfeed.Int8:

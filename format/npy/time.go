@@ -147,15 +147,17 @@ func (tu tickUnit) ticks(v int64) (int64, string) {
 	return x, ""
 }
 
-// timeDescr returns the dtype mlfeed writes for DateTime and Duration streams, numpy's
-// datetime64 and timedelta64 in its unit of 100 ns, or "" for other types; a DateTime's ticks
-// are written less EpochTicks (numpy counts from 1970).
-func timeDescr(t mlfeed.ElemType) string {
-	switch t {
-	case mlfeed.DateTime:
-		return "<M8[100ns]"
-	case mlfeed.Duration:
-		return "<m8[100ns]"
+// AppendData appends the values of b, of a type Descr names, as an array of dtype
+// Descr(b.Type) holds them: their bytes, but for DateTime, whose ticks numpy's
+// datetime64[100ns] counts from 1970 (no tick from 0001 to 9999 overflows).
+func AppendData(dst []byte, b mlfeed.Buffer) []byte {
+	start := len(dst)
+	dst = append(dst, b.Bytes...)
+	if b.Type == mlfeed.DateTime {
+		for j := start; j+8 <= len(dst); j += 8 {
+			v := int64(binary.LittleEndian.Uint64(dst[j:]))
+			binary.LittleEndian.PutUint64(dst[j:], uint64(v-mlfeed.EpochTicks))
+		}
 	}
-	return ""
+	return dst
 }

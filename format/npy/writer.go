@@ -80,7 +80,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 			return nil, fmt.Errorf("%w: stream %q has samples of varying size; an array's records have one shape", ErrUnsupported, st.Name)
 		}
 		if st.Type != mlfeed.String {
-			if m.descr = Descr(st.Type) + timeDescr(st.Type); m.descr == "" {
+			if m.descr = Descr(st.Type); m.descr == "" {
 				return nil, fmt.Errorf("%w: stream %q holds %s, which has no NumPy dtype", ErrUnsupported, st.Name, st.Type)
 			}
 		}
@@ -139,12 +139,7 @@ func (wr *Writer) WriteChunk(c *mlfeed.Chunk) error {
 		var err error
 		b := d.Values.Bytes
 		if m.stream.Type == mlfeed.DateTime {
-			// numpy's datetime64[100ns] counts from 1970: no tick from 0001 to 9999 overflows
-			wr.scratch = append(wr.scratch[:0], b...)
-			for j := 0; j+8 <= len(wr.scratch); j += 8 {
-				v := int64(binary.LittleEndian.Uint64(wr.scratch[j:]))
-				binary.LittleEndian.PutUint64(wr.scratch[j:], uint64(v-mlfeed.EpochTicks))
-			}
+			wr.scratch = AppendData(wr.scratch[:0], d.Values)
 			b = wr.scratch
 		}
 		switch {

@@ -179,9 +179,8 @@ func (wr *Writer) sample(c *mlfeed.Chunk, q int, key string) error {
 			if shape == nil {
 				shape = []int{to - from}
 			}
-			sz := st.Type.Size()
 			wr.buf = npy.AppendHeader(wr.buf[:0], wr.descr[s], shape)
-			wr.buf = append(wr.buf, d.Values.Bytes[from*sz:to*sz]...)
+			wr.buf = npy.AppendData(wr.buf, d.Values.Slice(from, to))
 			payload = wr.buf
 		}
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: key + "." + wr.exts[s], Mode: 0o644, Size: int64(len(payload)), ModTime: mtime}

@@ -62,8 +62,8 @@ func f32s(v ...float32) mlfeed.Buffer {
 	return b
 }
 
-// What a shard cannot hold is refused with ErrUnsupported (exit 2): a sparse stream, a time
-// type, a name that is not a lowercase extension, two streams of one extension, a sequence of
+// What a shard cannot hold is refused with ErrUnsupported (exit 2): a sparse stream, a type
+// numpy has no dtype for (IDV's datetimeoffset), a name that is not a lowercase extension, two streams of one extension, a sequence of
 // several samples, ids that are not keys or repeat.
 func TestWriteRefuses(t *testing.T) {
 	st := func(name string, t mlfeed.ElemType) mlfeed.Stream {
@@ -74,7 +74,7 @@ func TestWriteRefuses(t *testing.T) {
 		msg    string
 	}{
 		{mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Storage: mlfeed.Sparse, Type: mlfeed.Float32, Dim: 4}}}, "sparse"},
-		{mlfeed.Schema{Streams: []mlfeed.Stream{st("t", mlfeed.Duration)}}, "duration"},
+		{mlfeed.Schema{Streams: []mlfeed.Stream{st("t", mlfeed.DateTimeOffset)}}, "datetimeoffset"},
 		{mlfeed.Schema{Streams: []mlfeed.Stream{st("Features", mlfeed.Float32)}}, "not a WebDataset extension"},
 		{mlfeed.Schema{Streams: []mlfeed.Stream{st("a/b", mlfeed.Float32)}}, "not a WebDataset extension"},
 		{mlfeed.Schema{Streams: []mlfeed.Stream{st("a", mlfeed.Float32), st("a.npy", mlfeed.Float32)}}, "would both be members"},
