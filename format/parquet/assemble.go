@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/mlfeed/mlfeed"
 )
 
 // leafData is one leaf column of a row group, every page decoded and joined: its levels (nil
@@ -463,15 +465,15 @@ func (a *assembler) leaf(dt arrow.DataType, n *node, lvl, slotDef int) (arrow.Ar
 			}
 		}
 		return array.NewData(dt, slots, []*memory.Buffer{valid, buf(out)}, nil, nulls, 0), nil
-	case arrow.TIMESTAMP:
-		if ld.width == 12 {
-			ns, err := int96Nanos(data[:slots*12], valid, func(s int) string {
+	case arrow.INT64:
+		if ld.width == 12 { // INT96 timestamps, as DateTime ticks
+			ticks, err := int96Ticks(data[:slots*12], valid, func(s int) string {
 				return fmt.Sprintf("column %q, row %d", n.name(), a.rowOf(ld, lvl, slotDef, s))
 			})
 			if err != nil {
 				return nil, err
 			}
-			return array.NewData(dt, slots, []*memory.Buffer{valid, buf(ns)}, nil, nulls, 0), nil
+			return array.NewData(dt, slots, []*memory.Buffer{valid, buf(ticks)}, nil, nulls, 0), nil
 		}
 		fallthrough
 	default:
@@ -484,33 +486,35 @@ func (a *assembler) leaf(dt arrow.DataType, n *node, lvl, slotDef int) (arrow.Ar
 	return nil, fmt.Errorf("%w: column %q: Parquet %s values as Arrow %s", ErrUnsupported, n.name(), n.el.Type.V, dt)
 }
 
-// julianEpoch is the Julian day number of 1970-01-01.
-const julianEpoch = 2440588
+// julianYear1 is the Julian day number of 0001-01-01 (proleptic Gregorian), where mlfeed's
+// DateTime counts from.
+const julianYear1 = 1721426
 
-// int96Nanos converts INT96 timestamps (Impala's and Spark's legacy layout: the nanoseconds
-// of the day in 8 bytes, then the Julian day in 4, little-endian) to int64 nanoseconds since
-// 1970-01-01, Arrow's timestamp[ns]. A valid slot (by the validity bitmap valid; nil: all)
-// whose nanoseconds are not within a day is invalid (ErrFormat), one whose time falls outside
-// the years 1677-2262, which nanoseconds in an int64 reach, unsupported (a null slot is 0).
-// where names a slot's place for messages.
-func int96Nanos(data []byte, valid *memory.Buffer, where func(slot int) string) ([]byte, error) {
+// int96Ticks converts INT96 timestamps (Impala's and Spark's legacy layout: the nanoseconds of
+// the day in 8 bytes, then the Julian day in 4, little-endian) to mlfeed's DateTime ticks. A
+// valid slot (by the validity bitmap valid; nil: all) whose nanoseconds are not within a day is
+// invalid (ErrFormat, as arrow-go says); one whose nanoseconds are not whole ticks of 100 ns,
+// or whose day is outside the years 1-9999, unsupported. A null slot is 0. where names a
+// slot's place for messages.
+func int96Ticks(data []byte, valid *memory.Buffer, where func(slot int) string) ([]byte, error) {
+	const dayNanos = 86400 * 1_000_000_000
+	lastDay := int64(mlfeed.MaxTicks / (dayNanos / 100))
 	out := make([]byte, len(data)/12*8)
 	for i := range len(data) / 12 {
 		if valid != nil && !bitutil.BitIsSet(valid.Bytes(), i) {
 			continue
 		}
 		nanos := int64(binary.LittleEndian.Uint64(data[12*i:]))
-		day := int64(int32(binary.LittleEndian.Uint32(data[12*i+8:])))
-		const dayNanos = 86400 * 1_000_000_000
-		d := day - julianEpoch
-		if nanos < 0 || nanos >= dayNanos {
+		day := int64(int32(binary.LittleEndian.Uint32(data[12*i+8:]))) - julianYear1
+		switch {
+		case nanos < 0 || nanos >= dayNanos:
 			return nil, fmt.Errorf("%w: %s: INT96 timestamp of %d nanoseconds of the day", ErrFormat, where(i), nanos)
+		case nanos%100 != 0:
+			return nil, fmt.Errorf("%w: %s: INT96 timestamp of %d nanoseconds of the day, not a whole number of 100 ns ticks: mlfeed's datetime holds int64 ticks of 100 ns", ErrUnsupported, where(i), nanos)
+		case day < 0 || day > lastDay:
+			return nil, fmt.Errorf("%w: %s: INT96 timestamp of Julian day %d, outside the years 1 to 9999: mlfeed's datetime holds int64 ticks of 100 ns from 0001-01-01", ErrUnsupported, where(i), day+julianYear1)
 		}
-		if d > math.MaxInt64/dayNanos || d < math.MinInt64/dayNanos || d*dayNanos > math.MaxInt64-nanos {
-			return nil, fmt.Errorf("%w: %s: INT96 timestamp (Julian day %d, %d ns) outside the years 1677-2262 that nanoseconds since 1970 reach", ErrUnsupported, where(i), day, nanos)
-		}
-		v := d*dayNanos + nanos
-		binary.LittleEndian.PutUint64(out[8*i:], uint64(v))
+		binary.LittleEndian.PutUint64(out[8*i:], uint64(day*(dayNanos/100)+nanos/100))
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/mlfeed/mlfeed"
 	mlformat "github.com/mlfeed/mlfeed/format"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
 )
 
 // TestEmptyDataPage reads parquet-testing's version-2 data page with an empty snappy body as
@@ -479,24 +481,43 @@ func TestInt96Timestamps(t *testing.T) {
 	}
 }
 
-// TestInt96Range: an INT96 timestamp beyond the int64 nanoseconds of Arrow's timestamp[ns]
-// (a Julian day past 2262) is refused, not wrapped; nanoseconds beyond a day are invalid.
+// TestInt96Range: INT96 timestamps read as ticks from 0001-01-01 to 9999-12-31 (Spark's
+// 9999-12-31T03:00:00 in the Parquet project's int96_from_spark.parquet: Julian day 5373484,
+// beyond the int64 nanoseconds many readers convert through); beyond, a nanosecond
+// remainder and nanoseconds past a day are refused, never wrapped.
 func TestInt96Range(t *testing.T) {
-	b := make([]byte, 24)
-	binary.LittleEndian.PutUint32(b[8:], julianEpoch)         // 1970-01-01T00:00:00
-	binary.LittleEndian.PutUint64(b[12:], 1)                  // and 1 ns
-	binary.LittleEndian.PutUint32(b[20:], julianEpoch+106752) // 2262-04-12
+	i96 := func(day uint32, nanos int64) []byte {
+		b := make([]byte, 12)
+		binary.LittleEndian.PutUint64(b, uint64(nanos))
+		binary.LittleEndian.PutUint32(b[8:], day)
+		return b
+	}
 	where := func(s int) string { return fmt.Sprintf("slot %d", s) }
-	if _, err := int96Nanos(b, nil, where); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "slot 1: INT96 timestamp (Julian day 2547340, 1 ns) outside") {
-		t.Errorf("2262-04-12: %v", err)
+	const hour = 3600 * 1_000_000_000
+	data := slices.Concat(i96(2440588, 0), i96(5373484, 3*hour), i96(1721426, 100))
+	got, err := int96Ticks(data, nil, where)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ns, err := int96Nanos(b[:12], nil, where)
-	if err != nil || binary.LittleEndian.Uint64(ns) != 0 {
-		t.Errorf("1970-01-01: %v %v", ns, err)
+	for k, want := range []int64{ticksOf(time.Unix(0, 0)), ticksOf(time.Date(9999, 12, 31, 3, 0, 0, 0, time.UTC)), 1} {
+		if v := int64(binary.LittleEndian.Uint64(got[8*k:])); v != want {
+			t.Errorf("slot %d: %d, want %d", k, v, want)
+		}
 	}
-	binary.LittleEndian.PutUint64(b, 86400*1e9) // a day's nanoseconds: invalid, as arrow-go says
-	if _, err := int96Nanos(b, nil, where); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "slot 0: INT96 timestamp of 86400000000000 nanoseconds of the day") {
-		t.Errorf("a day's nanoseconds: %v", err)
+	for _, c := range []struct {
+		b    []byte
+		err  error
+		want string
+	}{
+		{i96(5373485, 0), ErrUnsupported, "slot 0: INT96 timestamp of Julian day 5373485, outside the years 1 to 9999"},
+		{i96(1721425, 0), ErrUnsupported, "outside the years 1 to 9999"},
+		{i96(2440588, 150), ErrUnsupported, "150 nanoseconds of the day, not a whole number of 100 ns ticks"},
+		{i96(2440588, 24*hour), ErrFormat, "slot 0: INT96 timestamp of 86400000000000 nanoseconds of the day"},
+		{i96(2440588, -32509551616000), ErrFormat, "-32509551616000 nanoseconds"}, // Spark's year 290000
+	} {
+		if _, err := int96Ticks(c.b, nil, where); !errors.Is(err, c.err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %v: %s", c.b, err, c.err, c.want)
+		}
 	}
 }
 
@@ -567,10 +588,16 @@ func TestStoredTimeUnit(t *testing.T) {
 		{&arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}, leaf(format.Int64, millis), &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}},
 		{arrow.FixedWidthTypes.Date64, leaf(format.Int32, format.LogicalType{Value: &format.DateType{}}), arrow.FixedWidthTypes.Date32},
 		{&arrow.TimestampType{Unit: arrow.Microsecond}, leaf(format.Int64, format.LogicalType{}), &arrow.TimestampType{Unit: arrow.Microsecond}},
+		// pyarrow's use_deprecated_int96_timestamps: DateTime ticks, mlfeed.type on the field
+		{arrow.FixedWidthTypes.Timestamp_ns, leaf(format.Int96, format.LogicalType{}), arrow.PrimitiveTypes.Int64},
 	} {
 		got, err := resolve(c.stored, c.n, false)
 		if err != nil || !arrow.TypeEqual(got, c.want) {
 			t.Errorf("stored %s: %v %v, want %s", c.stored, got, err, c.want)
+		}
+		md := ticksMeta(c.n, arrow.NewMetadata([]string{"k", arrowmap.KeyType}, []string{"v", "int64"}))
+		if typ, _ := md.GetValue(arrowmap.KeyType); (typ == "datetime") != (c.n.el.Type.V == format.Int96) || md.Len() != 2 {
+			t.Errorf("stored %s: metadata %v", c.stored, md)
 		}
 	}
 }

@@ -125,10 +125,10 @@ func NewReader(r io.ReaderAt, size int64, name string, opts *ReaderOptions) (rd 
 		if stored != nil {
 			f := stored.Field(i)
 			dt, err = resolve(f.Type, n, false)
-			fields[k] = arrow.Field{Name: f.Name, Type: dt, Nullable: f.Nullable, Metadata: f.Metadata}
+			fields[k] = arrow.Field{Name: f.Name, Type: dt, Nullable: f.Nullable, Metadata: ticksMeta(n, f.Metadata)}
 		} else {
 			dt, err = arrowOf(n, false)
-			fields[k] = arrow.Field{Name: n.name(), Type: dt, Nullable: true}
+			fields[k] = arrow.Field{Name: n.name(), Type: dt, Nullable: true, Metadata: ticksMeta(n, arrow.Metadata{})}
 		}
 		if err != nil {
 			if errors.Is(err, errSchemaMeta) {

@@ -2,10 +2,14 @@ package parquet
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/arrowmap"
 )
 
 // node is an element of the Parquet schema tree (the footer's flattened schema list, read back
@@ -190,9 +194,34 @@ func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 		if err != nil {
 			return nil, err
 		}
-		fields[i] = arrow.Field{Name: c.name(), Type: t, Nullable: true}
+		fields[i] = arrow.Field{Name: c.name(), Type: t, Nullable: true, Metadata: ticksMeta(c, arrow.Metadata{})}
 	}
 	return arrow.StructOf(fields...), nil
+}
+
+// ticksMeta returns md with mlfeed.type=datetime when node n is an INT96 column, or lists of
+// one, which this package reads as DateTime ticks in an Int64.
+func ticksMeta(n *node, md arrow.Metadata) arrow.Metadata {
+	for n.col < 0 {
+		if !isList(n) {
+			return md
+		}
+		_, elem, err := listParts(n)
+		if err != nil {
+			return md
+		}
+		n = elem
+	}
+	if n.el.Type.V != format.Int96 {
+		return md
+	}
+	keys, vals := md.Keys(), md.Values()
+	if i := md.FindKey(arrowmap.KeyType); i >= 0 {
+		vals = slices.Clone(vals)
+		vals[i] = mlfeed.DateTime.String()
+		return arrow.NewMetadata(keys, vals)
+	}
+	return arrow.NewMetadata(append(slices.Clone(keys), arrowmap.KeyType), append(slices.Clone(vals), mlfeed.DateTime.String()))
 }
 
 // leafArrow returns the Arrow type of a leaf column by its physical and logical types. A
@@ -274,7 +303,10 @@ func leafArrow(n *node) (arrow.DataType, error) {
 		}
 		return arrow.PrimitiveTypes.Int64, nil
 	case format.Int96:
-		return arrow.FixedWidthTypes.Timestamp_ns, nil
+		// mlfeed's DateTime ticks, converted as the column is read (see int96Ticks), with
+		// mlfeed.type on the field (ticksMeta): nanoseconds since 1970 in an int64 reach
+		// only 1677-2262, and Spark writes 9999-12-31
+		return arrow.PrimitiveTypes.Int64, nil
 	case format.Float:
 		return arrow.PrimitiveTypes.Float32, nil
 	case format.Double:
@@ -402,7 +434,7 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 			if err != nil {
 				return nil, err
 			}
-			fields[i] = arrow.Field{Name: f.Name, Type: ft, Nullable: f.Nullable, Metadata: f.Metadata}
+			fields[i] = arrow.Field{Name: f.Name, Type: ft, Nullable: f.Nullable, Metadata: ticksMeta(n.children[i], f.Metadata)}
 		}
 		return arrow.StructOf(fields...), nil
 	}
@@ -446,7 +478,9 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 			ok = true
 		}
 	case format.Int96:
-		ok = dt.ID() == arrow.TIMESTAMP
+		if ok = dt.ID() == arrow.TIMESTAMP; ok {
+			dt = arrow.PrimitiveTypes.Int64 // DateTime ticks, as leafArrow says
+		}
 	case format.Float:
 		ok = dt.ID() == arrow.FLOAT32
 	case format.Double:
