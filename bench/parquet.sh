@@ -2,7 +2,8 @@
 # A full read of Parquet files by mlfeed (bench/pqread: every row group decoded into chunks)
 # and by DuckDB (SELECT * over read_parquet, through @duckdb/node-api), in one run, median of 5:
 #   - MNIST's training images as float32 vectors with labels, written by mlfeed (zstd);
-#   - a 2M-row table of ten scalar columns (integers, floats, text), written by DuckDB (zstd).
+#   - a 2M-row table of eleven scalar columns (integers, floats, text, a timestamp), written by
+#     DuckDB (zstd).
 # mlfeed decodes on one goroutine and on two (row groups in parallel, as the minibatch engine
 # reads chunks); DuckDB runs on its default threads (all cores) and on one. The goal: mlfeed's
 # read within 2x of DuckDB's SELECT *. Needs node and the peers of internal/arrowcheck

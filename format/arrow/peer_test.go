@@ -1,9 +1,11 @@
 package arrow
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowcheck"
@@ -84,5 +86,50 @@ func TestPeerTimes(t *testing.T) {
 		if err := arrowcheck.Compare(got, want); err != nil {
 			t.Errorf("%+v: %v", opts, err)
 		}
+	}
+}
+
+// TestPeerReadsTimestamps: with time_unit, datetime streams are timestamps apache-arrow reads
+// as the same instants (its epoch milliseconds; an Int64 of ticks would read as other
+// numbers), from 0001 to 9999; mlfeed reads them back as the same ticks.
+func TestPeerReadsTimestamps(t *testing.T) {
+	arrowcheck.Require(t)
+	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	var ticks []int64
+	for _, tm := range []time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1900, 2, 28, 23, 59, 59, 999e6, time.UTC),
+		time.Unix(0, 0), time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+		ticks = append(ticks, (tm.Unix()-year1)*10_000_000+int64(tm.Nanosecond()/100))
+	}
+	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "when", Storage: mlfeed.Dense, Type: mlfeed.DateTime, Dim: 1}}}
+	b := mlfeed.NewBuffer(mlfeed.Int64, len(ticks))
+	copy(b.Int64s(), ticks)
+	b.Type = mlfeed.DateTime
+	c := &mlfeed.Chunk{Sequences: len(ticks), Streams: []mlfeed.StreamData{{SeqStart: []int64{0, 1, 2, 3, 4, 5}, Values: b}}}
+	for _, unit := range []string{"ms", "us"} {
+		path := filepath.Join(t.TempDir(), unit+".arrow")
+		if err := os.WriteFile(path, write(t, schema, &WriterOptions{TimeUnit: unit}, c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var want []arrowcheck.Row
+		for _, v := range ticks {
+			want = append(want, arrowcheck.Row{"when": {float64((v - mlfeed.EpochTicks) / 10_000)}})
+		}
+		if err := arrowcheck.Compare(arrowcheck.Dump(t, path), want); err != nil {
+			t.Errorf("%s: apache-arrow reads: %v", unit, err)
+		}
+		rd, err := Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rd.ReadChunk(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range ticks {
+			if g := got.Streams[0].Values.Int64At(i); g != v || got.Streams[0].Values.Type != mlfeed.DateTime {
+				t.Errorf("%s: value %d read back as %d, want %d", unit, i, g, v)
+			}
+		}
+		rd.Close()
 	}
 }

@@ -96,7 +96,7 @@ func TestSequences(t *testing.T) {
 }
 
 func TestUnsupportedStream(t *testing.T) {
-	_, err := arrowmap.NewEncoder(mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: mlfeed.ElemType(200), Dim: 1}}}, nil, false)
+	_, err := arrowmap.NewEncoder(mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "x", Type: mlfeed.ElemType(200), Dim: 1}}}, nil, arrowmap.Layout{})
 	if !errors.Is(err, mlfeed.ErrUnsupported) {
 		t.Errorf("got %v", err)
 	}

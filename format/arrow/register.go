@@ -21,6 +21,7 @@ var WriteParams = []format.Param{
 	{Name: "format", Doc: "file or stream (default: stream for a name ending in .arrows, else file)"},
 	{Name: "sequences", Doc: "auto (default: each column's layout from the first chunk) or list (every column a list of samples per row)"},
 	{Name: "compression", Doc: "none (default), lz4 or zstd: record batch body compression"},
+	{Name: "time_unit", Doc: "s, ms, us or ns: datetime streams as timestamps of that unit, which other tools read as timestamps (a value finer than the unit is an error); default: mlfeed's Int64 ticks of 100 ns, which hold every datetime"},
 }
 
 func init() {
@@ -82,6 +83,9 @@ func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (ml
 			return nil, err
 		}
 		if wo.Compression, err = arrowmap.ParseCompression("arrow", o, params, "none", "lz4", "zstd"); err != nil {
+			return nil, err
+		}
+		if wo.TimeUnit, err = arrowmap.ParseTimeUnit("arrow", params, "s", "ms", "us", "ns"); err != nil {
 			return nil, err
 		}
 	}

@@ -24,6 +24,11 @@ type WriterOptions struct {
 	// Compression compresses record batch bodies: "none" (or empty), "lz4" or "zstd".
 	// Compressed files are read with a copy (decompression) instead of from the mapping.
 	Compression string
+	// TimeUnit, when set ("s", "ms", "us" or "ns"), writes datetime streams as timestamps of
+	// that unit without a time zone, which other tools read as timestamps; a value that is no
+	// whole number of the unit (or, for "ns", outside the years 1677-2262) is an error. Empty
+	// writes mlfeed's Int64 ticks of 100 ns (mlfeed.type datetime), which hold every datetime.
+	TimeUnit string
 }
 
 // Writer writes chunks as Arrow record batches, one per chunk. It implements mlfeed.Sink.
@@ -55,7 +60,12 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	default:
 		return nil, fmt.Errorf("%w: compression %q (want none, lz4 or zstd)", ErrUnsupported, opts.Compression)
 	}
-	sink, err := arrowmap.NewSink("arrow", schema, opts.Sequences == "list", mapErr)
+	switch opts.TimeUnit {
+	case "", "s", "ms", "us", "ns":
+	default:
+		return nil, fmt.Errorf("%w: time unit %q (want s, ms, us or ns)", ErrUnsupported, opts.TimeUnit)
+	}
+	sink, err := arrowmap.NewSink("arrow", schema, arrowmap.Layout{List: opts.Sequences == "list", TimeUnit: opts.TimeUnit}, mapErr)
 	if err != nil {
 		return nil, err
 	}

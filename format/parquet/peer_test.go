@@ -1,8 +1,12 @@
 package parquet
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mlfeed/mlfeed"
@@ -78,5 +82,66 @@ func TestPeerTimes(t *testing.T) {
 	}
 	if err := arrowcheck.Compare(got, want); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPeerReadsTimestamps: with time_unit, datetime streams are written as TIMESTAMP columns
+// that DuckDB reads as the same instants (its epoch functions give back mlfeed's ticks; an
+// INT64 of ticks would read as other numbers); a duration stays ticks. A value the unit
+// cannot hold is refused, naming it.
+func TestPeerReadsTimestamps(t *testing.T) {
+	arrowcheck.Require(t)
+	cols := []string{"ts", "tstz", "ts_ms", "ts_s", "d", "d_late", "t", "tl"}
+	rd, err := Open("testdata/duckdb-time.parquet", &ReaderOptions{Columns: cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := arrowcheck.Rows(rd, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rd.ReadChunk(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := rd.Schema()
+	path := filepath.Join(t.TempDir(), "us.parquet")
+	if err := os.WriteFile(path, write(t, schema, &WriterOptions{TimeUnit: "us"}, c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := arrowcheck.Compare(arrowcheck.Dump(t, path), want); err != nil {
+		t.Errorf("DuckDB reads: %v", err)
+	}
+	back, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := arrowcheck.Rows(back, "id")
+	back.Close()
+	if err != nil || arrowcheck.Compare(got, want) != nil {
+		t.Errorf("mlfeed reads back: %v %v", err, arrowcheck.Compare(got, want))
+	}
+	rd.Close()
+
+	for _, bad := range []struct{ col, unit, msg string }{
+		{"ts_ns", "us", `stream "ts_ns": unsupported: value 0, 2024-01-02T03:04:05.1234567, is not a whole number of us`},
+		{"d", "ns", `stream "d": unsupported: value 0, 0001-01-01T00:00:00, is beyond int64 nanoseconds from 1970`},
+	} {
+		rd, err := Open("testdata/duckdb-time.parquet", &ReaderOptions{Columns: []string{bad.col}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := rd.ReadChunk(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := NewWriter(io.Discard, rd.Schema(), &WriterOptions{TimeUnit: bad.unit})
+		if err == nil {
+			err = w.WriteChunk(c)
+		}
+		rd.Close()
+		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("%s as %s: %v, want %s", bad.col, bad.unit, err, bad.msg)
+		}
 	}
 }

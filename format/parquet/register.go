@@ -18,6 +18,7 @@ var ReadParams = []format.Param{
 var WriteParams = []format.Param{
 	{Name: "compression", Doc: "zstd (default), snappy, gzip or none"},
 	{Name: "sequences", Doc: "auto (default: each column's layout from the first chunk) or list (every column a list of samples per row)"},
+	{Name: "time_unit", Doc: "ms, us or ns: datetime streams as TIMESTAMP columns of that unit, which other tools read as timestamps (a value finer than the unit is an error); default: mlfeed's INT64 ticks of 100 ns, which hold every datetime"},
 }
 
 func init() {
@@ -67,6 +68,9 @@ func createFormat(w io.Writer, schema mlfeed.Schema, o *format.WriteOptions) (ml
 			return nil, err
 		}
 		if wo.Sequences, err = arrowmap.ParseSequences("parquet", params); err != nil {
+			return nil, err
+		}
+		if wo.TimeUnit, err = arrowmap.ParseTimeUnit("parquet", params, "ms", "us", "ns"); err != nil {
 			return nil, err
 		}
 	}

@@ -31,6 +31,12 @@ type WriterOptions struct {
 	// stream, else a list of samples per row; a later chunk that does not fit is an error.
 	// "list" makes every column a list of samples per row.
 	Sequences string
+	// TimeUnit, when set ("ms", "us" or "ns"), writes datetime streams as TIMESTAMP columns of
+	// that unit (not adjusted to UTC: mlfeed keeps no time zone), which other tools read as
+	// timestamps; a value that is no whole number of the unit (or, for "ns", outside the years
+	// 1677-2262) is an error. Empty writes mlfeed's INT64 ticks of 100 ns, which hold every
+	// datetime and which other tools read as integers.
+	TimeUnit string
 }
 
 // Writer writes chunks as Parquet row groups, one per chunk. It implements mlfeed.Sink.
@@ -77,8 +83,13 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	default:
 		return nil, fmt.Errorf("%w: sequences %q (want auto or list)", ErrUnsupported, opts.Sequences)
 	}
+	switch opts.TimeUnit {
+	case "", "ms", "us", "ns":
+	default:
+		return nil, fmt.Errorf("%w: time unit %q (want ms, us or ns)", ErrUnsupported, opts.TimeUnit)
+	}
 	var err error
-	if wr.sink, err = arrowmap.NewSink("parquet", schema, opts.Sequences == "list", mapErr); err != nil {
+	if wr.sink, err = arrowmap.NewSink("parquet", schema, arrowmap.Layout{List: opts.Sequences == "list", TimeUnit: opts.TimeUnit}, mapErr); err != nil {
 		return nil, err
 	}
 	return wr, nil
@@ -147,6 +158,12 @@ func parquetNode(dt arrow.DataType, nullable bool, next *int) (pq.Node, *wnode, 
 			n = pq.Leaf(pq.ByteArrayType)
 		case arrow.FIXED_SIZE_BINARY:
 			n = pq.Leaf(pq.FixedLenByteArrayType(dt.(*arrow.FixedSizeBinaryType).ByteWidth))
+		case arrow.TIMESTAMP:
+			u, ok := map[arrow.TimeUnit]pq.TimeUnit{arrow.Millisecond: pq.Millisecond, arrow.Microsecond: pq.Microsecond, arrow.Nanosecond: pq.Nanosecond}[dt.(*arrow.TimestampType).Unit]
+			if !ok {
+				return nil, nil, fmt.Errorf("%w: Arrow type %s (Parquet has no timestamps of seconds)", ErrUnsupported, dt)
+			}
+			n = pq.TimestampAdjusted(u, false)
 		default:
 			return nil, nil, fmt.Errorf("%w: Arrow type %s", ErrUnsupported, dt)
 		}
@@ -377,6 +394,8 @@ func scalar(arr arrow.Array, i int) (pq.Value, error) {
 	case *array.Uint32:
 		v = pq.Int32Value(int32(a.Value(i)))
 	case *array.Uint64:
+		v = pq.Int64Value(int64(a.Value(i)))
+	case *array.Timestamp:
 		v = pq.Int64Value(int64(a.Value(i)))
 	case *array.Float32:
 		v = pq.FloatValue(a.Value(i))

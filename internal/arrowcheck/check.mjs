@@ -211,7 +211,8 @@ async function table(file, rows) {
   const c = await duck();
   await c.run(`COPY (SELECT i::BIGINT AS id, (i % 10)::UTINYINT AS label, random()::FLOAT AS f0,
       random()::FLOAT AS f1, random()::FLOAT AS f2, random()::FLOAT AS f3, random()::DOUBLE AS d0,
-      random()::DOUBLE AS d1, (i * 7 % 1000)::INTEGER AS k, 'user_' || (i % 5000) AS name
+      random()::DOUBLE AS d1, (i * 7 % 1000)::INTEGER AS k, 'user_' || (i % 5000) AS name,
+      TIMESTAMP '2020-01-01' + i * INTERVAL 1 SECOND AS ts
     FROM range(0, ${Number(rows)}) t(i)) TO '${file.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd)`);
 }
 

@@ -1,6 +1,7 @@
 package arrowmap
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"unsafe"
@@ -18,17 +19,40 @@ type Encoder struct {
 	schema mlfeed.Schema
 	seq    []bool // per stream: the column is a list of samples per row
 	arrow  *arrow.Schema
+	times  string // Layout.TimeUnit
 }
 
+// Layout chooses how streams become columns. The zero value lays out each column from the
+// first chunk and writes times as mlfeed's ticks.
+type Layout struct {
+	// List makes every column a list of samples per row (else see NewEncoder).
+	List bool
+	// TimeUnit, when set ("s", "ms", "us" or "ns"), writes datetime streams as Arrow
+	// timestamps of that unit without a time zone, counted from 1970 as other tools read
+	// them, instead of mlfeed's Int64 ticks of 100 ns from 0001 (mlfeed.type datetime); a
+	// value that is no whole number of the unit, or beyond an int64 of it, is refused.
+	TimeUnit string
+}
+
+// timeUnits maps Layout.TimeUnit to Arrow's units and their size in ticks (ns: a tick is 100).
+var timeUnits = map[string]struct {
+	unit  arrow.TimeUnit
+	ticks int64
+}{"s": {arrow.Second, 10_000_000}, "ms": {arrow.Millisecond, 10_000}, "us": {arrow.Microsecond, 10}, "ns": {arrow.Nanosecond, 0}}
+
 // NewEncoder returns an encoder for schema. A stream's column is a list of samples per row
-// (sequences) when listAll is set or when some sequence of first, the first chunk to be
+// (sequences) when ly.List is set or when some sequence of first, the first chunk to be
 // written, has other than one sample of it; otherwise it holds one sample per row, and a later
 // chunk whose sequences do not fit is refused.
-func NewEncoder(schema mlfeed.Schema, first *mlfeed.Chunk, listAll bool) (*Encoder, error) {
+func NewEncoder(schema mlfeed.Schema, first *mlfeed.Chunk, ly Layout) (*Encoder, error) {
 	if err := schema.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
-	e := &Encoder{schema: schema, seq: make([]bool, len(schema.Streams))}
+	if _, ok := timeUnits[ly.TimeUnit]; !ok && ly.TimeUnit != "" {
+		return nil, fmt.Errorf("%w: time unit %q", ErrUnsupported, ly.TimeUnit)
+	}
+	listAll := ly.List
+	e := &Encoder{schema: schema, seq: make([]bool, len(schema.Streams)), times: ly.TimeUnit}
 	var fields []arrow.Field
 	if schema.HasIDs {
 		fields = append(fields, arrow.Field{Name: IDFieldName(&schema), Type: arrow.BinaryTypes.String,
@@ -36,7 +60,7 @@ func NewEncoder(schema mlfeed.Schema, first *mlfeed.Chunk, listAll bool) (*Encod
 	}
 	for i := range schema.Streams {
 		e.seq[i] = listAll || first != nil && !oneEach(&first.Streams[i])
-		f, err := Field(&schema.Streams[i], e.seq[i])
+		f, err := Field(&schema.Streams[i], e.seq[i], ly.TimeUnit)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +121,7 @@ func (e *Encoder) Record(c *mlfeed.Chunk) (arrow.RecordBatch, error) {
 			return nil, fmt.Errorf("%w: stream %q: a sequence holds %d samples, but the column was laid out for one sample per row from the first chunk (write with sequences=list)",
 				ErrUnsupported, st.Name, d.SeqStart[q+1]-d.SeqStart[q])
 		}
-		ad, err := sampleData(st, d)
+		ad, err := sampleData(st, d, e.times)
 		if err != nil {
 			release()
 			return nil, fmt.Errorf("stream %q: %w", st.Name, err)
@@ -117,10 +141,10 @@ func (e *Encoder) Record(c *mlfeed.Chunk) (arrow.RecordBatch, error) {
 	return rec, nil
 }
 
-// sampleData returns the Arrow data of all samples of d.
-func sampleData(st *mlfeed.Stream, d *mlfeed.StreamData) (arrow.ArrayData, error) {
+// sampleData returns the Arrow data of all samples of d (times: Layout.TimeUnit).
+func sampleData(st *mlfeed.Stream, d *mlfeed.StreamData, times string) (arrow.ArrayData, error) {
 	n := int(d.Samples())
-	leaf, err := leafData(d.Values)
+	leaf, err := leafData(d.Values, times)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +177,19 @@ func sampleData(st *mlfeed.Stream, d *mlfeed.StreamData) (arrow.ArrayData, error
 }
 
 // leafData returns the values of b as Arrow data: fixed-width values without a copy,
-// booleans packed into bits, text as offsets and bytes.
-func leafData(b mlfeed.Buffer) (arrow.ArrayData, error) {
+// booleans packed into bits, text as offsets and bytes, datetimes as timestamps of unit times
+// when it is set.
+func leafData(b mlfeed.Buffer, times string) (arrow.ArrayData, error) {
 	dt, _ := arrowType(b.Type)
 	if dt == nil {
 		return nil, fmt.Errorf("%w: element type %s", ErrUnsupported, b.Type)
 	}
 	n := b.Len()
 	switch b.Type {
+	case mlfeed.DateTime:
+		if times != "" {
+			return timestampData(b, times)
+		}
 	case mlfeed.String, mlfeed.Bytes:
 		return stringData(dt, b.Strings)
 	case mlfeed.Bool:
@@ -211,4 +240,28 @@ func int32Bytes(v []int32) []byte {
 		return []byte{}
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
+// timestampData returns DateTime values as an Arrow timestamp array of unit times, counted
+// from 1970; a value that is no whole number of the unit, or beyond an int64 of it, is an
+// error naming it.
+func timestampData(b mlfeed.Buffer, times string) (arrow.ArrayData, error) {
+	u := timeUnits[times]
+	out := make([]byte, len(b.Bytes))
+	for k := range b.Len() {
+		ticks := b.Int64At(k)
+		v := ticks - mlfeed.EpochTicks
+		switch {
+		case u.ticks > 0 && v%u.ticks != 0:
+			return nil, fmt.Errorf("%w: value %d, %s, is not a whole number of %s (a finer time_unit keeps it, or none: mlfeed's ticks of 100 ns)", ErrUnsupported, k, mlfeed.AppendTicks(nil, mlfeed.DateTime, ticks), times)
+		case u.ticks > 0:
+			v /= u.ticks
+		case v > math.MaxInt64/100 || v < math.MinInt64/100:
+			return nil, fmt.Errorf("%w: value %d, %s, is beyond int64 nanoseconds from 1970 (the years 1677 to 2262; a coarser time_unit holds it)", ErrUnsupported, k, mlfeed.AppendTicks(nil, mlfeed.DateTime, ticks))
+		default:
+			v *= 100
+		}
+		binary.LittleEndian.PutUint64(out[8*k:], uint64(v))
+	}
+	return array.NewData(&arrow.TimestampType{Unit: u.unit}, b.Len(), []*memory.Buffer{nil, memory.NewBufferBytes(out)}, nil, 0, 0), nil
 }

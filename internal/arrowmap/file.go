@@ -183,6 +183,11 @@ func ParseBool(prefix string, params map[string]string, key string, def bool) (b
 	return v == "true", err
 }
 
+// ParseTimeUnit parses the writer option time_unit (Layout.TimeUnit), one of units.
+func ParseTimeUnit(prefix string, params map[string]string, units ...string) (string, error) {
+	return Choice(prefix, params, "time_unit", units...)
+}
+
 // ParseSequences parses the writer option sequences (auto or list).
 func ParseSequences(prefix string, params map[string]string) (string, error) {
 	return Choice(prefix, params, "sequences", "auto", "list")
@@ -252,29 +257,29 @@ func Openers[O any, R mlfeed.Source](parse func(*format.Options) (O, error),
 type Sink struct {
 	prefix string
 	schema mlfeed.Schema
-	list   bool
+	layout Layout
 	mapErr func(error) error
 	enc    *Encoder
 	err    error
 	closed bool
 }
 
-// NewSink checks that schema can be encoded (list: every column a list of samples per row)
-// and returns the writer state; mapErr wraps the mapping's errors in the package's
-// sentinels, prefix names the format in messages.
-func NewSink(prefix string, schema mlfeed.Schema, list bool, mapErr func(error) error) (*Sink, error) {
+// NewSink checks that schema can be encoded with layout ly and returns the writer state;
+// mapErr wraps the mapping's errors in the package's sentinels, prefix names the format in
+// messages.
+func NewSink(prefix string, schema mlfeed.Schema, ly Layout, mapErr func(error) error) (*Sink, error) {
 	// Check the schema now: a stream the format cannot hold fails before any data is written.
-	if _, err := NewEncoder(schema, nil, list); err != nil {
+	if _, err := NewEncoder(schema, nil, ly); err != nil {
 		return nil, mapErr(err)
 	}
-	return &Sink{prefix: prefix, schema: schema, list: list, mapErr: mapErr}, nil
+	return &Sink{prefix: prefix, schema: schema, layout: ly, mapErr: mapErr}, nil
 }
 
 // Encoder returns the encoder, nil before the first chunk or Close.
 func (s *Sink) Encoder() *Encoder { return s.enc }
 
 func (s *Sink) start(first *mlfeed.Chunk, begin func(*Encoder) error) error {
-	enc, err := NewEncoder(s.schema, first, s.list)
+	enc, err := NewEncoder(s.schema, first, s.layout)
 	if err != nil {
 		return s.mapErr(err)
 	}

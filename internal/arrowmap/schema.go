@@ -467,10 +467,13 @@ func tensorShape(meta string) ([]int, error) {
 
 // Field returns the Arrow field of stream st: its type (a list of samples when seq) and the
 // metadata that gives the stream back.
-func Field(st *mlfeed.Stream, seq bool) (arrow.Field, error) {
+func Field(st *mlfeed.Stream, seq bool, times string) (arrow.Field, error) {
 	leaf, typed := arrowType(st.Type)
 	if leaf == nil {
 		return arrow.Field{}, fmt.Errorf("%w: stream %q has element type %s", ErrUnsupported, st.Name, st.Type)
+	}
+	if u, ok := timeUnits[times]; ok && st.Type == mlfeed.DateTime {
+		leaf, typed = &arrow.TimestampType{Unit: u.unit}, false
 	}
 	var keys, vals []string
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }

@@ -81,7 +81,7 @@ func TestFieldRoundTrip(t *testing.T) {
 			{Name: "a", Type: typ, Dim: 0, Shape: []int{0, 4}},
 		} {
 			for _, seq := range []bool{false, true} {
-				f, err := Field(&st, seq)
+				f, err := Field(&st, seq, "")
 				if err != nil {
 					t.Fatalf("%v: %v", st, err)
 				}
