@@ -126,7 +126,26 @@ func setError(e *C.mlfeed_error, err error) {
 	case errors.As(err, &path):
 		cstr(e.file[:], path.Path)
 	}
-	cstr(e.message[:], err.Error())
+	cstr(e.message[:], err.Error()+pythonHints(err))
+}
+
+// pythonHints names, in Python's words, the conversion that lets a writer take the data
+// (format.Needs), as the CLI names its flags: "" when err marks none.
+func pythonHints(err error) string {
+	var h string
+	for _, n := range []struct {
+		remedy error
+		words  string
+	}{
+		{format.ErrNeedsDense, "convert with densify=True to store sparse streams densely"},
+		{format.ErrNeedsType, `convert with type="..." (e.g. "float32") to change the element type`},
+		{format.ErrNeedsStreams, "choose the streams with streams=[...] (the others, or one output per stream)"},
+	} {
+		if errors.Is(err, n.remedy) {
+			h += " (hint: " + n.words + ")"
+		}
+	}
+	return h
 }
 
 // cstr copies s into the C array dst, truncated, NUL-terminated.

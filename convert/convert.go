@@ -246,7 +246,7 @@ func write(ctx context.Context, w io.Writer, ft *format.Format, schema mlfeed.Sc
 	if err != nil {
 		if errors.Is(err, mlfeed.ErrUnsupported) && len(schema.Streams) > 1 && strings.Contains(err.Error(), `stream "`) {
 			// one stream the output cannot hold: the others can be converted without it
-			return fmt.Errorf("%w (--streams NAME,..., Python's streams=, converts the others)", err)
+			return format.Needs(err, format.ErrNeedsStreams)
 		}
 		return err
 	}

@@ -104,30 +104,34 @@ func main() {
 	}
 	err = noDriverError(err)
 	fmt.Fprintln(os.Stderr, "mlfeed:", err)
-	if h := hint(err); h != "" {
+	for _, h := range hints(err) {
 		fmt.Fprintln(os.Stderr, "mlfeed: hint:", h)
 	}
 	os.Exit(exitCode(err))
 }
 
-// hint returns the flags that address err, for errors of the library, which speak of its
-// options rather than of flags.
-func hint(err error) string {
+// hints returns the flags that address err, for errors of the library, which speak of its
+// options (and mark the conversions that would let a writer take the data: format.Needs).
+func hints(err error) []string {
+	var h []string
 	switch {
 	case errors.Is(err, storage.ErrNoDriver):
-		return noDriverHint
+		h = append(h, noDriverHint)
 	case errors.Is(err, ctf.ErrPrecision):
-		return "read at double precision with --opt precision=double (or convert with --type float64)"
-	case strings.Contains(err.Error(), "store it densely first"):
-		return "convert with --densify"
-	case strings.Contains(err.Error(), "convert the values to one of these first"), strings.Contains(err.Error(), "(convert them to float32)"):
-		return "convert with --type TYPE"
-	case strings.Contains(err.Error(), "write each stream to its own file"):
-		return "choose the streams with --streams NAME, one output per stream"
+		h = append(h, "read at double precision with --opt precision=double (or convert with --type float64)")
 	case errors.Is(err, format.ErrUsage) && strings.Contains(err.Error(), " option "):
-		return "format options are given with --opt KEY=VALUE (reading) and --write-opt KEY=VALUE (writing); `mlfeed formats` lists each format's keys"
+		h = append(h, "format options are given with --opt KEY=VALUE (reading) and --write-opt KEY=VALUE (writing); `mlfeed formats` lists each format's keys")
 	}
-	return ""
+	if errors.Is(err, format.ErrNeedsDense) {
+		h = append(h, "convert with --densify to store sparse streams densely")
+	}
+	if errors.Is(err, format.ErrNeedsType) {
+		h = append(h, "convert with --type TYPE to change the element type")
+	}
+	if errors.Is(err, format.ErrNeedsStreams) {
+		h = append(h, "choose the streams with --streams NAME,... (the others, or one output per stream)")
+	}
+	return h
 }
 
 // interrupted is set when a signal ends mlfeed.

@@ -152,8 +152,24 @@ func TestDemoAndRoundTrips(t *testing.T) {
 		t.Error("no PNG written")
 	}
 	// convert: both streams cannot go into one IDX file; --streams picks one.
-	if _, stderr, code := run(t, "convert", images, labels, filepath.Join(dir, "both.idx")); code != 2 || !strings.Contains(stderr, "--streams") {
+	if _, stderr, code := run(t, "convert", images, labels, filepath.Join(dir, "both.idx")); code != 2 || !strings.Contains(stderr, "mlfeed: hint: choose the streams with --streams NAME,...") {
 		t.Errorf("two streams into IDX: exit %d, %s", code, stderr)
+	}
+	// the library marks what would let the writer take the data; the CLI names its flags
+	for _, c := range []struct{ out, hint string }{
+		{"sparse.npy", "mlfeed: hint: convert with --densify"},
+		{"sparse.tfrecord", "mlfeed: hint: convert with --densify"},
+	} {
+		sparse := filepath.Join("..", "..", "testdata", "cntk", "cbf", "10x10_sparse.bin")
+		if _, stderr, code := run(t, "convert", sparse, filepath.Join(dir, c.out)); code != 2 || !strings.Contains(stderr, c.hint) || strings.Contains(stderr, "densify=True") {
+			t.Errorf("%s: exit %d, %s", c.out, code, stderr)
+		}
+	}
+	if _, stderr, code := run(t, "convert", "--type", "float64", labels, filepath.Join(dir, "f64.cbf")); code != 0 {
+		t.Errorf("float64 into CBF: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := run(t, "convert", labels, filepath.Join(dir, "u8.cbf")); code != 2 || !strings.Contains(stderr, "mlfeed: hint: convert with --type TYPE") {
+		t.Errorf("uint8 into CBF: exit %d, %s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "both.idx")); err == nil {
 		t.Error("a failed conversion left its output")

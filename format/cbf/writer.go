@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 )
 
 // WriterOptions control writing. The zero value is the documented default for every field.
@@ -80,7 +81,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	}
 	for _, st := range schema.Streams {
 		if _, ok := elemCode(st.Type); !ok {
-			return nil, fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64 (convert them to float32)", ErrUnsupported, st.Name, st.Type)
+			return nil, format.Needs(fmt.Errorf("%w: stream %q holds %s values; CBF holds float32 and float64", ErrUnsupported, st.Name, st.Type), format.ErrNeedsType)
 		}
 		switch {
 		case st.Storage == mlfeed.Dense && st.Dim == 0:

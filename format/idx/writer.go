@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/byteswap"
 	"github.com/mlfeed/mlfeed/internal/spill"
 )
@@ -109,10 +110,10 @@ func (w *Writer) Close() error {
 // labels). It fails for streams IDX cannot hold.
 func HeaderFor(st *mlfeed.Stream, records int) (Header, error) {
 	if st.Storage != mlfeed.Dense {
-		return Header{}, fmt.Errorf("%w: stream %q is sparse; IDX holds dense data only (store it densely first)", ErrUnsupported, st.Name)
+		return Header{}, format.Needs(fmt.Errorf("%w: stream %q is sparse; IDX holds dense data only", ErrUnsupported, st.Name), format.ErrNeedsDense)
 	}
 	if !Supports(st.Type) {
-		return Header{}, fmt.Errorf("%w: stream %q holds %s; IDX holds uint8, int8, int16, int32, float32, float64 (convert the values to one of these first)", ErrUnsupported, st.Name, st.Type)
+		return Header{}, format.Needs(fmt.Errorf("%w: stream %q holds %s; IDX holds uint8, int8, int16, int32, float32, float64", ErrUnsupported, st.Name, st.Type), format.ErrNeedsType)
 	}
 	if st.Dim == 0 && st.Shape == nil {
 		return Header{}, fmt.Errorf("%w: stream %q has variable-size samples; IDX records have one size", ErrUnsupported, st.Name)
@@ -143,8 +144,8 @@ func NewSink(w io.Writer, schema mlfeed.Schema, records int, opts *WriterOptions
 		for _, s := range schema.Streams {
 			names = append(names, s.Name)
 		}
-		return nil, fmt.Errorf("%w: an IDX file holds one stream, this data has %d (%s); write each stream to its own file",
-			ErrUnsupported, len(schema.Streams), strings.Join(names, ", "))
+		return nil, format.Needs(fmt.Errorf("%w: an IDX file holds one stream, this data has %d (%s); write each stream to its own file",
+			ErrUnsupported, len(schema.Streams), strings.Join(names, ", ")), format.ErrNeedsStreams)
 	}
 	h, err := HeaderFor(&schema.Streams[0], records)
 	if err != nil {

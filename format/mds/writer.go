@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/half"
 )
 
@@ -169,7 +170,7 @@ func (c *wcol) choose(st *mlfeed.Stream, asked string) error {
 		return fmt.Errorf("%w: stream %q (%s): %s", ErrUnsupported, st.Name, st, why)
 	}
 	if st.Storage != mlfeed.Dense {
-		return bad("MDS holds no sparse data (--densify)")
+		return format.Needs(bad("MDS holds no sparse data"), format.ErrNeedsDense)
 	}
 	t := st.Type
 	dtype := dtypeName(t)
@@ -205,7 +206,7 @@ func (c *wcol) choose(st *mlfeed.Stream, asked string) error {
 			return bad("bytes are written as bytes, jpeg, png, pil, list[jpeg], list[png], list[pil] or jpeg_array")
 		}
 	case dtype == "":
-		return bad("MDS has no encoding of this type (convert it first: --type)")
+		return format.Needs(bad("MDS has no encoding of this type"), format.ErrNeedsType)
 	case isVarDense(st):
 		c.kind, c.enc = kNDShape, "ndarray:"+dtype
 		if asked == "ndarray" {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/spill"
 )
 
@@ -74,7 +75,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		st := &wr.schema.Streams[i]
 		m := &member{stream: st}
 		if st.Storage != mlfeed.Dense {
-			return nil, fmt.Errorf("%w: stream %q is sparse; NumPy arrays hold dense data only (convert with --densify)", ErrUnsupported, st.Name)
+			return nil, format.Needs(fmt.Errorf("%w: stream %q is sparse; NumPy arrays hold dense data only", ErrUnsupported, st.Name), format.ErrNeedsDense)
 		}
 		if st.Dim == 0 && st.Shape == nil {
 			return nil, fmt.Errorf("%w: stream %q has samples of varying size; an array's records have one shape", ErrUnsupported, st.Name)

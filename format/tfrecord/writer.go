@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 )
 
 // WriterOptions configures a Writer. The zero value writes plain tf.train.Example records.
@@ -56,7 +57,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 	}
 	for i, st := range schema.Streams {
 		if st.Storage == mlfeed.Sparse {
-			return nil, fmt.Errorf("%w: stream %q is sparse; Example features hold dense lists (convert with --densify)", ErrUnsupported, st.Name)
+			return nil, format.Needs(fmt.Errorf("%w: stream %q is sparse; Example features hold dense lists", ErrUnsupported, st.Name), format.ErrNeedsDense)
 		}
 		switch t := st.Type; {
 		case t == mlfeed.Float32:
@@ -66,7 +67,7 @@ func NewWriter(w io.Writer, schema mlfeed.Schema, opts *WriterOptions) (*Writer,
 		case t.IsVarLen():
 			wr.kinds[i] = kindBytes
 		case t == mlfeed.Float64:
-			return nil, fmt.Errorf("%w: stream %q holds float64, which TFRecord's float_list cannot hold (convert with --type float32)", ErrUnsupported, st.Name)
+			return nil, format.Needs(fmt.Errorf("%w: stream %q holds float64, which TFRecord's float_list (float32) cannot hold", ErrUnsupported, st.Name), format.ErrNeedsType)
 		default:
 			return nil, fmt.Errorf("%w: stream %q holds %s; TFRecord holds float32, int64 and bytes", ErrUnsupported, st.Name, t)
 		}
@@ -137,7 +138,7 @@ func (wr *Writer) check(c *mlfeed.Chunk, q int) error {
 			}
 			for _, v := range d.Values.Uint64s()[from:to] {
 				if v > math.MaxInt64 {
-					return fmt.Errorf("%w: stream %q: sequence %d holds %d, beyond int64_list's range (convert with --type float32, or keep values below 2^63)", ErrUnsupported, st.Name, wr.n, v)
+					return format.Needs(fmt.Errorf("%w: stream %q: sequence %d holds %d, beyond int64_list's range (keep values below 2^63)", ErrUnsupported, st.Name, wr.n, v), format.ErrNeedsType)
 				}
 			}
 		}

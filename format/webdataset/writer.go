@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/format/npy"
 )
 
@@ -89,7 +90,7 @@ func memberExt(st *mlfeed.Stream) (ext string, enc kind, descr string, err error
 	name := st.Name
 	switch {
 	case st.Storage == mlfeed.Sparse:
-		return "", 0, "", fmt.Errorf("%w: stream %q is sparse; a shard holds dense arrays (convert with --densify)", ErrUnsupported, name)
+		return "", 0, "", format.Needs(fmt.Errorf("%w: stream %q is sparse; a shard holds dense arrays", ErrUnsupported, name), format.ErrNeedsDense)
 	case name == "" || name != strings.ToLower(name) || strings.ContainsAny(name, "/\x00\n") || strings.HasSuffix(name, "."):
 		return "", 0, "", fmt.Errorf("%w: stream name %q is not a WebDataset extension (lowercase, no '/', not ending in '.'), which the reader would not give back", ErrUnsupported, name)
 	}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mlfeed
-from conftest import corpus, run_cli
+from conftest import ROOT, corpus, run_cli
 
 
 def write_idx(path, arr):
@@ -91,8 +91,15 @@ def test_convert_roundtrip(tmp_path, idx_pair, cli):
         mlfeed.convert(paths[0], tmp_path / "bad.idx", type="int8")
     assert not os.path.exists(tmp_path / "bad.idx")
     # Two streams into IDX, which holds one: unsupported, as the CLI's exit status 2.
-    with pytest.raises(mlfeed.UsageError, match="write each stream to its own file"):
+    with pytest.raises(mlfeed.UsageError, match=r"write each stream to its own file \(hint: choose the streams with streams=\[\.\.\.\]"):
         mlfeed.convert(paths, tmp_path / "bad.idx", type="int8")
+    # What would let the writer take the data, in Python's words (the CLI names its flags)
+    sparse = os.path.join(ROOT, "testdata", "cntk", "cbf", "10x10_sparse.bin")
+    with pytest.raises(mlfeed.UsageError, match=r"\(hint: convert with densify=True") as e:
+        mlfeed.convert(sparse, tmp_path / "s.npy")
+    assert "--densify" not in str(e.value)
+    with pytest.raises(mlfeed.UsageError, match=r'\(hint: convert with type="\.\.\."'):
+        mlfeed.convert(paths[1], tmp_path / "u8.cbf")
     with pytest.raises(mlfeed.UsageError):
         mlfeed.convert(paths, tmp_path / "x.unknown")
 
