@@ -15,8 +15,8 @@ func AppendTicks(b []byte, t ElemType, ticks int64) []byte {
 		if ticks < 0 || ticks > MaxTicks {
 			break
 		}
-		year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-		tm := time.Unix(year1+ticks/10_000_000, 0).UTC()
+		// whole seconds since 1970 (ticks >= 0 rounds down; EpochTicks is whole seconds)
+		tm := time.Unix(ticks/10_000_000-EpochTicks/10_000_000, 0).UTC()
 		b = tm.AppendFormat(b, "2006-01-02T15:04:05")
 		return appendFraction(b, ticks%10_000_000)
 	case Duration:

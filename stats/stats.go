@@ -33,6 +33,7 @@ package stats
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -546,10 +547,12 @@ func (a *streamAcc) add(d *mlfeed.StreamData, from, to int, scratch []float64) {
 			a.media[MediaType(v)]++
 		}
 	case a.times != nil:
-		for i := range b.Len() {
-			v := b.Int64At(i)
-			a.times.Min, a.times.Max = min(a.times.Min, v), max(a.times.Max, v)
+		lo, hi := a.times.Min, a.times.Max
+		for j := 0; j+8 <= len(b.Bytes); j += 8 {
+			v := int64(binary.LittleEndian.Uint64(b.Bytes[j:]))
+			lo, hi = min(lo, v), max(hi, v)
 		}
+		a.times.Min, a.times.Max = lo, hi
 	}
 	if st.Storage == mlfeed.Sparse {
 		ix := d.Indices[v0:v1]

@@ -10,6 +10,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	"github.com/mlfeed/mlfeed/internal/arrowcheck"
 	"github.com/mlfeed/mlfeed/internal/arrowmap/arrowtest"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // TestPeerReadsMlfeed has apache-arrow (JavaScript) read files and streams mlfeed writes and
@@ -94,11 +95,10 @@ func TestPeerTimes(t *testing.T) {
 // numbers), from 0001 to 9999; mlfeed reads them back as the same ticks.
 func TestPeerReadsTimestamps(t *testing.T) {
 	arrowcheck.Require(t)
-	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	var ticks []int64
 	for _, tm := range []time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1900, 2, 28, 23, 59, 59, 999e6, time.UTC),
 		time.Unix(0, 0), time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
-		ticks = append(ticks, (tm.Unix()-year1)*10_000_000+int64(tm.Nanosecond()/100))
+		ticks = append(ticks, testutil.Ticks(tm))
 	}
 	schema := mlfeed.Schema{Streams: []mlfeed.Stream{{Name: "when", Storage: mlfeed.Dense, Type: mlfeed.DateTime, Dim: 1}}}
 	b := mlfeed.NewBuffer(mlfeed.Int64, len(ticks))

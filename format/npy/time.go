@@ -128,8 +128,7 @@ func (tu tickUnit) ticks(v int64) (int64, string) {
 			return 0, "is outside the years 1 to 9999"
 		}
 		start := time.Date(int(y), time.Month(mo+1), 1, 0, 0, 0, 0, time.UTC)
-		year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-		return (start.Unix() - year1.Unix()) * 10_000_000, ""
+		return start.Unix()*10_000_000 + mlfeed.EpochTicks, ""
 	}
 	switch {
 	case tu.den > 1 && v%tu.den != 0:

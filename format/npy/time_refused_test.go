@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // TestTimeRefused: a count without exact ticks, NaT, and units mlfeed cannot convert are
@@ -66,10 +68,8 @@ func TestTimeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(y int, mo time.Month, d, h, mi, s, us int) int64 {
-		tm := time.Date(y, mo, d, h, mi, s, us*1000, time.UTC)
-		return (tm.Unix()-year1.Unix())*10_000_000 + int64(tm.Nanosecond()/100)
+		return testutil.Ticks(time.Date(y, mo, d, h, mi, s, us*1000, time.UTC))
 	}
 	want := map[string][]int64{
 		"t":  {at(2024, 1, 2, 3, 4, 5, 123456), 0, at(9999, 12, 31, 23, 59, 59, 999999)},

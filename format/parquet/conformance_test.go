@@ -24,6 +24,7 @@ import (
 	"github.com/mlfeed/mlfeed"
 	mlformat "github.com/mlfeed/mlfeed/format"
 	"github.com/mlfeed/mlfeed/internal/arrowmap"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
 
 // TestEmptyDataPage reads parquet-testing's version-2 data page with an empty snappy body as
@@ -446,13 +447,6 @@ func TestStructColumns(t *testing.T) {
 	}
 }
 
-// ticksOf returns the DateTime of tm as .NET counts it, from Go's calendar: 100-ns ticks
-// since 0001-01-01T00:00:00 UTC.
-func ticksOf(tm time.Time) int64 {
-	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	return (tm.Unix()-year1)*10_000_000 + int64(tm.Nanosecond()/100)
-}
-
 // TestInt96Timestamps reads Impala's INT96 timestamps (alltypes_plain.parquet, unreadable
 // before but for the option columns) as DateTime ticks, as DuckDB 1.5.6 reads them: SELECT
 // id, timestamp_col gives 2009-01-01 00:00:00 for id 0, 00:01:00 for id 1, and a month later
@@ -474,7 +468,7 @@ func TestInt96Timestamps(t *testing.T) {
 	}
 	for i := range c.Sequences {
 		k := int(c.Streams[id].Values.Int64At(i))
-		want := ticksOf(time.Date(2009, time.Month(1+k/2), 1, 0, k%2, 0, 0, time.UTC))
+		want := testutil.Ticks(time.Date(2009, time.Month(1+k/2), 1, 0, k%2, 0, 0, time.UTC))
 		if got := c.Streams[ts].Values.Int64At(i); got != want {
 			t.Errorf("row %d (id %d): %d, want %d", i, k, got, want)
 		}
@@ -499,7 +493,7 @@ func TestInt96Range(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range []int64{ticksOf(time.Unix(0, 0)), ticksOf(time.Date(9999, 12, 31, 3, 0, 0, 0, time.UTC)), 1} {
+	for k, want := range []int64{testutil.Ticks(time.Unix(0, 0)), testutil.Ticks(time.Date(9999, 12, 31, 3, 0, 0, 0, time.UTC)), 1} {
 		if v := int64(binary.LittleEndian.Uint64(got[8*k:])); v != want {
 			t.Errorf("slot %d: %d, want %d", k, v, want)
 		}
@@ -536,7 +530,7 @@ func TestTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := func(y int, mo time.Month, d, h, mi, s, ns int) int64 {
-		return ticksOf(time.Date(y, mo, d, h, mi, s, ns, time.UTC))
+		return testutil.Ticks(time.Date(y, mo, d, h, mi, s, ns, time.UTC))
 	}
 	const day, hour, sec = 864_000_000_000, 36_000_000_000, 10_000_000
 	sc := rd.Schema()

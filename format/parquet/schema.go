@@ -133,7 +133,12 @@ func isVariant(n *node) bool {
 // errVariant is the error of a VARIANT column, which mlfeed does not decode (its fields read
 // as struct fields would be the encoding's bytes, not the values).
 func errVariant(n *node) error {
-	return fmt.Errorf("%w: column %q: a Parquet VARIANT (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+	return fmt.Errorf("%w: column %q: a Parquet VARIANT (%s)", ErrUnsupported, n.name(), arrowmap.Readable)
+}
+
+// errMap is the error of a MAP column, which mlfeed does not read.
+func errMap(n *node) error {
+	return fmt.Errorf("%w: column %q: a Parquet MAP (%s)", ErrUnsupported, n.name(), arrowmap.Readable)
 }
 
 // isMap reports whether group n is annotated as a MAP.
@@ -174,7 +179,7 @@ func arrowOf(n *node, asElem bool) (arrow.DataType, error) {
 	}
 	switch {
 	case isMap(n):
-		return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+		return nil, errMap(n)
 	case isVariant(n):
 		return nil, errVariant(n)
 	case isList(n):
@@ -440,7 +445,7 @@ func resolve(dt arrow.DataType, n *node, asElem bool) (arrow.DataType, error) {
 	}
 	if n.col < 0 {
 		if isMap(n) {
-			return nil, fmt.Errorf("%w: column %q: a Parquet MAP (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, n.name())
+			return nil, errMap(n)
 		}
 		return nil, mismatch()
 	}

@@ -52,6 +52,10 @@ const (
 	TensorExt = "arrow.fixed_shape_tensor"
 )
 
+// Readable says, in an error about a column mlfeed cannot hold, what it reads and how to read
+// a file's other columns.
+const Readable = "mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others"
+
 // Sentinel errors, without a package name in their text: format/arrow and format/parquet give
 // the errors of the mapping their own sentinel and prefix (see Wrap).
 var (

@@ -34,11 +34,8 @@ type Layout struct {
 	TimeUnit string
 }
 
-// timeUnits maps Layout.TimeUnit to Arrow's units and their size in ticks (ns: a tick is 100).
-var timeUnits = map[string]struct {
-	unit  arrow.TimeUnit
-	ticks int64
-}{"s": {arrow.Second, 10_000_000}, "ms": {arrow.Millisecond, 10_000}, "us": {arrow.Microsecond, 10}, "ns": {arrow.Nanosecond, 0}}
+// timeUnits maps Layout.TimeUnit to Arrow's units.
+var timeUnits = map[string]arrow.TimeUnit{"s": arrow.Second, "ms": arrow.Millisecond, "us": arrow.Microsecond, "ns": arrow.Nanosecond}
 
 // NewEncoder returns an encoder for schema. A stream's column is a list of samples per row
 // (sequences) when ly.List is set or when some sequence of first, the first chunk to be
@@ -246,16 +243,17 @@ func int32Bytes(v []int32) []byte {
 // from 1970; a value that is no whole number of the unit, or beyond an int64 of it, is an
 // error naming it.
 func timestampData(b mlfeed.Buffer, times string) (arrow.ArrayData, error) {
-	u := timeUnits[times]
+	unit := timeUnits[times]
+	per, _ := unitTicks(unit) // ticks a count of unit; 1 for ns, a hundredth of a tick
 	out := make([]byte, len(b.Bytes))
 	for k := range b.Len() {
-		ticks := b.Int64At(k)
+		ticks := int64(binary.LittleEndian.Uint64(b.Bytes[8*k:]))
 		v := ticks - mlfeed.EpochTicks
 		switch {
-		case u.ticks > 0 && v%u.ticks != 0:
+		case unit != arrow.Nanosecond && v%per != 0:
 			return nil, fmt.Errorf("%w: value %d, %s, is not a whole number of %s (a finer time_unit keeps it, or none: mlfeed's ticks of 100 ns)", ErrUnsupported, k, mlfeed.AppendTicks(nil, mlfeed.DateTime, ticks), times)
-		case u.ticks > 0:
-			v /= u.ticks
+		case unit != arrow.Nanosecond:
+			v /= per
 		case v > math.MaxInt64/100 || v < math.MinInt64/100:
 			return nil, fmt.Errorf("%w: value %d, %s, is beyond int64 nanoseconds from 1970 (the years 1677 to 2262; a coarser time_unit holds it)", ErrUnsupported, k, mlfeed.AppendTicks(nil, mlfeed.DateTime, ticks))
 		default:
@@ -263,5 +261,5 @@ func timestampData(b mlfeed.Buffer, times string) (arrow.ArrayData, error) {
 		}
 		binary.LittleEndian.PutUint64(out[8*k:], uint64(v))
 	}
-	return array.NewData(&arrow.TimestampType{Unit: u.unit}, b.Len(), []*memory.Buffer{nil, memory.NewBufferBytes(out)}, nil, 0, 0), nil
+	return array.NewData(&arrow.TimestampType{Unit: unit}, b.Len(), []*memory.Buffer{nil, memory.NewBufferBytes(out)}, nil, 0, 0), nil
 }

@@ -318,7 +318,7 @@ func planField(f arrow.Field, get func(string) (string, bool), variableLists boo
 		col.Type = t
 	}
 	if col.Type == mlfeed.Invalid {
-		return st, col, fmt.Errorf("%w: values of Arrow type %s (mlfeed reads integers, floats, booleans, text, bytes, dates, times and durations; the option columns=NAME,... reads the others)", ErrUnsupported, leaf)
+		return st, col, fmt.Errorf("%w: values of Arrow type %s (%s)", ErrUnsupported, leaf, Readable)
 	}
 	st.Type = col.Type
 
@@ -473,7 +473,7 @@ func Field(st *mlfeed.Stream, seq bool, times string) (arrow.Field, error) {
 		return arrow.Field{}, fmt.Errorf("%w: stream %q has element type %s", ErrUnsupported, st.Name, st.Type)
 	}
 	if u, ok := timeUnits[times]; ok && st.Type == mlfeed.DateTime {
-		leaf, typed = &arrow.TimestampType{Unit: u.unit}, false
+		leaf, typed = &arrow.TimestampType{Unit: u}, false
 	}
 	var keys, vals []string
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }

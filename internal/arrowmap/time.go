@@ -14,38 +14,34 @@ import (
 // dayTicks is a day in mlfeed's ticks of 100 ns.
 const dayTicks = 864000000000
 
-// temporal says how values of an Arrow date, time, timestamp or duration type become mlfeed
-// ticks: ticks = v*mul, or v/div (div > 0: nanoseconds, exact multiples of 100 only), plus
-// mlfeed.EpochTicks for dates and timestamps (t DateTime); times of day and durations are
-// Durations. ok is false for other types.
-func temporal(dt arrow.DataType) (mul, div int64, t mlfeed.ElemType, ok bool) {
-	unit := func(u arrow.TimeUnit) (int64, int64) {
-		switch u {
-		case arrow.Second:
-			return 10_000_000, 0
-		case arrow.Millisecond:
-			return 10_000, 0
-		case arrow.Microsecond:
-			return 10, 0
-		}
-		return 1, 100
+// unitTicks says how counts of Arrow time unit u become mlfeed ticks of 100 ns: ticks = v*mul,
+// or v/div for nanoseconds (div 100; exact multiples only).
+func unitTicks(u arrow.TimeUnit) (mul, div int64) {
+	switch u {
+	case arrow.Second:
+		return 10_000_000, 0
+	case arrow.Millisecond:
+		return 10_000, 0
+	case arrow.Microsecond:
+		return 10, 0
 	}
+	return 1, 100
+}
+
+// temporal says how values of an Arrow date, time, timestamp or duration type become mlfeed
+// ticks (unitTicks), plus mlfeed.EpochTicks for dates and timestamps (t DateTime); times of
+// day and durations are Durations. ok is false for other types.
+func temporal(dt arrow.DataType) (mul, div int64, t mlfeed.ElemType, ok bool) {
 	switch d := dt.(type) {
-	case *arrow.TimestampType:
-		mul, div = unit(d.Unit)
-		return mul, div, mlfeed.DateTime, true
 	case *arrow.Date32Type:
 		return dayTicks, 0, mlfeed.DateTime, true
 	case *arrow.Date64Type:
 		return 10_000, 0, mlfeed.DateTime, true
-	case *arrow.Time32Type:
-		mul, div = unit(d.Unit)
-		return mul, div, mlfeed.Duration, true
-	case *arrow.Time64Type:
-		mul, div = unit(d.Unit)
-		return mul, div, mlfeed.Duration, true
-	case *arrow.DurationType:
-		mul, div = unit(d.Unit)
+	case arrow.TemporalWithUnit: // timestamps, times of day, durations
+		mul, div = unitTicks(d.TimeUnit())
+		if d.ID() == arrow.TIMESTAMP {
+			return mul, div, mlfeed.DateTime, true
+		}
 		return mul, div, mlfeed.Duration, true
 	}
 	return 0, 0, mlfeed.Invalid, false

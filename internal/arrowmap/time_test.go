@@ -12,14 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/mlfeed/mlfeed"
+	"github.com/mlfeed/mlfeed/internal/testutil"
 )
-
-// ticksOf returns the DateTime of tm as .NET counts it, from Go's calendar: 100-ns ticks
-// since 0001-01-01T00:00:00 UTC.
-func ticksOf(tm time.Time) int64 {
-	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	return (tm.Unix()-year1)*10_000_000 + int64(tm.Nanosecond()/100)
-}
 
 // temporalArray builds a one-column array of Arrow type dt from raw values.
 func temporalArray(t *testing.T, dt arrow.DataType, raw []int64) arrow.Array {
@@ -104,7 +98,7 @@ func TestTemporal(t *testing.T) {
 			wantType = mlfeed.DateTime
 			want = nil
 			for _, tm := range c.want {
-				want = append(want, ticksOf(tm))
+				want = append(want, testutil.Ticks(tm))
 			}
 		}
 		if st.Type != wantType || st.Dim != 1 {
@@ -129,7 +123,7 @@ func TestTemporalDictionary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := ticksOf(time.Unix(0, 0))
+	e := testutil.Ticks(time.Unix(0, 0))
 	if st.Type != mlfeed.DateTime || len(got) != 3 || got[0] != e+10_000_000 || got[1] != e || got[2] != e+10_000_000 {
 		t.Errorf("%v: %v", st, got)
 	}
